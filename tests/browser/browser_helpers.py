@@ -1,0 +1,371 @@
+"""Page drivers for the browser tests: a notebook's live panel in JupyterLab, and an offline report.
+
+Reference: the verified recipe in ``shared/notes/browser-testing.md`` (JupyterLab 4.6 + ipywidgets 8.1 +
+plotly 7.1/anywidget in Debian's Chromium, driven by playwright-python) and the "Export" section of
+``shared/papers/README.md`` (static plotly figures with ``layout.sliders`` over frames, plotly.js inlined once).
+
+``drive_notebook(page, lab, "llm/mesh_attention.ipynb")`` opens a notebook in a running JupyterLab
+(``lab``: the ``jupyter_lab`` fixture, a :class:`lab_server.LabServer`), runs all cells, waits for plots,
+moves one slider and returns a :class:`LabRun` with what happened (plot data before/after,
+slider-to-redraw latency, errors).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from lab_server import LabServer
+
+WIDGET_ERROR_TEXTS = ("Error displaying widget", "Failed to load view class")
+
+# ---- JavaScript run in the page ----------------------------------------------------------------------
+
+# A compact signature of every plot's data: numeric arrays (and typed arrays) become length + checksum,
+# so comparing signatures every animation frame stays cheap even for large traces.
+JS_PLOT_SIGNATURES = """
+() => {
+  const digest = (arr) => {
+    let h = 0;
+    for (let i = 0; i < arr.length; i++) {
+      const v = Number(arr[i]);
+      h = (h * 31 + (Number.isFinite(v) ? Math.round(v * 1e6) : 7)) % 2147483647;
+    }
+    return `arr:${arr.length}:${h}`;
+  };
+  const enc = (k, v) => {
+    if (ArrayBuffer.isView(v)) return digest(v);
+    if (Array.isArray(v) && v.length > 16 && v.every((e) => typeof e === 'number')) return digest(v);
+    return v;
+  };
+  return [...document.querySelectorAll('.js-plotly-plot')].map((gd) => JSON.stringify(gd.data || [], enc));
+}
+"""
+
+JS_PLOT_SUMMARIES = """
+() => [...document.querySelectorAll('.js-plotly-plot')].map((gd) => ({
+  traces: (gd.data || []).length,
+  types: (gd.data || []).map((t) => t.type || 'scatter'),
+  svg: !!gd.querySelector('.main-svg'),
+  sliders: ((gd.layout || {}).sliders || []).length,
+  frames: (gd._transitionData && gd._transitionData._frames) ? gd._transitionData._frames.length : 0,
+  title: (((gd.layout || {}).title || {}).text) || '',
+}))
+"""
+
+# Installs a watcher: t0 at the next keydown (capture phase), t1 at the first animation frame on which some
+# plot's data signature differs from the baseline taken now.
+_JS_WATCH = """
+([timeoutMs, sigSrc]) => {
+  const sigs = eval(sigSrc);
+  const w = { t0: null, t1: null, timedOut: false, base: sigs(), changed: [] };
+  window.__wbWatch = w;
+  document.addEventListener('keydown', () => { if (w.t0 === null) w.t0 = performance.now(); },
+                            { capture: true, once: true });
+  const start = performance.now();
+  const tick = () => {
+    const now = sigs();
+    const changed = now.map((s, i) => s !== w.base[i]);
+    if (now.length !== w.base.length || changed.some(Boolean)) {
+      w.t1 = performance.now(); w.changed = changed; return;
+    }
+    if (performance.now() - start > timeoutMs) { w.timedOut = true; return; }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+  return w.base.length;
+}
+"""
+
+_JS_FIND_PANEL = """
+(rel) => {
+  const app = window.jupyterapp;
+  if (!app || !app.shell) return null;
+  const panel = Array.from(app.shell.widgets('main')).find((w) => w.context && w.context.path === rel);
+  if (!panel || !panel.sessionContext) return null;
+  return panel;
+}
+"""
+
+_JS_KERNEL_STATE = """
+(rel) => {
+  const find = %s;
+  const panel = find(rel);
+  if (!panel) return { ready: false, status: 'no panel' };
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  const cells = panel.content ? panel.content.widgets : [];
+  const pending = cells.filter((c) => c.model.type === 'code'
+      && c.model.sharedModel.getSource().trim() !== ''
+      && (c.model.executionCount === null || c.model.executionCount === undefined)).length;
+  return { ready: !!kernel && kernel.connectionStatus === 'connected',
+           status: kernel ? kernel.status : 'no kernel', id: panel.id, pending,
+           dialog: !!document.querySelector('.jp-Dialog') };
+}
+""" % _JS_FIND_PANEL.strip()
+
+# Errors visible in the notebook: error outputs in the model, stderr tracebacks and widget-view failures
+# in the DOM.
+_JS_ERRORS = """
+(rel) => {
+  const find = %s;
+  const errors = [];
+  const panel = find(rel);
+  if (panel && panel.content) {
+    panel.content.widgets.forEach((cell, i) => {
+      if (cell.model.type !== 'code') return;
+      for (const out of cell.model.outputs.toJSON()) {
+        if (out.output_type === 'error') errors.push(`cell ${i}: ${out.ename}: ${out.evalue}`);
+      }
+    });
+  }
+  for (const el of document.querySelectorAll('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]')) {
+    const text = el.innerText || '';
+    if (text.includes('Traceback')) errors.push('stderr: ' + text.slice(0, 2000));
+  }
+  const body = document.body.innerText || '';
+  for (const needle of %s) if (body.includes(needle)) errors.push('page shows: ' + needle);
+  return errors;
+}
+""" % (_JS_FIND_PANEL.strip(), json.dumps(list(WIDGET_ERROR_TEXTS)))
+
+_JS_PLOTS_READY = """
+() => [...document.querySelectorAll('.js-plotly-plot')]
+        .some((gd) => (gd.data || []).length > 0 && !!gd.querySelector('.main-svg'))
+"""
+
+_JS_SLIDERS = """
+() => [...document.querySelectorAll('.widget-slider')].map((s) => {
+  const h = s.querySelector('.noUi-handle');
+  const label = s.querySelector('.widget-label');
+  const readout = s.querySelector('.widget-readout');
+  return { label: label ? label.innerText.trim() : '', readout: readout ? (readout.innerText || readout.value || '').trim() : '',
+           now: h ? h.getAttribute('aria-valuenow') : null, min: h ? h.getAttribute('aria-valuemin') : null,
+           max: h ? h.getAttribute('aria-valuemax') : null, disabled: !!s.querySelector('[disabled]') };
+})
+"""
+
+
+# ---- JupyterLab driver -------------------------------------------------------------------------------
+
+
+@dataclass
+class LabRun:
+    """What :func:`drive_notebook` saw."""
+
+    notebook: str
+    plots_before: list[dict] = field(default_factory=list)
+    data_before: list[str] = field(default_factory=list)
+    data_after: list[str] = field(default_factory=list)
+    slider: dict | None = None
+    key: str = ""
+    changed: bool = False
+    latency_ms: float | None = None
+    errors: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+
+class NotebookFailed(AssertionError):
+    """The notebook showed an error output, a traceback or a widget that failed to render."""
+
+
+def notebook_errors(page, notebook_rel_path: str) -> list[str]:
+    """Errors visible in the open notebook (see ``_JS_ERRORS``)."""
+    return page.evaluate(_JS_ERRORS, notebook_rel_path)
+
+
+def _poll(page, what: str, check, timeout_s: float, rel: str, interval_s: float = 0.25):
+    """Call ``check()`` until it returns something truthy; fail early when the notebook shows an error."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = check()
+        if value:
+            return value
+        errors = notebook_errors(page, rel)
+        if errors:
+            raise NotebookFailed(f"{rel}: error while waiting for {what}:\n" + "\n".join(errors))
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{rel}: {what} did not happen within {timeout_s:.0f} s")
+        page.wait_for_timeout(interval_s * 1000)
+
+
+def open_notebook(page, lab: LabServer, notebook_rel_path: str, *, timeout_s: float = 60.0) -> dict:
+    """Open ``notebook_rel_path`` (relative to the server root) and wait for its kernel to be idle."""
+    url = lab.url(f"lab/tree/{quote(notebook_rel_path)}")
+    page.goto(url, wait_until="domcontentloaded")
+    deadline = time.monotonic() + timeout_s
+    state: dict = {}
+    while time.monotonic() < deadline:
+        state = page.evaluate(_JS_KERNEL_STATE, notebook_rel_path)
+        if state.get("dialog"):
+            text = page.locator(".jp-Dialog").inner_text()
+            raise AssertionError(f"{notebook_rel_path}: JupyterLab opened a dialog (kernelspec missing?): {text}")
+        if state.get("ready") and state.get("status") == "idle":
+            page.evaluate("(id) => window.jupyterapp.shell.activateById(id)", state["id"])
+            return state
+        page.wait_for_timeout(250)
+    raise TimeoutError(f"{notebook_rel_path}: kernel not idle after {timeout_s:.0f} s (last state {state})")
+
+
+def run_all_cells(page, notebook_rel_path: str) -> None:
+    """Run every cell of the (active) notebook through JupyterLab's command registry."""
+    page.evaluate(
+        """(rel) => {
+             const app = window.jupyterapp;
+             const panel = Array.from(app.shell.widgets('main')).find((w) => w.context && w.context.path === rel);
+             app.shell.activateById(panel.id);
+             app.commands.execute('notebook:run-all-cells');
+           }""",
+        notebook_rel_path,
+    )
+
+
+def wait_for_plots(page, notebook_rel_path: str, *, timeout_s: float) -> list[dict]:
+    """Wait until a ``.js-plotly-plot`` with at least one trace and an SVG is in the page."""
+    _poll(page, "a plotly plot with trace data", lambda: page.evaluate(_JS_PLOTS_READY), timeout_s, notebook_rel_path)
+    return page.evaluate(JS_PLOT_SUMMARIES)
+
+
+def wait_for_run_all_done(page, notebook_rel_path: str, *, timeout_s: float) -> None:
+    """Wait until every non-empty code cell has an execution count and the kernel is idle."""
+
+    def done():
+        state = page.evaluate(_JS_KERNEL_STATE, notebook_rel_path)
+        return state.get("pending") == 0 and state.get("status") == "idle"
+
+    _poll(page, "all cells to finish", done, timeout_s, notebook_rel_path)
+
+
+def plot_signatures(page) -> list[str]:
+    """One compact string per ``.js-plotly-plot`` (page order) that changes when its ``gd.data`` changes."""
+    return page.evaluate(JS_PLOT_SIGNATURES)
+
+
+def plot_summaries(page) -> list[dict]:
+    """Per plot: trace count and types, whether its SVG exists, its plotly slider and frame counts, title."""
+    return page.evaluate(JS_PLOT_SUMMARIES)
+
+
+def move_slider(page, index: int, *, timeout_s: float) -> tuple[dict, str, bool, float | None, list[str], list[str]]:
+    """Click slider ``index``'s handle, press ArrowRight (ArrowLeft at its maximum) and watch the plots.
+
+    Returns (slider info, key, changed, latency in ms from keydown to the first animation frame showing new
+    plot data, signatures before, signatures after)."""
+    handle = page.locator(".widget-slider .noUi-handle").nth(index)
+    handle.scroll_into_view_if_needed()
+    handle.click()
+    page.wait_for_timeout(300)  # a click on the handle may commit a (same) value; let it settle
+    info = page.evaluate(_JS_SLIDERS)[index]
+    at_max = info["now"] is not None and info["max"] is not None and float(info["now"]) >= float(info["max"])
+    key = "ArrowLeft" if at_max else "ArrowRight"
+    before = plot_signatures(page)
+    page.evaluate(_JS_WATCH, [timeout_s * 1000, JS_PLOT_SIGNATURES])
+    handle.press(key)
+    page.wait_for_function("() => window.__wbWatch.t1 !== null || window.__wbWatch.timedOut",
+                           timeout=(timeout_s + 5) * 1000)
+    watch = page.evaluate("() => ({t0: window.__wbWatch.t0, t1: window.__wbWatch.t1})")
+    after = plot_signatures(page)
+    info_after = page.evaluate(_JS_SLIDERS)[index]
+    changed = watch["t1"] is not None
+    latency = (watch["t1"] - watch["t0"]) if changed and watch["t0"] is not None else None
+    return {**info, "after": info_after}, key, changed, latency, before, after
+
+
+def drive_notebook(
+    page,
+    lab: LabServer,
+    notebook_rel_path: str,
+    *,
+    plot_timeout_s: float = 240.0,
+    change_timeout_s: float = 20.0,
+    max_sliders: int = 3,
+) -> LabRun:
+    """Open a notebook in JupyterLab, run all cells, wait for plots and move a slider.
+
+    Tries up to ``max_sliders`` sliders in page order (the first whose key press changes some plot's data
+    wins: a slider may legitimately leave the plots alone, e.g. when its new value is rejected in the
+    panel's status line). Raises :class:`NotebookFailed` as soon as the notebook shows an error.
+    """
+    run = LabRun(notebook=notebook_rel_path)
+    page.on("console", lambda m: run.console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: run.console_errors.append(f"pageerror: {e}"))
+    t = time.monotonic()
+    open_notebook(page, lab, notebook_rel_path)
+    run.timings_s["open_to_idle"] = time.monotonic() - t
+    t = time.monotonic()
+    run_all_cells(page, notebook_rel_path)
+    run.plots_before = wait_for_plots(page, notebook_rel_path, timeout_s=plot_timeout_s)
+    run.timings_s["run_to_plot"] = time.monotonic() - t
+    wait_for_run_all_done(page, notebook_rel_path, timeout_s=plot_timeout_s)
+    run.timings_s["run_to_done"] = time.monotonic() - t
+    page.wait_for_timeout(500)  # let late widget views attach
+    run.errors = notebook_errors(page, notebook_rel_path)
+    if run.errors:
+        raise NotebookFailed(f"{notebook_rel_path}: errors after running all cells:\n" + "\n".join(run.errors))
+    sliders = page.evaluate(_JS_SLIDERS)
+    if not sliders:
+        raise AssertionError(f"{notebook_rel_path}: no ipywidgets slider (.widget-slider) in the page")
+    run.data_before = plot_signatures(page)
+    t = time.monotonic()
+    for index in range(min(max_sliders, len(sliders))):
+        if sliders[index]["disabled"]:
+            continue
+        run.slider, run.key, run.changed, run.latency_ms, before, run.data_after = move_slider(
+            page, index, timeout_s=change_timeout_s)
+        if run.changed:
+            break
+    run.timings_s["slider_phase"] = time.monotonic() - t
+    run.errors = notebook_errors(page, notebook_rel_path)
+    return run
+
+
+def screenshot(page, path: Path) -> Path:
+    """Full-page screenshot, with the first plot scrolled into view (JupyterLab scrolls inside the notebook)."""
+    page.evaluate("() => { const gd = document.querySelector('.js-plotly-plot'); if (gd) gd.scrollIntoView({block: 'center'}); }")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+# ---- report checks -----------------------------------------------------------------------------------
+
+_NETWORK_SCRIPT = re.compile(r"<script[^>]*\bsrc=[\"']?(?:https?:)?//", re.IGNORECASE)
+_NETWORK_LINK = re.compile(r"<link[^>]*\bhref=[\"']?(?:https?:)?//", re.IGNORECASE)
+
+
+def report_network_references(text: str, plotly_bundle: str) -> list[str]:
+    """Network references in a report, ignoring URL *strings* inside the inlined plotly.js bundle itself
+    (plotly.min.js contains ``https://cdn.plot.ly/un/`` as the default topojson URL and a jsDelivr icon
+    URL for map traces; neither is loaded by cartesian plots)."""
+    outside = text.replace(plotly_bundle, "", 1)
+    found = [m.group(0) for m in _NETWORK_SCRIPT.finditer(text)]
+    found += [m.group(0) for m in _NETWORK_LINK.finditer(text)]
+    found += [outside[max(0, i - 60): i + 60] for i in (m.start() for m in re.finditer(r"https://cdn", outside))]
+    return found
+
+
+def report_autoplay_calls(text: str, plotly_bundle: str) -> int:
+    """``Plotly.animate(`` calls in a report outside plotly.js: ``fig.to_html()`` adds one per figure with
+    frames unless ``auto_play=False``, and the figure then plays every frame on load and stops on the last
+    one, not on the notebook's parameters."""
+    return text.replace(plotly_bundle, "", 1).count("Plotly.animate(")
+
+
+def plotly_slider_geometry(page, plot_index: int) -> dict | None:
+    """Rail box (page coordinates), step count and active step of the first plotly slider of a plot."""
+    return page.evaluate(
+        """(i) => {
+             const gd = document.querySelectorAll('.js-plotly-plot')[i];
+             const rail = gd.querySelector('.slider-container .slider-rail-rect');
+             const sliders = (gd.layout || {}).sliders || [];
+             if (!rail || !sliders.length) return null;
+             const r = rail.getBoundingClientRect();
+             return { x: r.x, y: r.y, width: r.width, height: r.height,
+                      steps: sliders[0].steps.length, active: sliders[0].active || 0 };
+           }""",
+        plot_index,
+    )

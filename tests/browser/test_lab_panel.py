@@ -1,0 +1,74 @@
+"""A notebook's live panel in JupyterLab: run all cells in headless Chromium, then move a slider.
+
+Reference: ``shared/notes/browser-testing.md`` (ArrowRight on ``.widget-slider .noUi-handle`` runs the
+Python observer; the new trace data reaches ``gd.data`` of the ``.js-plotly-plot``). The fixture notebook
+checks the harness itself; the real case is ``notebooks/llm/mesh_attention.ipynb``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from browser_helpers import NotebookFailed, drive_notebook, screenshot
+from fixture_notebook import write_fixture_notebook
+
+pytestmark = pytest.mark.browser
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = "_browser_fixture/slider_fixture.ipynb"  # written into the server's root by the test
+MESH_ATTENTION = "llm/mesh_attention.ipynb"  # relative to notebooks/
+
+CASES = [
+    pytest.param(FIXTURE, 60.0, id="fixture"),
+    # the notebook runs a real 4-process check before the panel appears: generous plot timeout
+    pytest.param(MESH_ATTENTION, 240.0, id="mesh_attention"),
+]
+
+
+@pytest.mark.parametrize(("notebook", "plot_timeout_s"), CASES)
+def test_slider_redraws_plot_without_errors(page, jupyter_lab, tmp_path, notebook, plot_timeout_s):
+    if notebook == FIXTURE:
+        write_fixture_notebook(jupyter_lab.root / FIXTURE)
+    elif not (REPO_ROOT / "notebooks" / notebook).is_file():
+        pytest.skip(f"notebooks/{notebook} does not exist yet (the lead is writing it)")
+
+    run = drive_notebook(page, jupyter_lab, notebook, plot_timeout_s=plot_timeout_s)
+    shot = screenshot(page, tmp_path / f"{Path(notebook).stem}.png")
+
+    print(f"\n[{notebook}] plots: {run.plots_before}")
+    print(f"[{notebook}] slider {run.slider and run.slider['label']!r}: {run.key} "
+          f"{run.slider and run.slider['now']} -> {run.slider and run.slider['after']['now']}; "
+          f"plot data changed: {run.changed}; slider-to-redraw latency: "
+          f"{'n/a' if run.latency_ms is None else f'{run.latency_ms:.0f} ms'}")
+    print(f"[{notebook}] timings (s): " + ", ".join(f"{k}={v:.1f}" for k, v in run.timings_s.items()))
+    if run.console_errors:
+        print(f"[{notebook}] browser console errors (not asserted): {run.console_errors[:5]}")
+    print(f"[{notebook}] screenshot: {shot}")
+
+    assert any(p["traces"] > 0 and p["svg"] for p in run.plots_before), run.plots_before
+    assert run.changed, (
+        f"no plot's data changed within 20 s of {run.key} on slider {run.slider}: "
+        "the observer did not run, or did not redraw"
+    )
+    assert run.data_after != run.data_before
+    assert not run.errors, "\n".join(run.errors)
+
+
+# ---- the harness reports what it should (broken variants of the fixture) ---------------------------------
+
+
+def test_harness_reports_a_failing_cell(page, jupyter_lab):
+    notebook = "_browser_fixture/failing_cell.ipynb"
+    write_fixture_notebook(jupyter_lab.root / notebook, failing_cell=True)
+    with pytest.raises(NotebookFailed, match="RuntimeError: fixture failure"):
+        drive_notebook(page, jupyter_lab, notebook, plot_timeout_s=60.0)
+
+
+def test_harness_reports_a_slider_that_does_not_redraw(page, jupyter_lab):
+    notebook = "_browser_fixture/no_redraw.ipynb"
+    write_fixture_notebook(jupyter_lab.root / notebook, redraw=False)
+    run = drive_notebook(page, jupyter_lab, notebook, plot_timeout_s=60.0, change_timeout_s=3.0)
+    assert not run.changed and run.latency_ms is None
+    assert run.slider["after"]["now"] != run.slider["now"], "the slider itself should have moved"

@@ -1,0 +1,1 @@
+"""Live panels (ipywidgets controls + plotly FigureWidgets) over the ``workbench`` package."""

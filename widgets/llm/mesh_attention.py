@@ -1,0 +1,250 @@
+"""Mesh-Attention panel: per-rank communication vs GPUs, modelled step time and memory, and who computes
+which block of the Q x KV matrix (Ring rows vs Mesh tiles).
+
+Everything drawn here comes from ``workbench.attention`` (``model.model_attention`` for bytes, memory and
+time on the cluster model; ``plan.assignment_matrix`` for the heatmaps). Model results are memoised, so
+moving one slider re-prices only what changed.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from workbench.attention.config import DTYPE_BYTES, MeshAttentionConfig
+from workbench.attention.model import AttentionModelResult, model_attention
+from workbench.attention.plan import assignment_matrix, divisors
+from workbench.attention.runner import MODEL_METHODS, cluster_of, tile_of
+from widgets.base import Panel
+
+GPU_OPTIONS = (1, 2, 4, 6, 8, 9, 12, 16, 32, 64, 128, 256, 512, 1024)
+SWEEP_GPUS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+SEQ_OPTIONS = tuple(2**k for k in range(10, 23))  # 1K .. 4M tokens
+HEAT_MAX = 128  # heatmaps show at most the first HEAT_MAX x HEAT_MAX blocks
+COLORS = {"ring": "#d62728", "ulysses": "#9467bd", "usp": "#ff7f0e", "startrail": "#8c564b", "mesh": "#1f77b4"}
+
+
+@functools.lru_cache(maxsize=4096)
+def _model(method: str, gpus: int, config: MeshAttentionConfig) -> AttentionModelResult | str:
+    """Model result, or the error text when ``method`` cannot run at these parameters (e.g. heads % P)."""
+    try:
+        return model_attention(
+            method, gpus=gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim, causal=config.causal,
+            dtype_bytes=DTYPE_BYTES[config.dtype], cluster=cluster_of(config), batch=config.batch,
+            tile=tile_of(config) if method == "mesh" and gpus == config.gpus else None,
+            ulysses_degree=(config.ulysses_degree or None) if gpus == config.gpus else None,
+        )
+    except ValueError as exc:
+        return str(exc)
+
+
+@functools.lru_cache(maxsize=256)
+def _heatmaps(gpus: int, tile: tuple[int, int] | None, causal: bool, gpus_per_node: int) -> tuple[np.ndarray, np.ndarray]:
+    ring = assignment_matrix("ring", gpus, causal=causal)
+    mesh = assignment_matrix("mesh", gpus, tile=tile, causal=causal, gpus_per_node=gpus_per_node)
+    return ring[:HEAT_MAX, :HEAT_MAX], mesh[:HEAT_MAX, :HEAT_MAX]
+
+
+@dataclass(frozen=True)
+class MeshAttentionView:
+    """What one redraw shows: sweeps over P, the model at the chosen P, and the two assignment matrices."""
+
+    config: MeshAttentionConfig
+    sweep: dict[str, tuple[list[int], list[float]]]  # method -> (P values, max bytes per rank)
+    point: dict[str, AttentionModelResult | str]  # method -> result at config.gpus, or error text
+    ring_map: np.ndarray
+    mesh_map: np.ndarray
+
+
+def mesh_attention_view(values: dict[str, Any]) -> MeshAttentionView:
+    config = MeshAttentionConfig.from_dict({**values, "mode": "model"})
+    sweep = {}
+    for method in MODEL_METHODS:
+        ps, bs = [], []
+        for p in sorted(set(SWEEP_GPUS) | {config.gpus}):
+            r = _model(method, p, config)
+            if not isinstance(r, str):
+                ps.append(p)
+                bs.append(float(r.bytes_per_rank.max()))
+        sweep[method] = (ps, bs)
+    point = {m: _model(m, config.gpus, config) for m in MODEL_METHODS}
+    mesh = point["mesh"]
+    tile = tuple(mesh.tile) if not isinstance(mesh, str) else None
+    ring_map, mesh_map = _heatmaps(config.gpus, tile, config.causal, config.gpus_per_node)
+    return MeshAttentionView(config, sweep, point, ring_map, mesh_map)
+
+
+class MeshAttentionPanel(Panel):
+    """Move GPUs, sequence length, heads, head dim, node size, bandwidths, causal and the tile shape."""
+
+    technique = "mesh-attention"
+    title = "Mesh-Attention vs Ring, Ulysses, USP and StarTrail (cluster model, labelled; nothing runs here)"
+    options = {
+        "gpus": GPU_OPTIONS,
+        "seq": SEQ_OPTIONS,
+        "head_dim": (32, 64, 128, 256),
+        "gpus_per_node": (1, 2, 4, 8, 16),
+        "intra_bw": (50.0, 100.0, 200.0, 450.0, 900.0),
+        "inter_bw": (3.125, 6.25, 12.5, 25.0, 50.0, 100.0),
+    }
+    hidden = ("mode", "batch", "ulysses_degree", "intra_latency_us", "inter_latency_us", "gpu_tflops",
+              "gpu_memory_gb", "seed")
+    static_slider = ("gpus", (4, 16, 64, 256, 1024))
+
+    def panel_defaults(self) -> dict[str, Any]:
+        return {"mode": "model", "gpus": 256, "seq": 1_048_576, "heads": 32, "head_dim": 128, "causal": True,
+                "dtype": "bfloat16"}
+
+    def __init__(self, *, static: bool | None = None, **values: Any) -> None:
+        gpus = values.get("gpus", self.panel_defaults()["gpus"])
+        self.options = {**self.options, "tile_a": self._tile_options(int(gpus))}
+        super().__init__(static=static, **values)
+
+    @staticmethod
+    def _tile_options(gpus: int) -> tuple[int, ...]:
+        return (0,) + tuple(divisors(gpus))
+
+    def adjust_controls(self, changed: str) -> None:
+        if changed == "gpus":
+            tile = self.controls["tile_a"]
+            options = self._tile_options(self.controls["gpus"].value)
+            keep = tile.value if tile.value in options else 0
+            tile.options = options
+            tile.value = keep
+
+    # ---- figures ----------------------------------------------------------------------------------
+    def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
+        comm = go.Figure(layout=dict(
+            title="Per-rank communication vs GPUs (fwd+bwd, one attention layer; model = exact kernel counts)",
+            xaxis=dict(title="GPUs P", type="log"), yaxis=dict(title="bytes per rank (max over ranks)", type="log"),
+            height=380, legend=dict(orientation="h", y=-0.25)))
+        for method in MODEL_METHODS:
+            comm.add_trace(go.Scatter(name=method, mode="lines+markers", line=dict(color=COLORS[method]), x=[], y=[]))
+
+        time_fig = go.Figure(layout=dict(
+            title="Modelled step time per method (fwd+bwd): compute vs exposed communication",
+            barmode="stack", yaxis=dict(title="seconds"), height=360, legend=dict(orientation="h", y=-0.2)))
+        time_fig.add_trace(go.Bar(name="compute", x=list(MODEL_METHODS), y=[0] * 5, marker_color="#2ca02c"))
+        time_fig.add_trace(go.Bar(name="exposed communication", x=list(MODEL_METHODS), y=[0] * 5,
+                                  marker_color="#d62728"))
+
+        memory = go.Figure(layout=dict(title="Modelled peak activation memory per rank (attention op)",
+                                       yaxis=dict(title="GB"), height=340, showlegend=False))
+        memory.add_trace(go.Bar(x=list(MODEL_METHODS), y=[0] * 5, marker_color=[COLORS[m] for m in MODEL_METHODS]))
+
+        heat = make_subplots(rows=1, cols=2, subplot_titles=("Ring: rank i computes row i", "Mesh: a x b tiles"),
+                             horizontal_spacing=0.08)
+        for col in (1, 2):
+            heat.add_trace(go.Heatmap(z=[[0]], colorscale="Turbo", showscale=col == 2, zmin=0,
+                                      hovertemplate="Q %{y}, KV %{x}: rank %{z}<extra></extra>"), row=1, col=col)
+            heat.update_yaxes(autorange="reversed", title_text="Q chunk" if col == 1 else None, row=1, col=col)
+            heat.update_xaxes(title_text="KV chunk", row=1, col=col)
+        heat.update_layout(title="Who computes each block of the Q x KV matrix (masked causal blocks blank)",
+                           height=420)
+        return [comm, time_fig, memory, heat]
+
+    def compute(self, values: dict[str, Any]) -> MeshAttentionView:
+        return mesh_attention_view(values)
+
+    def draw(self, figures: list[Any], view: MeshAttentionView, values: dict[str, Any]) -> None:
+        comm, time_fig, memory, heat = figures
+        for i, method in enumerate(MODEL_METHODS):
+            ps, bs = view.sweep[method]
+            comm.data[i].x, comm.data[i].y = ps, bs
+        # the chosen P as a vertical line (shape coordinates on a log axis are log10)
+        x = float(np.log10(view.config.gpus))
+        comm.layout.shapes = [dict(type="line", x0=x, x1=x, yref="paper", y0=0, y1=1,
+                                   line=dict(color="#999", dash="dot"))]
+
+        ok = {m: r for m, r in view.point.items() if not isinstance(r, str)}
+        compute = [ok[m].compute_seconds if m in ok else None for m in MODEL_METHODS]
+        exposed = [ok[m].total_seconds - ok[m].compute_seconds if m in ok else None for m in MODEL_METHODS]
+        time_fig.data[0].y, time_fig.data[1].y = compute, exposed
+        time_fig.layout.title.text = (f"Modelled step time at P={view.config.gpus}, S={view.config.seq:,} "
+                                      "(fwd+bwd): compute vs exposed communication")
+        memory.data[0].y = [float(ok[m].peak_memory_bytes.max()) / 1e9 if m in ok else None for m in MODEL_METHODS]
+
+        masked = lambda a: np.where(a < 0, np.nan, a).astype(float)  # noqa: E731 - MASKED (-1) -> blank
+        heat.data[0].z, heat.data[1].z = masked(view.ring_map), masked(view.mesh_map)
+        heat.data[0].zmax = heat.data[1].zmax = max(view.config.gpus - 1, 1)
+        mesh = ok.get("mesh")
+        corner = f" (first {HEAT_MAX} of {view.config.gpus} chunks)" if view.config.gpus > HEAT_MAX else ""
+        heat.layout.annotations[1].text = (f"Mesh: {mesh.tile[0]} x {mesh.tile[1]} tiles" if mesh else "Mesh") + corner
+        heat.layout.annotations[0].text = "Ring: rank i computes row i" + corner
+
+    def notes(self, view: MeshAttentionView, values: dict[str, Any]) -> str:
+        ok = {m: r for m, r in view.point.items() if not isinstance(r, str)}
+        parts = []
+        if "ring" in ok and "mesh" in ok:
+            ratio = ok["ring"].bytes_per_rank.max() / ok["mesh"].bytes_per_rank.max()
+            p = view.config.gpus
+            parts.append(f"bytes Ring/Mesh = <b>{ratio:.2f}x</b> ((&radic;P+1)/2 = {(np.sqrt(p) + 1) / 2:.2f})")
+            for other in ("ring", "usp", "startrail"):
+                if other in ok:
+                    parts.append(f"Mesh speed-up over {other}: <b>{ok[other].total_seconds / ok['mesh'].total_seconds:.2f}x</b>")
+        errors = [f"{m}: {r}" for m, r in view.point.items() if isinstance(r, str)]
+        text = " &middot; ".join(parts)
+        if errors:
+            text += "<br><small style='color:#777'>" + "<br>".join(errors) + "</small>"
+        return "<small>model (not a measurement)</small> " + text
+
+
+def check_figure(result: dict[str, Any]) -> go.Figure:
+    """Bars of the bytes each rank really sent+received in a ``mode='check'`` run, with the model's count."""
+    fig = go.Figure(layout=dict(
+        title=f"Real run on {result['gpus']} processes: bytes per rank (fwd+bwd), counted vs model",
+        xaxis=dict(title="rank"), yaxis=dict(title="bytes sent + received"), barmode="group", height=360))
+    for r in result["results"]:
+        if "error" in r:
+            continue
+        ranks = list(range(len(r["bytes_per_rank"])))
+        fig.add_trace(go.Bar(name=f"{r['method']} (counted)", x=ranks, y=r["bytes_per_rank"],
+                             marker_color=COLORS[r["method"]]))
+        fig.add_trace(go.Scatter(name=f"{r['method']} (model)", x=ranks, y=r["model_bytes_per_rank"], mode="markers",
+                                 marker=dict(symbol="x", size=10, color="black"), showlegend=False))
+    return fig
+
+
+def headline_speedups(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], seq_list: tuple[int, ...]
+                      ) -> dict[str, dict[str, list[float | None]]]:
+    """Model speed-up of Mesh over each other method, vs P (at ``base.seq``) and vs S (at ``base.gpus``)."""
+    out: dict[str, dict[str, list[float | None]]] = {"gpus": {}, "seq": {}}
+    for axis, points in (("gpus", gpus_list), ("seq", seq_list)):
+        for method in MODEL_METHODS:
+            if method == "mesh":
+                continue
+            ratios: list[float | None] = []
+            for value in points:
+                config = base.replace(**{axis: value, "tile_a": 0, "ulysses_degree": 0})
+                mesh, other = _model("mesh", config.gpus, config), _model(method, config.gpus, config)
+                ok = not isinstance(mesh, str) and not isinstance(other, str)
+                ratios.append(other.total_seconds / mesh.total_seconds if ok else None)
+            out[axis][method] = ratios
+    return out
+
+
+def headline_figure(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], seq_list: tuple[int, ...]) -> go.Figure:
+    """The paper's headline as a model figure: Mesh speed-up vs GPUs and vs sequence length."""
+    speedups = headline_speedups(base, gpus_list=gpus_list, seq_list=seq_list)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(f"vs GPUs (S = {base.seq:,} tokens)",
+                                                        f"vs sequence length (P = {base.gpus} GPUs)"))
+    for col, (axis, points) in enumerate((("gpus", gpus_list), ("seq", seq_list)), start=1):
+        for method, ratios in speedups[axis].items():
+            fig.add_trace(go.Scatter(x=list(points), y=ratios, name=f"over {method}", mode="lines+markers",
+                                     line=dict(color=COLORS[method]), showlegend=col == 1), row=1, col=col)
+        fig.update_xaxes(type="log", title_text="GPUs P" if axis == "gpus" else "tokens S", row=1, col=col)
+    fig.update_yaxes(title_text="Mesh speed-up (x)", row=1, col=1)
+    fig.add_hline(y=1.0, line=dict(color="#999", dash="dot"))
+    fig.update_layout(
+        title="MODEL (not measured): Mesh-Attention step-time speed-up, one attention layer fwd+bwd", height=420,
+        annotations=list(fig.layout.annotations) + [dict(
+            text=(f"cluster model: {base.gpu_tflops:g} TFLOP/s per GPU, {base.gpus_per_node} GPUs/node, "
+                  f"NVLink {base.intra_bw:g} GB/s, network {base.inter_bw:g} GB/s per GPU; "
+                  "bytes = exact counts of the real kernels"),
+            xref="paper", yref="paper", x=0, y=-0.22, showarrow=False, font=dict(size=11, color="#555"))])
+    return fig

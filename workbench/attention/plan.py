@@ -1,0 +1,451 @@
+"""Plans for distributed attention: sequence layout, assignment matrices, Mesh tiles, greedy schedule.
+
+Pure functions (numpy, no ``torch.distributed``), shared by the real kernels (``ring.py``, ``mesh.py``, ...),
+the byte formulas (``volume.py``) and the cluster model, so that what is modelled is what runs.
+
+Vocabulary (Mesh-Attention, arXiv 2512.20968): the sequence is split into P chunks, one per rank; ``Q_i`` is
+the query chunk of rank i and ``KV_j`` the key/value chunk of rank j. The assignment matrix ``AM[i, j]`` names
+who computes the block ``attn(Q_i, KV_j)``. Ring gives rank i the row i; Mesh gives each rank an a x b tile.
+
+Sequence layout ("order"):
+
+* ``"contiguous"``: the padded sequence is cut into P equal chunks; rank i holds chunk i.
+* ``"zigzag"`` (default when causal): the padded sequence is cut into 2P half-chunks; rank i holds half-chunks
+  i and 2P-1-i (ring-flash-attention's zigzag). Under a causal mask every (Q_i, KV_j) block then has exactly
+  half of its entries unmasked, so any row (Ring) or tile (Mesh) carries the same work.
+
+A sequence length that the layout does not divide is padded at the end; padded keys are masked and padded
+query rows produce zero output and zero gradient.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, Sequence
+
+import numpy as np
+
+Method = Literal["ring", "ulysses", "usp", "mesh"]
+Order = Literal["contiguous", "zigzag"]
+METHODS: tuple[str, ...] = ("ring", "ulysses", "usp", "mesh")
+ORDERS: tuple[str, ...] = ("contiguous", "zigzag")
+
+#: entry of an assignment matrix for a block that the causal mask hides completely (never computed)
+MASKED = -1
+
+#: per-rank message sizes of one Mesh tile, in units of a Q chunk (B*H*L*D elements): the Q side moves
+#: q (fwd), out (fwd), q + dout (bwd), dq (bwd) = 5 units per peer, the KV side k+v (fwd), k+v (bwd),
+#: dk+dv (bwd) = 6 units per peer (``volume.py`` has the exact counts, LSE and delta rows included)
+MESH_Q_UNITS = 5
+MESH_KV_UNITS = 6
+
+
+# ----------------------------------------------------------------------------------------------------------
+# validation helpers
+# ----------------------------------------------------------------------------------------------------------
+def check_positive_int(name: str, value: object, *, hi: int | None = None) -> int:
+    """Return ``value`` if it is an int >= 1 (and <= hi), else raise ValueError/TypeError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}={value!r} must be an int")
+    if value < 1 or (hi is not None and value > hi):
+        rng = f"1..{hi}" if hi is not None else ">= 1"
+        raise ValueError(f"{name}={value} is out of range: valid range is {rng}")
+    return int(value)
+
+
+def resolve_order(order: str | None, causal: bool) -> str:
+    """The sequence layout: ``order`` if given, else ``"zigzag"`` when causal and ``"contiguous"`` otherwise."""
+    if order is None:
+        return "zigzag" if causal else "contiguous"
+    if order not in ORDERS:
+        raise ValueError(f"order={order!r} is not a known sequence layout: valid values are {ORDERS}")
+    return order
+
+
+def check_ulysses_degree(degree: int, *, gpus: int, heads: int) -> int:
+    """Check that the Ulysses degree divides ``gpus`` and ``heads``; return it.
+
+    Raises:
+        ValueError: naming ``heads`` (or ``ulysses_degree``), its value, the degree and the rule.
+    """
+    degree = check_positive_int("ulysses_degree", degree)
+    if gpus % degree:
+        raise ValueError(
+            f"ulysses_degree={degree} does not divide gpus={gpus}: the Ulysses degree u must divide the number "
+            f"of ranks (u * ring_degree = gpus); valid values are {divisors(gpus)}"
+        )
+    if heads % degree:
+        raise ValueError(
+            f"heads={heads} is not divisible by the Ulysses degree {degree}: the all-to-all over heads needs "
+            f"heads % degree == 0; degrees that work with heads={heads} and gpus={gpus} are "
+            f"{[d for d in divisors(gpus) if heads % d == 0]}"
+        )
+    return degree
+
+
+def divisors(n: int) -> list[int]:
+    """All divisors of ``n`` in increasing order."""
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def factor_pairs(gpus: int) -> list[tuple[int, int]]:
+    """All tiles (a, b) with a * b = gpus, ordered by a. ``factor_pairs(6) == [(1,6),(2,3),(3,2),(6,1)]``."""
+    gpus = check_positive_int("gpus", gpus)
+    return [(a, gpus // a) for a in divisors(gpus)]
+
+
+def check_tile(tile: Sequence[int], gpus: int) -> tuple[int, int]:
+    """Validate a Mesh tile (a, b): two positive ints with a * b == gpus."""
+    if len(tile) != 2:
+        raise ValueError(f"tile={tuple(tile)!r} must be a pair (a, b) with a * b = gpus={gpus}")
+    a, b = (check_positive_int("tile[0] (a)", tile[0]), check_positive_int("tile[1] (b)", tile[1]))
+    if a * b != gpus:
+        raise ValueError(
+            f"tile=({a}, {b}) has a*b={a * b} but gpus={gpus}: the tile must satisfy a*b == gpus; "
+            f"valid tiles are {factor_pairs(gpus)}"
+        )
+    return a, b
+
+
+# ----------------------------------------------------------------------------------------------------------
+# sequence layout
+# ----------------------------------------------------------------------------------------------------------
+def padded_length(seq: int, gpus: int, order: str) -> int:
+    """Length after padding so that ``order`` splits it evenly (a multiple of P, or of 2P for zigzag)."""
+    pieces = 2 * gpus if order == "zigzag" else gpus
+    return -(-seq // pieces) * pieces
+
+
+def local_length(seq: int, gpus: int, order: str) -> int:
+    """Tokens per rank (padding included): ``padded_length(seq, gpus, order) // gpus``."""
+    return padded_length(seq, gpus, order) // gpus
+
+
+def rank_ranges(rank: int, gpus: int, local_len: int, order: str) -> list[tuple[int, int]]:
+    """Global (start, length) ranges of the tokens of ``rank``, in the order they sit in its local tensor.
+
+    Example: ``rank_ranges(1, 4, 4, "zigzag") == [(2, 2), (12, 2)]`` (half-chunks 1 and 6 of 8).
+    """
+    if order == "zigzag":
+        half = local_len // 2
+        return [(rank * half, half), ((2 * gpus - 1 - rank) * half, half)]
+    return [(rank * local_len, local_len)]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Mesh tiles and topology
+# ----------------------------------------------------------------------------------------------------------
+def map_tiles_to_nodes(gpus: int, tile: Sequence[int], gpus_per_node: int | None = None) -> np.ndarray:
+    """Topology-aware placement of ranks on the b x a grid of Mesh tiles.
+
+    Tiles form a grid of b tile-rows by a tile-columns (P cells, one per rank); cell ``p = I*a + J``. Ranks in
+    the same tile-row I share Q chunks (the *row group*, a ranks); ranks in the same tile-column J share KV
+    chunks (the *column group*, b ranks). Nodes hold consecutive ranks. We give each node a g_I x g_J block of
+    the grid (g_I * g_J = gpus_per_node, g_I | b, g_J | a) chosen to minimise the per-rank bytes that cross
+    nodes, ``MESH_Q_UNITS*(a - g_J) + MESH_KV_UNITS*(b - g_I)``; ties prefer more KV peers inside the node.
+    When no such block exists (or one node holds everything) the plain row-first layout is used.
+
+    Returns:
+        ``rank_at[p]``: the rank placed at grid cell p (a permutation of 0..P-1).
+    """
+    gpus = check_positive_int("gpus", gpus)
+    a, b = check_tile(tile, gpus)
+    identity = np.arange(gpus, dtype=np.int64)
+    if gpus_per_node is None:
+        return identity
+    g = check_positive_int("gpus_per_node", gpus_per_node)
+    if g >= gpus or gpus % g:
+        return identity
+    best: tuple[int, int, int, int] | None = None  # (cost, -g_I, g_I, g_J)
+    for g_i in divisors(b):
+        if g % g_i or a % (g // g_i):
+            continue
+        g_j = g // g_i
+        cost = MESH_Q_UNITS * (a - g_j) + MESH_KV_UNITS * (b - g_i)
+        key = (cost, -g_i, g_i, g_j)
+        if best is None or key < best:
+            best = key
+    if best is None:
+        return identity
+    _, _, g_i, g_j = best
+    rank_at = np.empty(gpus, dtype=np.int64)
+    nodes_per_grid_row = a // g_j
+    for rank in range(gpus):
+        node, slot = divmod(rank, g)
+        node_i, node_j = divmod(node, nodes_per_grid_row)
+        slot_i, slot_j = divmod(slot, g_j)
+        cell = (node_i * g_i + slot_i) * a + node_j * g_j + slot_j
+        rank_at[cell] = rank
+    return rank_at
+
+
+@dataclass(frozen=True)
+class MeshPlan:
+    """Who computes what in Mesh-Attention with tile (a, b).
+
+    Attributes:
+        gpus: P = a * b.
+        a: Q chunks per tile (rows); b: KV chunks per tile (columns).
+        rank_at: rank placed at each cell of the b x a tile grid (``map_tiles_to_nodes``).
+        pos_of: inverse permutation, the grid cell of each rank.
+
+    Rank r at cell (I, J) computes the blocks (Q_i, KV_j) for i in ``row_group(r)`` and j in ``col_group(r)``;
+    since r is in both groups its tile holds its own diagonal block (the local Q-KV property). Groups are
+    ordered by grid position, which fixes the KV Partition Rotation order (``fetch_order``).
+    """
+
+    gpus: int
+    a: int
+    b: int
+    rank_at: np.ndarray
+    pos_of: np.ndarray
+
+    def cell(self, rank: int) -> tuple[int, int]:
+        """Grid cell (I, J) of ``rank``: I in 0..b-1 (tile-row), J in 0..a-1 (tile-column)."""
+        return divmod(int(self.pos_of[rank]), self.a)
+
+    def row_group(self, rank: int) -> list[int]:
+        """The a ranks whose Q chunks form the rows of ``rank``'s tile (ordered by tile-column J)."""
+        i, _ = self.cell(rank)
+        return [int(self.rank_at[i * self.a + j]) for j in range(self.a)]
+
+    def col_group(self, rank: int) -> list[int]:
+        """The b ranks whose KV chunks form the columns of ``rank``'s tile (ordered by tile-row I)."""
+        _, j = self.cell(rank)
+        return [int(self.rank_at[i * self.a + j]) for i in range(self.b)]
+
+
+def make_mesh_plan(gpus: int, tile: Sequence[int], gpus_per_node: int | None = None) -> MeshPlan:
+    """Build the :class:`MeshPlan` for ``tile`` with topology-aware placement (see ``map_tiles_to_nodes``)."""
+    rank_at = map_tiles_to_nodes(gpus, tile, gpus_per_node)
+    pos_of = np.empty_like(rank_at)
+    pos_of[rank_at] = np.arange(gpus, dtype=np.int64)
+    a, b = check_tile(tile, gpus)
+    return MeshPlan(gpus=gpus, a=a, b=b, rank_at=rank_at, pos_of=pos_of)
+
+
+def mesh_units(a: int, b: int, head_dim: int | None = None) -> float:
+    """Per-rank fwd+bwd bytes of tile (a, b) in units of one Q chunk (exact when head_dim is given)."""
+    if head_dim is None:
+        return MESH_Q_UNITS * (a - 1) + MESH_KV_UNITS * (b - 1)
+    d = head_dim
+    return ((a - 1) * (5 * d + 3) + (b - 1) * 6 * d) / d
+
+
+def choose_tile(
+    gpus: int, *, heads: int | None = None, gpus_per_node: int | None = None, head_dim: int | None = None
+) -> tuple[int, int]:
+    """Pick the Mesh tile (a, b), a * b = gpus, that moves the fewest bytes per rank.
+
+    Volume per rank (fwd+bwd, in Q-chunk units) is ``5(a-1) + 6(b-1)`` (plus LSE rows, exact when
+    ``head_dim`` is given; see ``volume.py``); KV is twice Q, so the optimum leans to a slightly above sqrt(P).
+    Ties are broken by the bytes that cross nodes under ``gpus_per_node`` (topology-aware mapping), then by
+    the squarer tile. ``heads`` does not constrain Mesh (it is accepted for a uniform signature and checked).
+
+    Example: ``choose_tile(16) == (4, 4)``; ``choose_tile(6) == (3, 2)``.
+    """
+    gpus = check_positive_int("gpus", gpus)
+    if heads is not None:
+        check_positive_int("heads", heads)
+
+    def key(pair: tuple[int, int]) -> tuple[float, float, int]:
+        a, b = pair
+        inter = 0.0
+        if gpus_per_node is not None:
+            inter = float(inter_node_units(gpus, pair, gpus_per_node))
+        return (mesh_units(a, b, head_dim), inter, abs(a - b))
+
+    return min(factor_pairs(gpus), key=key)
+
+
+def off_node_peers(gpus: int, tile: Sequence[int], gpus_per_node: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per rank: how many of its Mesh row peers and column peers sit on another node (vectorised, O(P(a+b)))."""
+    plan = make_mesh_plan(gpus, tile, gpus_per_node)
+    node_grid = (plan.rank_at // gpus_per_node).reshape(plan.b, plan.a)  # [b, a]: node of each grid cell
+    q_same = (node_grid[:, :, None] == node_grid[:, None, :]).sum(-1)  # [b, a]: row peers on my node (+me)
+    kv_same = (node_grid[:, None, :] == node_grid[None, :, :]).sum(1)  # [b, a]: column peers on my node (+me)
+    q_off = np.empty(gpus, dtype=np.int64)
+    kv_off = np.empty(gpus, dtype=np.int64)
+    q_off[plan.rank_at] = (plan.a - q_same).reshape(-1)
+    kv_off[plan.rank_at] = (plan.b - kv_same).reshape(-1)
+    return q_off, kv_off
+
+
+def inter_node_units(gpus: int, tile: Sequence[int], gpus_per_node: int) -> float:
+    """Largest per-rank fwd+bwd volume (Q-chunk units) that crosses nodes with the topology-aware placement."""
+    q_off, kv_off = off_node_peers(gpus, tile, gpus_per_node)
+    return float((MESH_Q_UNITS * q_off + MESH_KV_UNITS * kv_off).max())
+
+
+def default_ulysses_degree(gpus: int, heads: int, gpus_per_node: int | None = None) -> int:
+    """USP default: the largest u that divides gpus and heads, kept inside one node when gpus_per_node is given."""
+    cap = gpus if gpus_per_node is None else min(gpus, gpus_per_node)
+    return max(d for d in divisors(gpus) if heads % d == 0 and d <= cap)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# assignment matrix
+# ----------------------------------------------------------------------------------------------------------
+def assignment_matrix(
+    method: str,
+    gpus: int,
+    *,
+    tile: Sequence[int] | None = None,
+    ulysses_degree: int | None = None,
+    causal: bool = False,
+    order: str | None = None,
+    gpus_per_node: int | None = None,
+) -> np.ndarray:
+    """``AM[i, j]``: who computes the block attn(Q_i, KV_j), as a [P, P] int64 array.
+
+    * ``ring``: rank i computes row i.
+    * ``mesh``: the rank whose tile holds (i, j) (tile from ``tile`` or ``choose_tile``).
+    * ``usp`` and ``ulysses``: the entry is the *Ulysses group* id g (ranks g*u .. g*u+u-1), whose u members
+      all compute that block, each for heads/u heads. Ulysses is u = P (one group, all zeros); Ring is u = 1
+      (group = rank), so the three conventions agree.
+    * ``MASKED`` (-1) marks blocks that the causal mask hides completely under the layout ``order``: with the
+      contiguous order that is j > i; with zigzag no block is fully masked. Blocks hidden only because the
+      sequence is so short that a chunk is all padding are not marked (the plan does not know ``seq``).
+    """
+    gpus = check_positive_int("gpus", gpus)
+    if method not in METHODS:
+        raise ValueError(f"method={method!r} is unknown: valid values are {METHODS}")
+    order = resolve_order(order, causal)
+    rows = np.arange(gpus)[:, None]
+    cols = np.arange(gpus)[None, :]
+    if method == "ring":
+        am = np.broadcast_to(rows, (gpus, gpus)).astype(np.int64)
+    elif method == "mesh":
+        pair = choose_tile(gpus, gpus_per_node=gpus_per_node) if tile is None else check_tile(tile, gpus)
+        plan = make_mesh_plan(gpus, pair, gpus_per_node)
+        cell_i = plan.pos_of // plan.a  # tile-row of each Q owner
+        cell_j = plan.pos_of % plan.a  # tile-column of each KV owner
+        am = plan.rank_at[cell_i[:, None] * plan.a + cell_j[None, :]].astype(np.int64)
+    else:
+        u = gpus if method == "ulysses" else (ulysses_degree or gpus)
+        if gpus % u:
+            raise ValueError(f"ulysses_degree={u} does not divide gpus={gpus}: valid values are {divisors(gpus)}")
+        am = np.broadcast_to(rows // u, (gpus, gpus)).astype(np.int64)
+    if causal and order == "contiguous":
+        am = np.where(cols > rows, MASKED, am)
+    return np.ascontiguousarray(am)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# greedy Mesh schedule
+# ----------------------------------------------------------------------------------------------------------
+class Step(NamedTuple):
+    """One step of a tile schedule.
+
+    ``op``: ``"fetch"`` (post the receive of a remote chunk; all fetches of a pass are posted together, in
+    this order, as one batch), ``"wait"`` (block until that chunk has arrived), ``"compute"`` (the block
+    (row, col)), ``"send"`` (return a partial to its owner; all sends of a pass go out as one batch after
+    the last compute, so the same code cannot deadlock under NCCL).
+    ``kind``: ``"q"`` / ``"kv"`` for fetch and wait (in the backward pass ``"q"`` means q, dout, lse, delta),
+    ``"out"`` (partial O and LSE), ``"dq"``, ``"dkv"`` for send; None for compute.
+    ``row``/``col``: positions inside the tile (0..a-1 in the row group, 0..b-1 in the column group).
+    """
+
+    op: str
+    kind: str | None
+    row: int | None
+    col: int | None
+
+
+def fetch_order(size: int, own: int, *, rotate: bool = True) -> list[int]:
+    """Order in which the member at position ``own`` of a group of ``size`` fetches the others' chunks.
+
+    KV Partition Rotation (our reading of the paper's KVR): member m fetches from m-1, m-2, ... (cyclic), so
+    at every step each member serves exactly one peer and every link carries one chunk at a time (a
+    rotation, like Ring's); with ``rotate=False`` everyone fetches in index order and the first owners become
+    hot spots. With a = 1 the column order is exactly Ring's (KV from r-1, r-2, ...).
+    """
+    if rotate:
+        return [(own - s) % size for s in range(1, size)]
+    return [m for m in range(size) if m != own]
+
+
+def greedy_schedule(
+    a: int, b: int, *, row: int = 0, col: int = 0, backward: bool = False, rotate: bool = True
+) -> list[Step]:
+    """Greedy fetch/compute order for one rank's a x b tile (row, col: its own position in the tile).
+
+    Rules (Mesh-Attention's greedy scheduling, as we read it):
+
+    1. Fetch order: next fetch the chunk that completes the most pending blocks (a Q row completes one block
+       per resident KV column, a KV column one per resident Q row); ties go to Q, the smaller chunk. Within a
+       kind, chunks come in KVR rotation order (``fetch_order``).
+    2. The resident block (row, col) is computed first, while every fetch is in flight.
+    3. Then chunks are waited for in fetch order; after each arrival the blocks it makes computable are run,
+       first those that finish a remote row (forward) or a row/column (backward) soonest, so partials can leave.
+    4. Finally the partials go back to their owners: (a-1) ``out`` sends forward; (a-1) ``dq`` and (b-1)
+       ``dkv`` sends backward.
+
+    Example: ``greedy_schedule(1, 3)`` fetches KV columns 2 then 1 and computes (0,0), (0,2), (0,1).
+    Complexity O((a*b)^2) in Python, fine for tiles up to a few thousand blocks.
+    """
+    a = check_positive_int("a", a)
+    b = check_positive_int("b", b)
+    q_queue = fetch_order(a, row, rotate=rotate)
+    kv_queue = fetch_order(b, col, rotate=rotate)
+    have_q, have_kv = [row], [col]
+    fetches: list[tuple[str, int]] = []
+    while q_queue or kv_queue:
+        gain_q = len(have_kv) if q_queue else -1
+        gain_kv = len(have_q) if kv_queue else -1
+        if gain_q >= gain_kv:
+            fetches.append(("q", q_queue.pop(0)))
+            have_q.append(fetches[-1][1])
+        else:
+            fetches.append(("kv", kv_queue.pop(0)))
+            have_kv.append(fetches[-1][1])
+
+    steps = [Step("fetch", kind, idx if kind == "q" else None, idx if kind == "kv" else None) for kind, idx in fetches]
+    row_left = {r: b for r in range(a)}
+    col_left = {c: a for c in range(b)}
+
+    def run(block: tuple[int, int]) -> None:
+        steps.append(Step("compute", None, block[0], block[1]))
+        row_left[block[0]] -= 1
+        col_left[block[1]] -= 1
+
+    run((row, col))
+    res_q, res_kv = {row}, {col}
+    for kind, idx in fetches:
+        steps.append(Step("wait", kind, idx if kind == "q" else None, idx if kind == "kv" else None))
+        if kind == "q":
+            res_q.add(idx)
+            ready = [(idx, c) for c in res_kv]
+        else:
+            res_kv.add(idx)
+            ready = [(r, idx) for r in res_q]
+        while ready:
+            def urgency(blk: tuple[int, int]) -> tuple[int, int, int]:
+                r_left = row_left[blk[0]] if blk[0] != row or backward else b + a + 1
+                c_left = col_left[blk[1]] if backward and blk[1] != col else b + a + 1
+                return (min(r_left, c_left), blk[0], blk[1])
+
+            nxt = min(ready, key=urgency)
+            ready.remove(nxt)
+            run(nxt)
+    if backward:
+        steps += [Step("send", "dq", r, None) for r in fetch_order(a, row, rotate=rotate)]
+        steps += [Step("send", "dkv", None, c) for c in fetch_order(b, col, rotate=rotate)]
+    else:
+        steps += [Step("send", "out", r, None) for r in fetch_order(a, row, rotate=rotate)]
+    return steps
+
+
+def block_count(gpus: int, *, causal: bool, order: str | None = None) -> float:
+    """Fraction of a full (Q_i, KV_j) block's score entries that are computed, averaged over blocks.
+
+    Non-causal: 1. Causal with zigzag: exactly 1/2 for every block (balanced). Causal contiguous: diagonal
+    blocks 1/2, blocks above the diagonal 0 (use ``assignment_matrix`` to see which).
+    """
+    order = resolve_order(order, causal)
+    if not causal:
+        return 1.0
+    if order == "zigzag":
+        return 0.5
+    return (gpus * (gpus - 1) / 2 + gpus / 2) / (gpus * gpus)
+

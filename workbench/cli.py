@@ -1,0 +1,125 @@
+"""The ``workbench`` command: lab, list, run, report, data.
+
+Every user error (bad parameter, missing file) prints ``error: <message>`` on stderr and exits 2, with no
+traceback. Parameters of ``workbench run TECHNIQUE`` come from the technique's config class, so flags,
+defaults, units and ranges are the ones the panels and notebooks use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from workbench.config import ParamSpec
+from workbench.registry import catalogue, get_technique
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
+
+
+def _technique_parser(name: str) -> argparse.ArgumentParser:
+    technique = get_technique(name)
+    parser = argparse.ArgumentParser(prog=f"workbench run {name}", description=technique.summary)
+    for spec in technique.config.specs():
+        _add_flag(parser, spec)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    return parser
+
+
+def _add_flag(parser: argparse.ArgumentParser, spec: ParamSpec) -> None:
+    text = f"{spec.help} [{spec.describe_range()}; default {spec.default!r}]"
+    if spec.type is bool:
+        parser.add_argument(spec.flag, dest=spec.name, action=argparse.BooleanOptionalAction, default=None, help=text)
+    else:
+        parser.add_argument(spec.flag, dest=spec.name, default=None, metavar=spec.name.upper(), help=text)
+
+
+def cmd_list(_: argparse.Namespace) -> int:
+    rows = [(e.name, e.status, e.area, e.summary) for e in catalogue()]
+    width = max(len(r[0]) for r in rows)
+    for name, status, _area, summary in rows:
+        print(f"{name:<{width}}  {status:<7}  {summary}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    technique = get_technique(args.technique)
+    ns = _technique_parser(args.technique).parse_args(args.rest)
+    params = {k: v for k, v in vars(ns).items() if k != "json" and v is not None}
+    result = technique.run_dict(params)
+    print(json.dumps(result) if ns.json else technique.format_table(result))
+    return 0
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    notebooks = REPO_ROOT / "notebooks"
+    command = [
+        sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={notebooks}",
+        "--LabApp.default_url=/lab/tree/index.ipynb", *args.jupyter_args,
+    ]
+    return subprocess.call(command)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from workbench.report import export_report, parse_overrides
+
+    out = export_report(Path(args.notebook), Path(args.out), parse_overrides(args.param), timeout_s=args.timeout)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="workbench", description="Research Workbench: papers as validated code.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("lab", help="open JupyterLab on notebooks/ (index notebook)")
+    p.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="extra arguments for jupyter lab")
+    p.set_defaults(func=cmd_lab)
+
+    p = sub.add_parser("list", help="list techniques with a one-line description")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("run", help="run a technique headless", add_help=False)
+    p.add_argument("technique", help="technique name (see `workbench list`)")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="technique parameters; `workbench run NAME --help`")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("report", help="execute a notebook with parameters and write a self-contained HTML report")
+    p.add_argument("notebook", help="path of the notebook, e.g. notebooks/llm/mesh_attention.ipynb")
+    p.add_argument("--out", required=True, help="output HTML file")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a parameter of the notebook's parameters cell (repeatable)")
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per cell (default 1800)")
+    p.set_defaults(func=cmd_report)
+
+    from workbench.data.cli import add_data_subparser
+
+    add_data_subparser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    try:
+        return args.func(args)
+    except USER_ERRORS as exc:
+        message = exc.args[0] if isinstance(exc, ValueError) and exc.args else str(exc)
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # e.g. `workbench list | head`
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""One hardware model for the whole workbench: GPU FLOP/s and memory, two-level links, latency.
+
+Every analytic model (distributed attention first, later techniques after it) prices work with the same
+:class:`ClusterSpec`, so a figure that compares two techniques compares them on one machine.
+
+The model
+---------
+- A cluster is a set of nodes of ``gpus_per_node`` GPUs. Rank ``r`` lives on node ``r // gpus_per_node``.
+- A transfer of ``n`` bytes from rank ``src`` to rank ``dst`` costs ``latency + n / bandwidth`` seconds, with
+  the NVLink pair (``intra_node_bw_gbps``, ``intra_node_latency_us``) when both ranks share a node and the
+  network pair (``inter_node_bw_gbps``, ``inter_node_latency_us``) otherwise (alpha-beta / Hockney model).
+- Bandwidths are *per GPU and per direction*: a GPU can send at that rate while it receives at that rate
+  (links are full duplex). NVLink traffic and network traffic use separate hardware (NVSwitch vs the NIC
+  behind PCIe), so a model may run one of each at the same time; two transfers on the same class of link
+  share it (they are serialised).
+- Compute costs ``flops / (gpu_tflops * 1e12)`` seconds: ``gpu_tflops`` is an *effective* rate (what a
+  well-tuned attention kernel sustains), not the datasheet peak.
+
+Units: GB and GB/s are decimal (1e9 bytes), as on vendor datasheets; latencies are microseconds.
+
+Defaults: an H800-class node (Hopper; 989 TFLOP/s dense bf16 peak, 80 GB HBM3; NVLink 400 GB/s
+bidirectional = 200 GB/s per direction; one 200 Gb/s = 25 GB/s network link per GPU). This is the kind of
+export-market Hopper cluster the Mesh-Attention and StarTrail authors' organisations run; the papers'
+exact machines are not restated here, so treat the defaults as an assumption, not their testbed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.config import Config, param
+
+__all__ = ["ClusterSpec", "node_of", "same_node", "link_bandwidth", "link_latency", "transfer_seconds"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterSpec(Config):
+    """The hardware a model runs on (frozen, keyword-only, validated on construction).
+
+    Every field has a unit and a range; a bad value raises ``ValueError`` naming the field, the value and the
+    valid range, e.g. ``ClusterSpec(gpus_per_node=0)`` -> ``gpus_per_node=0 is out of range: valid range is
+    1..1024 (GPUs)``. :meth:`ClusterSpec.from_dict` rejects unknown keys.
+
+    Example::
+
+        >>> spec = ClusterSpec(inter_node_bw_gbps=50.0)
+        >>> spec.transfer_seconds(50e9, 0, 8)        # one network hop: 10 us + 1 s
+        1.00001
+        >>> spec.transfer_seconds(200e9, 0, 1)       # same node: 5 us + 1 s
+        1.000005
+    """
+
+    # Effective attention throughput. 989 TFLOP/s is the H100/H800 SXM dense bf16 peak (NVIDIA H100 datasheet);
+    # FlashAttention-2 sustains roughly 35-40 % of it on Hopper for head_dim 128 forward + backward
+    # (FlashAttention-3 paper, arXiv 2407.08608, Fig. 5-6 baselines), hence ~400 TFLOP/s.
+    gpu_tflops: float = param(400.0, lo=0.001, hi=100_000.0, unit="TFLOP/s",
+                              help="effective dense FLOP rate of one GPU on attention kernels")
+    # H100/H800 SXM: 80 GB HBM3.
+    gpu_memory_gb: float = param(80.0, lo=0.001, hi=100_000.0, unit="GB", help="memory of one GPU")
+    gpus_per_node: int = param(8, lo=1, hi=1024, unit="GPUs", help="GPUs sharing one NVLink domain")
+    # H800 NVLink: 400 GB/s bidirectional -> 200 GB/s per direction (H100: 450 per direction).
+    intra_node_bw_gbps: float = param(200.0, lo=0.001, hi=100_000.0, unit="GB/s",
+                                      help="NVLink bandwidth per GPU per direction")
+    # One 200 Gb/s HDR InfiniBand (or RoCE) NIC per GPU = 25 GB/s per direction.
+    inter_node_bw_gbps: float = param(25.0, lo=0.001, hi=100_000.0, unit="GB/s",
+                                      help="network bandwidth per GPU per direction")
+    # Per-message start-up cost of a NCCL send/recv; a few microseconds on NVLink, ~10 us across IB.
+    intra_node_latency_us: float = param(5.0, lo=0.0, hi=1_000_000.0, unit="us",
+                                         help="start-up latency of one message inside a node")
+    inter_node_latency_us: float = param(10.0, lo=0.0, hi=1_000_000.0, unit="us",
+                                         help="start-up latency of one message between nodes")
+
+    # ---- derived SI quantities -------------------------------------------------------------------------
+    @property
+    def flops_per_second(self) -> float:
+        """Effective FLOP/s of one GPU."""
+        return self.gpu_tflops * 1e12
+
+    @property
+    def memory_bytes(self) -> float:
+        """Memory of one GPU in bytes."""
+        return self.gpu_memory_gb * 1e9
+
+    @property
+    def intra_node_bytes_per_second(self) -> float:
+        return self.intra_node_bw_gbps * 1e9
+
+    @property
+    def inter_node_bytes_per_second(self) -> float:
+        return self.inter_node_bw_gbps * 1e9
+
+    @property
+    def intra_node_latency_s(self) -> float:
+        return self.intra_node_latency_us * 1e-6
+
+    @property
+    def inter_node_latency_s(self) -> float:
+        return self.inter_node_latency_us * 1e-6
+
+    # ---- pricing -----------------------------------------------------------------------------------------
+    def num_nodes(self, gpus: int) -> int:
+        """Nodes needed for ``gpus`` ranks (the last node may be partly used)."""
+        gpus = _check_count("gpus", gpus)
+        return -(-gpus // self.gpus_per_node)
+
+    def compute_seconds(self, flops: Any) -> Any:
+        """Seconds to execute ``flops`` (scalar or array) at the effective rate."""
+        return np.asarray(flops, dtype=np.float64) / self.flops_per_second if np.ndim(flops) else (
+            float(flops) / self.flops_per_second)
+
+    def message_seconds(self, nbytes: Any, inter_node: Any) -> Any:
+        """Seconds of one message of ``nbytes`` over NVLink (``inter_node`` False) or the network (True).
+
+        Both arguments broadcast (numpy); use this when the node of each end is already known, e.g. from a
+        tile-to-node mapping. Zero-byte messages cost nothing (no message is sent).
+        """
+        nbytes = np.asarray(nbytes, dtype=np.float64)
+        inter = np.asarray(inter_node, dtype=bool)
+        bw = np.where(inter, self.inter_node_bytes_per_second, self.intra_node_bytes_per_second)
+        lat = np.where(inter, self.inter_node_latency_s, self.intra_node_latency_s)
+        out = np.where(nbytes > 0, lat + nbytes / bw, 0.0)
+        return float(out) if out.ndim == 0 else out
+
+    def transfer_seconds(self, nbytes: Any, src: Any, dst: Any) -> Any:
+        """Seconds to move ``nbytes`` from rank ``src`` to rank ``dst`` (numpy-broadcast); 0 when src == dst."""
+        inter = np.logical_not(same_node(src, dst, self))
+        t = self.message_seconds(nbytes, inter)
+        local = np.asarray(src) == np.asarray(dst)
+        out = np.where(local, 0.0, t)
+        return float(out) if out.ndim == 0 else out
+
+
+def _check_count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name}={value!r} is invalid: valid range is 1..inf (a positive integer)")
+    return int(value)
+
+
+def _ranks(name: str, ranks: Any) -> np.ndarray:
+    arr = np.asarray(ranks)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{name}={ranks!r} is invalid: ranks are non-negative integers")
+    if arr.size and arr.min() < 0:
+        raise ValueError(f"{name}={ranks!r} is invalid: ranks are non-negative integers (valid range 0..inf)")
+    return arr
+
+
+def node_of(rank: Any, cluster: ClusterSpec) -> Any:
+    """Node index of ``rank`` (int or integer array): ``rank // cluster.gpus_per_node``."""
+    out = _ranks("rank", rank) // cluster.gpus_per_node
+    return int(out) if np.ndim(out) == 0 else out
+
+
+def same_node(src: Any, dst: Any, cluster: ClusterSpec) -> Any:
+    """True where ``src`` and ``dst`` share a node (numpy-broadcast)."""
+    out = (_ranks("src", src) // cluster.gpus_per_node) == (_ranks("dst", dst) // cluster.gpus_per_node)
+    return bool(out) if np.ndim(out) == 0 else out
+
+
+def link_bandwidth(src: Any, dst: Any, cluster: ClusterSpec) -> Any:
+    """Bytes per second of the link a ``src -> dst`` transfer crosses (NVLink inside a node, network across)."""
+    out = np.where(same_node(src, dst, cluster), cluster.intra_node_bytes_per_second,
+                   cluster.inter_node_bytes_per_second)
+    return float(out) if out.ndim == 0 else out
+
+
+def link_latency(src: Any, dst: Any, cluster: ClusterSpec) -> Any:
+    """Start-up seconds of one ``src -> dst`` message."""
+    out = np.where(same_node(src, dst, cluster), cluster.intra_node_latency_s, cluster.inter_node_latency_s)
+    return float(out) if out.ndim == 0 else out
+
+
+def transfer_seconds(nbytes: Any, src: Any, dst: Any, cluster: ClusterSpec) -> Any:
+    """Function form of :meth:`ClusterSpec.transfer_seconds`."""
+    return cluster.transfer_seconds(nbytes, src, dst)

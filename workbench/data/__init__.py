@@ -1,0 +1,45 @@
+"""Dataset registry and fetcher: where the workbench's real datasets lie and how to get them.
+
+The manifest is ``data/registry.json``; the data directory is an explicit argument, else
+``$WORKBENCH_DATA``, else the project's ``data/`` folder (a checkout's shared copy is
+``../shared/data``).
+
+Example:
+    >>> from workbench.data import dataset_path, list_datasets
+    >>> [d.name for d in list_datasets()][:2]
+    ['planetoid-cora', 'planetoid-citeseer']
+    >>> dataset_path("karate", "../shared/data")  # doctest: +SKIP
+    PosixPath('.../shared/data/graphs/karate.mtx')
+"""
+
+from workbench.data.convert import ConvertSpec
+from workbench.data.fetch import ChecksumError, fetch, fetch_file
+from workbench.data.registry import (
+    DATA_ENV_VAR,
+    DatasetInfo,
+    FileInfo,
+    data_dir,
+    dataset_path,
+    dataset_status,
+    get_dataset,
+    list_datasets,
+    resolve_data_dir,
+    verify,
+)
+
+__all__ = [
+    "DATA_ENV_VAR",
+    "ChecksumError",
+    "ConvertSpec",
+    "DatasetInfo",
+    "FileInfo",
+    "data_dir",
+    "dataset_path",
+    "dataset_status",
+    "fetch",
+    "fetch_file",
+    "get_dataset",
+    "list_datasets",
+    "resolve_data_dir",
+    "verify",
+]

@@ -1,0 +1,159 @@
+"""Execute a notebook with parameters and write one self-contained, offline HTML report.
+
+The notebook's first code cell tagged ``parameters`` holds plain assignments (``GPUS = 256``). Overrides
+(``-p GPUS=16``) must name one of them; they are injected as a new cell right after it, papermill-style,
+and the notebook passes them on to the technique's config, which validates them.
+
+The kernel runs with ``WORKBENCH_EXPORT=1``, so panels render static plotly figures (with slider frames)
+as HTML without plotly.js. The report inlines plotly.js once in its head and uses nbconvert's ``basic``
+template (no require.js, no MathJax, no CDN), so it renders with the network off.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+log = logging.getLogger(__name__)
+
+__all__ = ["parse_overrides", "parameter_names", "apply_overrides", "execute_notebook", "export_report"]
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1100px; margin: 2em auto;
+       padding: 0 1em; color: #222; line-height: 1.5; }
+pre, code { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: 0.88em; }
+.jp-InputArea pre, .input_area pre { background: #f6f8fa; padding: 0.6em; border-radius: 4px; overflow-x: auto; }
+.jp-OutputArea-output pre { padding: 0.4em 0.6em; overflow-x: auto; }
+.jp-InputPrompt, .jp-OutputPrompt, .prompt { display: none; }
+table { border-collapse: collapse; } td, th { border: 1px solid #ddd; padding: 2px 8px; }
+"""
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``["GPUS=16", "CAUSAL=True"]`` -> ``{"GPUS": 16, "CAUSAL": True}`` (Python literals, else strings)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise ValueError(f"-p {item!r} is malformed: expected NAME=VALUE with NAME a Python identifier")
+        try:
+            out[name] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            out[name] = text.strip()
+    return out
+
+
+def _parameters_cell(nb: nbformat.NotebookNode) -> int | None:
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            return i
+    return None
+
+
+def parameter_names(nb: nbformat.NotebookNode) -> list[str]:
+    """Names assigned in the notebook's ``parameters`` cell."""
+    index = _parameters_cell(nb)
+    if index is None:
+        return []
+    names = []
+    for node in ast.parse(nb.cells[index].source).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return names
+
+
+def apply_overrides(nb: nbformat.NotebookNode, overrides: dict[str, Any]) -> nbformat.NotebookNode:
+    """A copy of ``nb`` with an injected cell assigning ``overrides`` after its parameters cell."""
+    if not overrides:
+        return nb
+    index = _parameters_cell(nb)
+    valid = parameter_names(nb)
+    for name in overrides:
+        if name not in valid:
+            raise ValueError(
+                f"-p {name}: the notebook has no such parameter; valid parameters are {', '.join(valid) or '(none)'}"
+            )
+    nb = nbformat.from_dict(nb)
+    source = "# Parameters injected by `workbench report`\n" + "\n".join(f"{k} = {v!r}" for k, v in overrides.items())
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]})
+    nb.cells.insert(index + 1, cell)
+    return nb
+
+
+def read_notebook(path: Path) -> nbformat.NotebookNode:
+    if not path.is_file():
+        raise FileNotFoundError(f"notebook {str(path)!r} does not exist")
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception as exc:  # nbformat raises several types for unreadable JSON
+        raise ValueError(f"notebook {str(path)!r} is not a readable .ipynb file: {exc}") from None
+
+
+def execute_notebook(
+    nb: nbformat.NotebookNode, *, cwd: Path, timeout_s: float = 1800.0, export: bool = True
+) -> nbformat.NotebookNode:
+    """Run every cell in a fresh ``python3`` kernel (in ``cwd``); with ``export`` panels render static."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    previous = os.environ.get("WORKBENCH_EXPORT")
+    if export:
+        os.environ["WORKBENCH_EXPORT"] = "1"
+    try:
+        client = NotebookClient(nb, timeout=timeout_s, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
+        client.execute()
+    except CellExecutionError as exc:
+        raise ValueError(f"the notebook failed while executing: {str(exc).strip().splitlines()[-1]}") from None
+    finally:
+        if export:
+            if previous is None:
+                os.environ.pop("WORKBENCH_EXPORT", None)
+            else:
+                os.environ["WORKBENCH_EXPORT"] = previous
+    return nb
+
+
+def plotly_js() -> str:
+    """The bundled plotly.min.js (from the plotly package; no network)."""
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+def render_html(nb: nbformat.NotebookNode, title: str) -> str:
+    """One HTML page: nbconvert ``basic`` body, our CSS, plotly.js inlined once."""
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="basic")
+    body, _ = exporter.from_notebook_node(nb)
+    # Anything in outputs that still points at a CDN (e.g. a stray plotly renderer) is a bug: refuse it.
+    cdn = re.findall(r"<script[^>]+src=[\"']https?://[^\"']+", body)
+    if cdn:
+        raise ValueError(f"the report would load scripts from the network: {cdn[:3]}")
+    from html import escape
+
+    return (
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+        f"<title>{escape(title)}</title><style>{_CSS}</style>"
+        f"<script type=\"text/javascript\">{plotly_js()}</script>"
+        f"</head><body>\n{body}\n</body></html>\n"
+    )
+
+
+def export_report(notebook: Path, out: Path, overrides: dict[str, Any] | None = None, *, timeout_s: float = 1800.0) -> Path:
+    """Execute ``notebook`` with ``overrides`` and write the offline HTML report to ``out``; returns ``out``."""
+    nb = apply_overrides(read_notebook(notebook), overrides or {})
+    log.info("executing %s", notebook)
+    nb = execute_notebook(nb, cwd=notebook.resolve().parent, timeout_s=timeout_s)
+    text = render_html(nb, title=notebook.stem.replace("_", " "))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out
