@@ -78,8 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("lab", help="open JupyterLab on notebooks/ (index notebook)")
-    p.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="extra arguments for jupyter lab")
+    p = sub.add_parser("lab", help="open JupyterLab on notebooks/ (index notebook); other options go to jupyter lab")
     p.set_defaults(func=cmd_lab)
 
     p = sub.add_parser("list", help="list techniques with a one-line description")
@@ -106,7 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "lab":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.jupyter_args = extra
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
     try:
         return args.func(args)

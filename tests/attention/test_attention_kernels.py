@@ -1,7 +1,8 @@
 """Ring, Ulysses, USP and Mesh on real processes against SDPA on the whole sequence.
 
 Reference: ``torch.nn.functional.scaled_dot_product_attention`` in float64 on the unsplit sequence (outputs)
-and autograd through it (dq, dk, dv), computed in one process by ``check.run_check``.
+and autograd through it (dq, dk, dv), computed in one process by ``check.run_check``; padded positions
+must come out exactly zero (output and gradients).
 Tolerances: float64 1e-10 (a few LSE merges and partial-gradient sums reorder float64 rounding);
 float32 1e-5 outputs and 1e-4 gradients (float32 rounding of merges/sums over up to 16 partials, measured
 against the float64 reference).
@@ -10,8 +11,13 @@ against the float64 reference).
 from __future__ import annotations
 
 import pytest
+import torch
 
 from attention_cases import CASES, check_results, ids
+from workbench.attention.check import KERNELS, make_inputs
+from workbench.attention.layout import shard_sequence
+from workbench.attention.plan import local_length, rank_ranges, resolve_order
+from workbench.distributed import run_workers
 
 TOL_OUT = {"float64": 1e-10, "float32": 1e-5}
 TOL_GRAD = {"float64": 1e-10, "float32": 1e-4}
@@ -53,3 +59,30 @@ def test_every_method_reports_its_plan(case) -> None:
     assert gpus % u == 0 and heads % u == 0
     if "ulysses_degree" in extra:
         assert u == extra["ulysses_degree"]
+
+
+def _padding(rank: int, world: int, comm, seq: int, causal: bool) -> list:
+    order = resolve_order(None, causal)
+    inputs = make_inputs(batch=1, heads=world, seq=seq, head_dim=4, dtype=torch.float64, seed=1)
+    q, k, v, dout = (shard_sequence(t, rank=rank, world_size=world, order=order) for t in inputs)
+    dout = torch.randn_like(dout)  # nonzero upstream gradient on padded rows too: they must still get none
+    length = local_length(seq, world, order)
+    pos = torch.cat([torch.arange(s, s + n) for s, n in rank_ranges(rank, world, length, order)])
+    pad = pos >= seq
+    found = []
+    for name, fn in KERNELS.items():
+        local = [t.clone().requires_grad_() for t in (q, k, v)]
+        out = fn(*local, comm, causal=causal, seq_len=seq)
+        out.backward(dout)
+        found.append((name, int(pad.sum()), [float(t[:, :, pad].abs().max()) if pad.any() else 0.0
+                                             for t in (out, *[x.grad for x in local])]))
+    return found
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_padding_rows_have_zero_output_and_gradient(causal: bool) -> None:
+    results = run_workers(_padding, 3, 10, causal)  # padded to 12 tokens (multiple of P=3 and of 2P=6)
+    assert sum(rank[0][1] for rank in results) == 2
+    for rank in results:
+        for name, _, maxima in rank:
+            assert maxima == [0.0, 0.0, 0.0, 0.0], name

@@ -60,3 +60,25 @@ def test_square_tile_moves_fewer_bytes_than_ring() -> None:
     assert mesh["tile"] == [3, 3]
     ratio = ring["bytes_per_rank"][0] / mesh["bytes_per_rank"][0]
     assert 1.9 <= ratio <= 2.3  # (6/11)(sqrt(9)+1) = 2.18, the paper's (sqrt(P)+1)/2 = 2
+
+
+def _rotation(rank: int, world: int, comm, causal: bool) -> tuple:
+    inputs = make_inputs(batch=1, heads=2, seq=4 * world, head_dim=4, dtype=torch.float64, seed=7)
+    order = "zigzag" if causal else "contiguous"
+    q, k, v, dout = (shard_sequence(t, rank=rank, world_size=world, order=order) for t in inputs)
+    found = []
+    for rotation in (True, False):
+        local = [t.clone().requires_grad_() for t in (q, k, v)]
+        comm.reset_counters()
+        out = mesh_attention(*local, comm, causal=causal, tile=(3, 3), kv_rotation=rotation)
+        out.backward(dout)
+        found.append((out.detach(), [t.grad for t in local], comm.bytes_sent))
+    return found
+
+
+def test_kv_rotation_changes_order_not_results() -> None:
+    for (out_r, grads_r, bytes_r), (out_n, grads_n, bytes_n) in run_workers(_rotation, 9, True):
+        assert bytes_r == bytes_n
+        assert (out_r - out_n).abs().max().item() <= 1e-12
+        for g_r, g_n in zip(grads_r, grads_n):
+            assert (g_r - g_n).abs().max().item() <= 1e-12

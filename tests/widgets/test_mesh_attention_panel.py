@@ -25,7 +25,7 @@ def test_panel_builds_figure_widgets_with_data(panel):
     assert all(isinstance(f, go.FigureWidget) for f in panel.figures)
     assert panel.error is None
     comm = panel.figures[0]
-    assert {t.name for t in comm.data} == {"ring", "ulysses", "usp", "startrail", "mesh"}
+    assert {t.name for t in comm.data} == {"ring", "ulysses", "usp", "startrail", "mesh", "chosen P"}
     assert all(len(t.x) > 3 for t in comm.data)
 
 
@@ -84,7 +84,8 @@ def test_bad_panel_parameter_is_a_clear_error():
 def test_notebook_figures_build():
     result = {"gpus": 2, "results": [{"method": "ring", "bytes_per_rank": [10, 10], "model_bytes_per_rank": [10, 10]},
                                      {"method": "ulysses", "error": "heads"}]}
-    assert len(check_figure(result).data) == 2
+    fig = check_figure(result)
+    assert len(fig.data) == 1 and "max |counted - model| = 0 B" in fig.layout.title.text
     base = MeshAttentionConfig(mode="model", gpus=64, seq=65536, heads=32, head_dim=128, dtype="bfloat16")
     fig = headline_figure(base, gpus_list=(16, 64), seq_list=(65536, 131072))
     assert len(fig.data) == 8  # 4 other methods x 2 axes

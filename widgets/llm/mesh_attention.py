@@ -125,6 +125,8 @@ class MeshAttentionPanel(Panel):
             height=380, legend=dict(orientation="h", y=-0.25)))
         for method in MODEL_METHODS:
             comm.add_trace(go.Scatter(name=method, mode="lines+markers", line=dict(color=COLORS[method]), x=[], y=[]))
+        comm.add_trace(go.Scatter(name="chosen P", mode="markers", x=[], y=[], hoverinfo="x+y",
+                                  marker=dict(symbol="circle-open", size=16, color="black", line=dict(width=2))))
 
         time_fig = go.Figure(layout=dict(
             title="Modelled step time per method (fwd+bwd): compute vs exposed communication",
@@ -153,13 +155,12 @@ class MeshAttentionPanel(Panel):
 
     def draw(self, figures: list[Any], view: MeshAttentionView, values: dict[str, Any]) -> None:
         comm, time_fig, memory, heat = figures
+        chosen = []
         for i, method in enumerate(MODEL_METHODS):
             ps, bs = view.sweep[method]
             comm.data[i].x, comm.data[i].y = ps, bs
-        # the chosen P as a vertical line (shape coordinates on a log axis are log10)
-        x = float(np.log10(view.config.gpus))
-        comm.layout.shapes = [dict(type="line", x0=x, x1=x, yref="paper", y0=0, y1=1,
-                                   line=dict(color="#999", dash="dot"))]
+            chosen += [b for p, b in zip(ps, bs) if p == view.config.gpus]
+        comm.data[-1].x, comm.data[-1].y = [view.config.gpus] * len(chosen), chosen
 
         ok = {m: r for m, r in view.point.items() if not isinstance(r, str)}
         compute = [ok[m].compute_seconds if m in ok else None for m in MODEL_METHODS]
@@ -195,18 +196,18 @@ class MeshAttentionPanel(Panel):
 
 
 def check_figure(result: dict[str, Any]) -> go.Figure:
-    """Bars of the bytes each rank really sent+received in a ``mode='check'`` run, with the model's count."""
+    """Bars of the bytes each rank really sent+received in a ``mode='check'`` run; the title gives the largest
+    difference from the model's count (hover shows both)."""
+    ok = [r for r in result["results"] if "error" not in r]
+    diff = max((abs(c - m) for r in ok for c, m in zip(r["bytes_per_rank"], r["model_bytes_per_rank"])), default=0)
     fig = go.Figure(layout=dict(
-        title=f"Real run on {result['gpus']} processes: bytes per rank (fwd+bwd), counted vs model",
-        xaxis=dict(title="rank"), yaxis=dict(title="bytes sent + received"), barmode="group", height=360))
-    for r in result["results"]:
-        if "error" in r:
-            continue
+        title=f"Real run on {result['gpus']} processes: bytes per rank (fwd+bwd); max |counted - model| = {diff} B",
+        xaxis=dict(title="rank", dtick=1), yaxis=dict(title="bytes sent + received"), barmode="group", height=360))
+    for r in ok:
         ranks = list(range(len(r["bytes_per_rank"])))
-        fig.add_trace(go.Bar(name=f"{r['method']} (counted)", x=ranks, y=r["bytes_per_rank"],
-                             marker_color=COLORS[r["method"]]))
-        fig.add_trace(go.Scatter(name=f"{r['method']} (model)", x=ranks, y=r["model_bytes_per_rank"], mode="markers",
-                                 marker=dict(symbol="x", size=10, color="black"), showlegend=False))
+        fig.add_trace(go.Bar(name=r["method"], x=ranks, y=r["bytes_per_rank"], marker_color=COLORS[r["method"]],
+                             customdata=r["model_bytes_per_rank"],
+                             hovertemplate="rank %{x}: counted %{y:,} B, model %{customdata:,} B"))
     return fig
 
 

@@ -79,6 +79,7 @@ def check_worker(
         if "error" in plan:
             continue
         local = [t.clone().requires_grad_() for t in (q, k, v)]
+        comm.barrier()  # start the clock together (ranks start up at different times); moves no counted bytes
         comm.reset_counters()
         start = time.perf_counter()
         out = KERNELS[plan["method"]](*local, comm, causal=spec["causal"], seq_len=spec["seq"], **plan["kwargs"])

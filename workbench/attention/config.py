@@ -8,8 +8,9 @@ from workbench.config import Config, param
 
 #: real runs start one process per rank on this machine; beyond this the model carries the result
 MAX_CHECK_GPUS = 16
-#: keeps a real check run (all four methods, fwd+bwd, P processes on a laptop) to seconds
-MAX_CHECK_ELEMENTS = 4_194_304  # batch * seq * heads * head_dim
+#: caps the attention work of a real check (all four methods, fwd+bwd) to about half a minute on 2 cores:
+#: the work grows like batch * seq^2 * heads * head_dim (measured: 3.4e10 took 169 s on 2 cores)
+MAX_CHECK_WORK = 2**32
 
 DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2}
 
@@ -57,9 +58,10 @@ class MeshAttentionConfig(Config):
                 )
             if self.dtype == "bfloat16":
                 raise ValueError("dtype='bfloat16' is only for mode='model': valid values in check mode are 'float32', 'float64'")
-            elements = self.batch * self.seq * self.heads * self.head_dim
-            if elements > MAX_CHECK_ELEMENTS:
+            work = self.batch * self.seq**2 * self.heads * self.head_dim
+            if work > MAX_CHECK_WORK:
                 raise ValueError(
-                    f"batch*seq*heads*head_dim={elements:_} is too large for mode='check': valid range is "
-                    f"1..{MAX_CHECK_ELEMENTS:_} elements; use mode='model' for paper-scale sizes"
+                    f"batch*seq^2*heads*head_dim={work:_} is too large for mode='check': valid range is "
+                    f"1..{MAX_CHECK_WORK:_} (e.g. seq <= {int((MAX_CHECK_WORK / (self.batch * self.heads * self.head_dim)) ** 0.5)} "
+                    f"at these heads and head_dim); use mode='model' for paper-scale sizes"
                 )

@@ -74,13 +74,16 @@ def _post_fetches(
 
 def mesh_forward(
     comm: Comm, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ranges: Sequence[Ranges], plan: MeshPlan, *,
-    scale: float, causal: bool, seq_len: int,
+    scale: float, causal: bool, seq_len: int, rotate: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Forward pass of Mesh-Attention: out [B, H, L, D] and lse [B, H, L] of this rank's queries."""
+    """Forward pass of Mesh-Attention: out [B, H, L, D] and lse [B, H, L] of this rank's queries.
+
+    ``rotate``: KV Partition Rotation fetch order (False: every rank fetches in group order).
+    """
     me = comm.rank
     rows, cols = plan.row_group(me), plan.col_group(me)
     my_row, my_col = rows.index(me), cols.index(me)
-    steps = greedy_schedule(plan.a, plan.b, row=my_row, col=my_col)
+    steps = greedy_schedule(plan.a, plan.b, row=my_row, col=my_col, rotate=rotate)
     kv = torch.stack([k, v])  # [2, B, H, L, D]: one message per KV fetch
     pending, index, q_bufs, kv_bufs = _post_fetches(comm, plan, steps, q, kv, q, kv)
     q_of = {my_row: q, **q_bufs}
@@ -113,12 +116,13 @@ def mesh_forward(
 def mesh_backward(
     comm: Comm, dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
     lse: torch.Tensor, ranges: Sequence[Ranges], plan: MeshPlan, *, scale: float, causal: bool, seq_len: int,
+    rotate: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Backward pass of Mesh-Attention: dq, dk, dv of this rank's chunk ([B, H, L, D] each)."""
     me = comm.rank
     rows, cols = plan.row_group(me), plan.col_group(me)
     my_row, my_col = rows.index(me), cols.index(me)
-    steps = greedy_schedule(plan.a, plan.b, row=my_row, col=my_col, backward=True)
+    steps = greedy_schedule(plan.a, plan.b, row=my_row, col=my_col, backward=True, rotate=rotate)
     delta = (dout * out).sum(-1)  # [B, H, L]
     shape, rows_shape = q.shape, q.shape[:-1]
     n, m = q.numel(), delta.numel()
@@ -172,26 +176,27 @@ def mesh_backward(
 
 class _MeshFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, comm, ranges, plan, scale, causal, seq_len):  # type: ignore[override]
+    def forward(ctx, q, k, v, comm, ranges, plan, scale, causal, seq_len, rotate):  # type: ignore[override]
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-        out, lse = mesh_forward(comm, q, k, v, ranges, plan, scale=scale, causal=causal, seq_len=seq_len)
+        out, lse = mesh_forward(comm, q, k, v, ranges, plan, scale=scale, causal=causal, seq_len=seq_len,
+                                rotate=rotate)
         ctx.save_for_backward(q, k, v, out, lse)
-        ctx.args = (comm, ranges, plan, scale, causal, seq_len)
+        ctx.args = (comm, ranges, plan, scale, causal, seq_len, rotate)
         return out
 
     @staticmethod
     def backward(ctx, dout):  # type: ignore[override]
         q, k, v, out, lse = ctx.saved_tensors
-        comm, ranges, plan, scale, causal, seq_len = ctx.args
+        comm, ranges, plan, scale, causal, seq_len, rotate = ctx.args
         dq, dk, dv = mesh_backward(comm, dout.contiguous(), q, k, v, out, lse, ranges, plan, scale=scale,
-                                   causal=causal, seq_len=seq_len)
-        return dq, dk, dv, None, None, None, None, None, None
+                                   causal=causal, seq_len=seq_len, rotate=rotate)
+        return dq, dk, dv, None, None, None, None, None, None, None
 
 
 def mesh_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, comm: Comm, *, causal: bool = False,
     tile: tuple[int, int] | None = None, gpus_per_node: int | None = None, seq_len: int | None = None,
-    order: str | None = None, scale: float | None = None,
+    order: str | None = None, scale: float | None = None, kv_rotation: bool = True,
 ) -> torch.Tensor:
     """Mesh-Attention over ``comm`` on this rank's sequence chunk; differentiable.
 
@@ -200,6 +205,8 @@ def mesh_attention(
         comm: all P ranks. tile: (a, b) with a*b = P; None takes ``plan.choose_tile`` (fewest bytes).
         gpus_per_node: topology-aware placement of tiles (``plan.map_tiles_to_nodes``); None: row-first.
         causal, seq_len, order, scale: as ``ring_attention``.
+        kv_rotation: KV Partition Rotation fetch order (``plan.fetch_order``); False fetches in group order
+            (same bytes and results; only which link is busy when changes).
 
     Returns:
         out [B, H, L, D].
@@ -217,4 +224,5 @@ def mesh_attention(
     length = q.shape[2]
     seq_len = resolve_seq_len(seq_len, comm.size, length, order)
     ranges = member_ranges(comm.size, length, order)
-    return _MeshFn.apply(q, k, v, comm, ranges, plan, default_scale(q.shape[-1], scale), causal, seq_len)
+    return _MeshFn.apply(q, k, v, comm, ranges, plan, default_scale(q.shape[-1], scale), causal, seq_len,
+                         bool(kv_rotation))

@@ -28,40 +28,51 @@ slowest rank):
     block). The tile-to-node placement is ``plan.make_mesh_plan`` (topology-aware), or the plain row-first
     layout with ``topology_aware=False``. A pass ends on a rank when its sends are done and every partial
     it owns has arrived.
-  - StarTrail: see :func:`startrail_bytes_per_rank`.
+  - StarTrail (modelled only, ``startrail.py``): team all-gather and reduce-scatter on NVLink, exposed;
+    sub-ring hops of C-chunk KV bundles overlapped like Ring's behind C^2 blocks.
 
   Forward and backward are each timed from a barrier; ``total = forward + backward``.
-* **Peak memory**: the activations the attention op holds at its worst moment (forward or backward) on one
-  rank, itemised in ``memory_terms``: local chunks, fetched remote chunks held at once (Mesh caches a-1 Q
-  chunks and b-1 KV chunks; Ring holds two KV buffers), partial outputs, gradients and accumulators. All
-  tensors in the element type; model weights, other layers' activations and allocator slack are excluded.
+* **Peak memory** (``memory.py``): the activations the attention op holds at its worst moment (forward or
+  backward) on one rank, itemised in ``memory_terms``: local chunks, fetched remote chunks held at once
+  (Mesh caches a-1 Q chunks and b-1 KV chunks; Ring holds two KV buffers), partial outputs, gradients and
+  accumulators. All tensors in the element type; model weights, other layers' activations and allocator
+  slack are excluded.
 
 Not modelled: the merge of partials (elementwise, O(L) per row), kernel-launch gaps, network congestion
 beyond one rank's own links, and sender-side contention (the KV Partition Rotation order of
 ``plan.fetch_order`` makes every fetch round a permutation, so each rank serves one peer at a time).
 
-Performance: closed forms and loops over at most P ranks / 2*sqrt(P) fetches (no array of sequence size);
-tile choices and schedules are memoised, so one call at P=1024, S=4M takes a few milliseconds.
+Performance: closed forms over arrays of at most P x (a + b) entries, nothing of sequence size. Tile
+choices and schedules are memoised (``plan.choose_tile`` and ``plan.greedy_schedule`` cost ~25 ms the first
+time at P=1024), after which one call at P=1024, S=4M takes ~3 ms; a prime P near 1024 (1-D tile, ~2P
+messages per rank) takes ~50-75 ms.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal, Mapping, Sequence
 
 import numpy as np
 
+from workbench.attention.memory import mesh_memory, peak_terms, ring_family_memory, usp_memory
 from workbench.attention.plan import (
     block_count,
     check_tile,
-    divisors,
     greedy_schedule,
     local_length,
     make_mesh_plan,
     resolve_order,
 )
-from workbench.attention.timeline import RingTime, fifo_end_times, lockstep_ring, tile_timeline
+from workbench.attention.startrail import (
+    check_team_size,
+    startrail_bytes_per_rank,
+    startrail_pass_times,
+    startrail_team_sizes,
+)
+from workbench.attention.timeline import ring_backward_pass, ring_forward_pass, tile_timeline
 from workbench.attention.volume import predict_bytes_per_rank, resolve_method_params
 from workbench.cluster import ClusterSpec
 
@@ -173,10 +184,11 @@ class _Shape:
 # ----------------------------------------------------------------------------------------------------------
 def _check_int(name: str, value: object) -> int:
     lo, hi = RANGES[name]
+    valid = f"{lo}..{hi:_}" if hi >= 100_000 else f"{lo}..{hi}"  # as workbench.config writes ranges
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}={value!r} must be an int: valid range is {lo}..{hi:_}")
+        raise TypeError(f"{name}={value!r} must be an int: valid range is {valid}")
     if not lo <= value <= hi:
-        raise ValueError(f"{name}={value} is out of range: valid range is {lo}..{hi:_}")
+        raise ValueError(f"{name}={value} is out of range: valid range is {valid}")
     return int(value)
 
 
@@ -232,8 +244,8 @@ def _all_to_all_seconds(group_size: int, gpus: int, bytes_per_peer: int, cluster
 def _ring_time(gpus, shape, blk_f, blk_b, cluster) -> tuple[_Pass, _Pass]:
     inter = _ring_hop_inter(np.arange(gpus), cluster)
     kv = cluster.message_seconds(2 * shape.n * shape.e, inter)
-    f = _ring_forward(gpus, blk_f, kv)
-    b = _ring_backward(gpus, blk_b, kv, kv)  # dk+dv has the size of k+v
+    f = ring_forward_pass(gpus, blk_f, kv)
+    b = ring_backward_pass(gpus, blk_b, kv, kv)  # dk+dv has the size of k+v
     return (_Pass(np.full(gpus, f.total), f.compute, f.comm), _Pass(np.full(gpus, b.total), b.compute, b.comm))
 
 
@@ -246,8 +258,8 @@ def _usp_time(gpus, u, shape, blk_f, blk_b, cluster) -> tuple[_Pass, _Pass]:
     members = np.arange(0, gpus, u)  # ring of group position 0: ranks 0, u, 2u, ... (others are shifts)
     inter = any(_ring_hop_inter(members + x, cluster) for x in range(u)) if r > 1 else False
     kv = cluster.message_seconds(2 * n * e, inter)  # u*L tokens x H/u heads x (k, v) = 2N elements
-    ring_f = _ring_forward(r, u * blk_f, kv)
-    ring_b = _ring_backward(r, u * blk_b, kv, kv)
+    ring_f = ring_forward_pass(r, u * blk_f, kv)
+    ring_b = ring_backward_pass(r, u * blk_b, kv, kv)
     pre_f, post_f = a2a(bytes_per_peer=3 * per_peer * e), a2a(bytes_per_peer=per_peer * e)  # q,k,v in; out back
     pre_b, post_b = a2a(bytes_per_peer=per_peer * e), a2a(bytes_per_peer=3 * per_peer * e)  # dout in; dq,dk,dv
     fwd = _Pass(np.full(gpus, pre_f + ring_f.total + post_f), ring_f.compute, pre_f + ring_f.comm + post_f)
@@ -364,7 +376,8 @@ def _mesh_pass(mesh, shape, block_s, cluster, backward: bool) -> _Pass:
     kinds = prog.fetch_kind + prog.send_kind
     idx = np.concatenate([prog.fetch_idx, prog.send_idx])
     if not kinds:  # P = 1: nothing to move
-        return _Pass(np.full(gpus, prog.segment_blocks.sum() * block_s), float(prog.segment_blocks.sum() * block_s), 0.0)
+        busy = float(prog.segment_blocks.sum() * block_s)
+        return _Pass(np.full(gpus, busy), busy, 0.0)
     inter = _mesh_gather(node_at, kinds, idx, mesh, I, J, +1) != node[:, None]  # [P, F+X]
     # ranks with the same link class for every fetch and send share one timeline: simulate each pattern once
     # (a handful under the topology-aware placement, at most P)
@@ -452,7 +465,7 @@ def model_attention(
         ...     causal=True, dtype_bytes=2, cluster=ClusterSpec()).total_seconds
         ((16, 16), True)
 
-    Complexity: O(P * sqrt(P)) numpy work for Mesh, O(P) otherwise; nothing of sequence size.
+    Complexity: O(P * (a + b)) numpy work for Mesh, O(P) otherwise; nothing of sequence size.
     """
     v = _check_inputs(method, gpus, seq, heads, head_dim, batch, causal, dtype_bytes, cluster, topology_aware)
     gpus, seq, heads, head_dim, batch = v["gpus"], v["seq"], v["heads"], v["head_dim"], v["batch"]
@@ -474,7 +487,7 @@ def model_attention(
             options = [_model_startrail(gpus, cc, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal)
                        for cc in startrail_team_sizes(gpus, g)]
             return min(options, key=lambda res: res.total_seconds)  # ties: the smaller C (listed first)
-        c = _check_team(team_size, gpus, g)
+        c = check_team_size(team_size, gpus, g)
         return _model_startrail(gpus, c, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal)
 
     place_g = g if (method != "mesh" or topology_aware) else None
@@ -484,27 +497,29 @@ def model_attention(
                                  ulysses_degree=u if method == "usp" else None)
     if method == "ring":
         fwd, bwd = _ring_time(gpus, shape, blk_f, blk_b, cluster)
-        memory = _ring_family_memory(shape.n, shape.m, 1, gpus)
+        memory = ring_family_memory(shape.n, shape.m, 1, gpus)
     elif method in ("ulysses", "usp"):
         fwd, bwd = _usp_time(gpus, u, shape, blk_f, blk_b, cluster)
-        memory = _usp_memory(shape.n, shape.m, gpus // u)
+        memory = usp_memory(shape.n, shape.m, gpus // u)
     else:
         mesh = _mesh_plan(gpus, tile_ab, place_g)
-        fwd, bwd = (_mesh_pass(mesh, shape, blk, cluster, backward) for blk, backward in ((blk_f, False), (blk_b, True)))
-        memory = _mesh_memory(shape.n, shape.m, *tile_ab)
+        fwd = _mesh_pass(mesh, shape, blk_f, cluster, backward=False)
+        bwd = _mesh_pass(mesh, shape, blk_b, cluster, backward=True)
+        memory = mesh_memory(shape.n, shape.m, *tile_ab)
     return _result(method, gpus, tile_ab, u, c, vol, memory, shape.e, fwd, bwd)
 
 
 def _model_startrail(gpus, c, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal):
     vol = startrail_bytes_per_rank(gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
                                    dtype_bytes=shape.e, team_size=c, batch=batch)
-    fwd, bwd = _startrail_time(gpus, c, shape, blk_f, blk_b, cluster)
-    memory = _ring_family_memory(shape.n, shape.m, c, gpus // (c * c))
+    f, b = startrail_pass_times(gpus, c, shape.n, shape.m, shape.e, blk_f, blk_b, cluster)
+    fwd, bwd = (_Pass(np.full(gpus, t.total), t.compute, t.comm) for t in (f, b))
+    memory = ring_family_memory(shape.n, shape.m, c, gpus // (c * c))
     return _result("startrail", gpus, None, None, c, vol, memory, shape.e, fwd, bwd)
 
 
 def _result(method, gpus, tile, u, c, vol, memory, e, fwd: _Pass, bwd: _Pass) -> AttentionModelResult:
-    terms = _peak(memory, e)
+    terms = peak_terms(memory, e)
     f_total, b_total = float(fwd.finish.max()), float(bwd.finish.max())
     compute = fwd.compute + bwd.compute
     total = f_total + b_total
@@ -513,7 +528,7 @@ def _result(method, gpus, tile, u, c, vol, memory, e, fwd: _Pass, bwd: _Pass) ->
         bytes_per_rank=np.asarray(vol["total"], dtype=np.int64),
         bytes_sent_per_rank=np.asarray(vol["sent"], dtype=np.int64),
         peak_memory_bytes=np.full(gpus, sum(terms.values()), dtype=np.int64),
-        memory_terms=terms, compute_seconds=compute, comm_seconds=fwd.comm + bwd.comm,
+        memory_terms=MappingProxyType(terms), compute_seconds=compute, comm_seconds=fwd.comm + bwd.comm,
         exposed_comm_seconds=total - compute, total_seconds=total, forward_seconds=f_total,
         backward_seconds=b_total, seconds_per_rank=fwd.finish + bwd.finish,
     )

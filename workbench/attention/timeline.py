@@ -12,11 +12,13 @@ simulation.
 2. :func:`tile_timeline` -- a rank that owns a 2-D tile (Mesh-Attention). Every chunk it needs already sits on
    its owner at t=0, so all fetches are issued at once, in the order the greedy schedule prefetches them;
    fetches over NVLink and over the network travel on separate hardware, so there is one FIFO queue per
-   link class. Blocks are computed in schedule order; the schedule waits for chunks one by one (in fetch
-   order) and a block starts once the previous block is done and every chunk waited for so far has arrived: a fetch overlaps the compute of blocks that are already resident, and what cannot
-   hide shows up as idle compute. Partial results (O+LSE in forward, dQ / dK,dV in backward) leave on
-   outgoing FIFO queues (again one per link class) where the schedule posts them (``plan.greedy_schedule``
-   posts them as one batch after the last block).
+   link class (an assumption: a link serves the posted receives one after another, in posting order, rather
+   than sharing its bandwidth among all of them). Blocks are computed in schedule order; the schedule waits
+   for chunks one by one (in fetch order) and a block starts once the previous block is done and every
+   chunk waited for so far has arrived: a fetch overlaps the compute of blocks that are already resident,
+   and what cannot hide shows up as idle compute. Partial results (O+LSE in forward, dQ / dK,dV in
+   backward) leave on outgoing FIFO queues (again one per link class) where the schedule posts them
+   (``plan.greedy_schedule`` posts them as one batch after the last block).
 
 Recurrences and their closed forms (``c`` compute time, ``R`` ready time, ``E`` end time)::
 
@@ -30,7 +32,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["lockstep_ring", "ring_forward_pass", "ring_backward_pass", "RingTime", "tile_timeline", "TileTime", "fifo_end_times", "compute_end_times"]
+__all__ = [
+    "RingTime",
+    "TileTime",
+    "compute_end_times",
+    "fifo_end_times",
+    "lockstep_ring",
+    "ring_backward_pass",
+    "ring_forward_pass",
+    "tile_timeline",
+]
 
 
 @dataclass(frozen=True)

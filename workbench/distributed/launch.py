@@ -10,6 +10,7 @@ with the rank and rendezvous read from the environment (gloo on CPU, NCCL when C
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import pickle
@@ -118,6 +119,9 @@ def run_workers(
         raise ValueError(f"backend={backend!r} is unknown: valid values are ('gloo', 'nccl')")
     if not timeout_s > 0:
         raise ValueError(f"timeout_s={timeout_s!r} must be > 0 seconds")
+    # autograd imports this (and sympy) on the first backward with an explicit gradient; importing it once
+    # here, before forking, saves every worker about a second
+    importlib.import_module("torch.fx.experimental.symbolic_shapes")
     workdir = Path(tempfile.mkdtemp(prefix="workbench-dist-"))
     try:
         ctx = mp.start_processes(
