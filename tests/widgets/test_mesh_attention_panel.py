@@ -59,10 +59,13 @@ def test_tile_options_follow_gpus_and_heatmap_shows_tiles():
     panel.controls["gpus"].value = 12
     assert tuple(panel.controls["tile_a"].options) == (0, 1, 2, 3, 4, 6, 12)
     panel.controls["tile_a"].value = 3
-    mesh = np.asarray(panel.figures[3].data[1].z, dtype=float)
-    assert mesh.shape == (12, 12)
+    ranks = np.asarray(panel.figures[3].data[1].customdata)
+    assert ranks.shape == (12, 12)
     assert "3 x 4 tiles" in panel.figures[3].layout.annotations[1].text
-    assert set(np.unique(mesh[~np.isnan(mesh)]).astype(int)) == set(range(12))
+    # grouped by tile, every rank's blocks form one 3 x 4 rectangle, and each rank owns exactly one
+    tiles = ranks.reshape(4, 3, 3, 4).transpose(0, 2, 1, 3).reshape(12, 12)
+    assert all(len(set(row)) == 1 for row in tiles)
+    assert sorted(tiles[:, 0]) == list(range(12))
 
 
 def test_static_mode_returns_plain_figures_with_slider_frames():

@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from workbench.attention.config import DTYPE_BYTES, MeshAttentionConfig
 from workbench.attention.model import AttentionModelResult, model_attention
-from workbench.attention.plan import assignment_matrix, divisors
+from workbench.attention.plan import assignment_matrix, choose_tile, divisors, make_mesh_plan
 from workbench.attention.runner import MODEL_METHODS, cluster_of, tile_of
 from widgets.base import Panel
 
@@ -43,11 +43,35 @@ def _model(method: str, gpus: int, config: MeshAttentionConfig) -> AttentionMode
         return str(exc)
 
 
+@dataclass(frozen=True)
+class BlockMap:
+    """Who computes each block: ``ranks[i, j]`` for Q chunk ``q_chunks[i]`` and KV chunk ``kv_chunks[j]``
+    (chunks listed in display order, at most ``HEAT_MAX`` of each; -1 = block fully masked)."""
+
+    ranks: np.ndarray
+    q_chunks: np.ndarray
+    kv_chunks: np.ndarray
+
+
 @functools.lru_cache(maxsize=256)
-def _heatmaps(gpus: int, tile: tuple[int, int] | None, causal: bool, gpus_per_node: int) -> tuple[np.ndarray, np.ndarray]:
+def _block_maps(gpus: int, tile: tuple[int, int] | None, causal: bool, gpus_per_node: int) -> tuple[BlockMap, BlockMap]:
+    """Ring in natural chunk order; Mesh with Q and KV chunks grouped by tile (row groups, then column groups),
+    so each rank's a x b tile shows as one rectangle, as in the paper's figure."""
     ring = assignment_matrix("ring", gpus, causal=causal)
+    natural = np.arange(gpus)
     mesh = assignment_matrix("mesh", gpus, tile=tile, causal=causal, gpus_per_node=gpus_per_node)
-    return ring[:HEAT_MAX, :HEAT_MAX], mesh[:HEAT_MAX, :HEAT_MAX]
+    plan = make_mesh_plan(gpus, tile or choose_tile(gpus, gpus_per_node=gpus_per_node), gpus_per_node)
+    grid = plan.rank_at.reshape(plan.b, plan.a)  # grid[I, J]: rank at tile cell (I, J)
+    q_order, kv_order = grid.reshape(-1), grid.T.reshape(-1)  # Q chunks by tile-row, KV chunks by tile-column
+    cut = slice(0, HEAT_MAX)
+    return (BlockMap(ring[cut, cut], natural[cut], natural[cut]),
+            BlockMap(mesh[np.ix_(q_order, kv_order)][cut, cut], q_order[cut], kv_order[cut]))
+
+
+def _colour_index(ranks: np.ndarray, gpus: int) -> np.ndarray:
+    """A colour per rank that differs between neighbours (ranks scattered over the colour scale); NaN = masked."""
+    step = next(s for s in range(max(gpus // 3, 1), gpus + 1) if np.gcd(s, gpus) == 1) if gpus > 2 else 1
+    return np.where(ranks < 0, np.nan, (ranks * step) % max(gpus, 1)).astype(float)
 
 
 @dataclass(frozen=True)
@@ -57,8 +81,8 @@ class MeshAttentionView:
     config: MeshAttentionConfig
     sweep: dict[str, tuple[list[int], list[float]]]  # method -> (P values, max bytes per rank)
     point: dict[str, AttentionModelResult | str]  # method -> result at config.gpus, or error text
-    ring_map: np.ndarray
-    mesh_map: np.ndarray
+    ring_map: BlockMap
+    mesh_map: BlockMap
 
 
 def mesh_attention_view(values: dict[str, Any]) -> MeshAttentionView:
@@ -75,7 +99,7 @@ def mesh_attention_view(values: dict[str, Any]) -> MeshAttentionView:
     point = {m: _model(m, config.gpus, config) for m in MODEL_METHODS}
     mesh = point["mesh"]
     tile = tuple(mesh.tile) if not isinstance(mesh, str) else None
-    ring_map, mesh_map = _heatmaps(config.gpus, tile, config.causal, config.gpus_per_node)
+    ring_map, mesh_map = _block_maps(config.gpus, tile, config.causal, config.gpus_per_node)
     return MeshAttentionView(config, sweep, point, ring_map, mesh_map)
 
 
@@ -142,10 +166,13 @@ class MeshAttentionPanel(Panel):
         heat = make_subplots(rows=1, cols=2, subplot_titles=("Ring: rank i computes row i", "Mesh: a x b tiles"),
                              horizontal_spacing=0.08)
         for col in (1, 2):
-            heat.add_trace(go.Heatmap(z=[[0]], colorscale="Turbo", showscale=col == 2, zmin=0,
-                                      hovertemplate="Q %{y}, KV %{x}: rank %{z}<extra></extra>"), row=1, col=col)
-            heat.update_yaxes(autorange="reversed", title_text="Q chunk" if col == 1 else None, row=1, col=col)
-            heat.update_xaxes(title_text="KV chunk", row=1, col=col)
+            heat.add_trace(go.Heatmap(z=[[0]], colorscale="Turbo", showscale=False, zmin=0,
+                                      hovertemplate="Q %{y}, KV %{x}: rank %{customdata}<extra></extra>"),
+                           row=1, col=col)
+            heat.update_yaxes(autorange="reversed", type="category", showticklabels=False, row=1, col=col,
+                              title_text="Q chunk" + (" (grouped by tile row)" if col == 2 else ""))
+            heat.update_xaxes(type="category", showticklabels=False, row=1, col=col,
+                              title_text="KV chunk" + (" (grouped by tile column)" if col == 2 else ""))
         heat.update_layout(title="Who computes each block of the Q x KV matrix (masked causal blocks blank)",
                            height=420)
         return [comm, time_fig, memory, heat]
@@ -170,9 +197,11 @@ class MeshAttentionPanel(Panel):
                                       "(fwd+bwd): compute vs exposed communication")
         memory.data[0].y = [float(ok[m].peak_memory_bytes.max()) / 1e9 if m in ok else None for m in MODEL_METHODS]
 
-        masked = lambda a: np.where(a < 0, np.nan, a).astype(float)  # noqa: E731 - MASKED (-1) -> blank
-        heat.data[0].z, heat.data[1].z = masked(view.ring_map), masked(view.mesh_map)
-        heat.data[0].zmax = heat.data[1].zmax = max(view.config.gpus - 1, 1)
+        for trace, block_map in zip(heat.data, (view.ring_map, view.mesh_map)):
+            trace.z = _colour_index(block_map.ranks, view.config.gpus)
+            trace.customdata = block_map.ranks
+            trace.x, trace.y = [str(c) for c in block_map.kv_chunks], [str(c) for c in block_map.q_chunks]
+            trace.zmax = max(view.config.gpus - 1, 1)
         mesh = ok.get("mesh")
         corner = f" (first {HEAT_MAX} of {view.config.gpus} chunks)" if view.config.gpus > HEAT_MAX else ""
         heat.layout.annotations[1].text = (f"Mesh: {mesh.tile[0]} x {mesh.tile[1]} tiles" if mesh else "Mesh") + corner
@@ -238,7 +267,8 @@ def headline_figure(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], se
         for method, ratios in speedups[axis].items():
             fig.add_trace(go.Scatter(x=list(points), y=ratios, name=f"over {method}", mode="lines+markers",
                                      line=dict(color=COLORS[method]), showlegend=col == 1), row=1, col=col)
-        fig.update_xaxes(type="log", title_text="GPUs P" if axis == "gpus" else "tokens S", row=1, col=col)
+        fig.update_xaxes(type="log", title_text="GPUs P" if axis == "gpus" else "tokens S", row=1, col=col,
+                         tickvals=list(points), ticktext=[f"{p:,}" if axis == "gpus" else f"{p // 1024:,}K" for p in points])
     fig.update_yaxes(title_text="Mesh speed-up (x)", row=1, col=1)
     fig.add_hline(y=1.0, line=dict(color="#999", dash="dot"))
     fig.update_layout(
@@ -247,5 +277,6 @@ def headline_figure(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], se
             text=(f"cluster model: {base.gpu_tflops:g} TFLOP/s per GPU, {base.gpus_per_node} GPUs/node, "
                   f"NVLink {base.intra_bw:g} GB/s, network {base.inter_bw:g} GB/s per GPU; "
                   "bytes = exact counts of the real kernels"),
-            xref="paper", yref="paper", x=0, y=-0.22, showarrow=False, font=dict(size=11, color="#555"))])
+            xref="paper", yref="paper", x=0, y=-0.3, showarrow=False, font=dict(size=11, color="#555"))],
+        margin=dict(b=110))
     return fig
