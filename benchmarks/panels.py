@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+import warnings
 from typing import Any, Sequence
 
 from benchmarks.common import Section, Table, fmt_ms, median, percentile
@@ -97,10 +98,13 @@ def measure_panel(panel_cls: type, *, picks: int | None) -> dict[str, Any]:
         for value in plan:
             if widget.value == value:  # no change event would fire
                 continue
-            seconds = panel.timed_change(name, value)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                seconds = panel.timed_change(name, value)
             state = _state(panel)
             samples.append({"control": name, "value": value, "seconds": seconds, "new": state not in seen,
-                            "error": getattr(panel, "error", None)})
+                            "error": getattr(panel, "error", None),
+                            "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught})})
             seen.add(state)
     return {"panel": panel_cls.__name__, "build_s": build_s, "controls": controls, "samples": samples}
 
@@ -122,7 +126,7 @@ def run(*, quick: bool) -> Section:
         results.append({"technique": entry.name,
                         **measure_panel(panel_cls, picks=QUICK_PICKS if quick else None)})
 
-    panel_rows, control_rows, summary = [], [], []
+    panel_rows, control_rows, summary, notes = [], [], [], []
     for res in results:
         secs = [s["seconds"] for s in res["samples"]]
         new = [s["seconds"] for s in res["samples"] if s["new"]]
@@ -141,6 +145,8 @@ def run(*, quick: bool) -> Section:
             values = ", ".join(str(s["value"]) for s in mine) or "not moved (no range)"
             control_rows.append((res["technique"], name, str(len(xs)), *_stats(xs),
                                  str(sum(1 for s in mine if s["error"])), values))
+            notes += [f"{res['technique']}: setting {name} = {s['value']!r} raised {w}"
+                      for s in mine for w in s["warnings"]]
     panel_table = Table(
         headers=("technique", "panel", "build + first draw (ms)", "changes", "median (ms)", "p95 (ms)",
                  "median new (ms)", "median revisit (ms)", "error redraws", "target median (ms)", "median < target"),
@@ -157,7 +163,8 @@ def run(*, quick: bool) -> Section:
         f"median below {fmt_ms(TARGET_S)} ms per panel; `median < target` states whether it holds. `new` moves "
         "reach a set of values not seen before in this run, `revisit` moves one seen before (memoised results). "
         "`error redraws` counts moves whose values the panel rejected (message in its status line). p95 uses "
-        "linear interpolation; with 2-5 moves per control it is close to the max."
+        "linear interpolation; with 2-5 moves per control it is close to the max. Python warnings raised "
+        "during a move are listed under the tables."
     )
     return Section(title="4. Panel redraw latency", intro=intro, tables=(panel_table, control_table),
-                   summary=tuple(summary), data={"panels": results})
+                   notes=tuple(notes), summary=tuple(summary), data={"panels": results})

@@ -210,7 +210,7 @@ class MeshAttentionPanel(Panel):
     def notes(self, view: MeshAttentionView, values: dict[str, Any]) -> str:
         ok = {m: r for m, r in view.point.items() if not isinstance(r, str)}
         parts = []
-        if "ring" in ok and "mesh" in ok:
+        if "ring" in ok and "mesh" in ok and ok["mesh"].bytes_per_rank.max() > 0:  # P = 1 moves nothing
             ratio = ok["ring"].bytes_per_rank.max() / ok["mesh"].bytes_per_rank.max()
             p = view.config.gpus
             parts.append(f"bytes Ring/Mesh = <b>{ratio:.2f}x</b> ((&radic;P+1)/2 = {(np.sqrt(p) + 1) / 2:.2f})")
