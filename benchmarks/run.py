@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from benchmarks import attention, comm, machine, panels
+from benchmarks import attention, comm, machine, panels, refloat
 from benchmarks.common import Section, Table
 
 log = logging.getLogger("benchmarks")
@@ -31,6 +31,7 @@ GROUPS = (
     ("1 kernel", attention),
     ("2-3 bytes", comm),
     ("4 panels", panels),
+    ("refloat", refloat),
 )
 
 def render(sections: Sequence[Section], *, machine_section: Section, quick: bool) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -58,11 +59,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_lab(args: argparse.Namespace) -> int:
     notebooks = REPO_ROOT / "notebooks"
+    env = dict(os.environ)
+    shared = REPO_ROOT.parent / "shared" / "data"
+    if "WORKBENCH_DATA" not in env and shared.is_dir():  # a checkout beside the shared data folder uses it
+        env["WORKBENCH_DATA"] = str(shared)
     command = [
         sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={notebooks}",
         "--LabApp.default_url=/lab/tree/index.ipynb", *args.jupyter_args,
     ]
-    return subprocess.call(command)
+    return subprocess.call(command, env=env)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -81,7 +81,9 @@ _CATALOGUE = (
     CatalogueEntry("dwarvesgraph", "Graphs, recommenders, solvers", "pattern-decomposition graph mining", None),
     CatalogueEntry("kudu", "Graphs, recommenders, solvers", "distributed graph mining", None),
     CatalogueEntry("fiited", "Graphs, recommenders, solvers", "embedding dimension pruning", None),
-    CatalogueEntry("refloat", "Graphs, recommenders, solvers", "block floating point for iterative solvers", None),
+    CatalogueEntry("refloat", "Graphs, recommenders, solvers",
+                   "block floating point for CG/BiCGSTAB on real SuiteSparse matrices + ReRAM time model",
+                   "workbench.solvers.runner"),
 )
 
 _BY_NAME = MappingProxyType({e.name: e for e in _CATALOGUE})

@@ -1,0 +1,215 @@
+"""CG and BiCGSTAB with quantised search directions, as in the ReFloat artifact (``src/refloat_solver.cpp``).
+
+The matrix is quantised once, outside (the ``matvec`` passed in multiplies by the stored matrix). Inside, the
+search directions are quantised before every SpMV, in place: ``p`` in CG (also the first ``p = r``), ``p`` and
+``s`` in BiCGSTAB, so the quantised vectors are the ones the recurrences carry on with. Everything else (dot
+products, axpy, residuals, ``x``) is float64.
+
+Stopping: ``criterion="absolute"`` stops when ``||r||^2 <= threshold`` (the paper: 1e-8, on the recursively
+updated residual); ``"relative"`` when ``||r|| < rtol * ||b||`` (scipy's test). The loop checks before every
+iteration, at most ``max_iter`` iterations; a non-finite residual ends the run as ``diverged``. With no
+quantisation the arithmetic follows ``scipy.sparse.linalg.cg``/``bicgstab`` operation for operation (same
+updates, same order), so the iterates agree with scipy's up to the SpMV's summation order (tested).
+
+BiCGSTAB also stops after the half step when ``s`` already meets the criterion (``x += alpha p``), as
+scipy's does and the artifact's does not; that iteration counts.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+Criterion = Literal["absolute", "relative"]
+Status = Literal["converged", "max_iter", "diverged", "breakdown"]
+Matvec = Callable[[np.ndarray], np.ndarray]
+Quantiser = Callable[[np.ndarray], np.ndarray] | None
+
+
+@dataclass
+class SolveResult:
+    """Outcome of one solve.
+
+    x: (n,) final iterate; iterations: completed iterations; status: converged, max_iter, diverged (inf/NaN)
+    or breakdown (a zero denominator); residuals: ``||r||^2`` before the first iteration and after each one
+    (length iterations + 1); indefinite_at: first CG iteration with ``p^T A p <= 0`` (the stored matrix is
+    not positive definite along ``p``), None if never; message: one line for humans.
+    """
+
+    x: np.ndarray
+    iterations: int
+    status: Status
+    residuals: np.ndarray
+    indefinite_at: int | None = None
+    message: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "converged"
+
+    @property
+    def final_residual(self) -> float:
+        """``||r||^2`` of the recursively updated residual at the end (what the stopping rule looks at)."""
+        return float(self.residuals[-1])
+
+
+def _stop_test(b: np.ndarray, criterion: Criterion, threshold: float, rtol: float) -> Callable[[float], bool]:
+    if criterion == "absolute":
+        return lambda res: res <= threshold
+    if criterion == "relative":
+        atol = rtol * float(np.linalg.norm(b))
+        return lambda res: np.sqrt(res) < atol
+    raise ValueError(f"criterion={criterion!r} is not allowed: valid values are 'absolute', 'relative'")
+
+
+def _check(b: np.ndarray, max_iter: int) -> np.ndarray:
+    b = np.asarray(b, dtype=np.float64)
+    if b.ndim != 1:
+        raise ValueError(f"b has shape {b.shape}: expected a vector (n,)")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0:
+        raise ValueError(f"max_iter={max_iter!r} is out of range: valid range is >= 0")
+    return b
+
+
+@np.errstate(over="ignore", invalid="ignore", divide="ignore")  # divergence is detected and reported, not warned
+def cg(matvec: Matvec, b: np.ndarray, *, quantise: Quantiser = None, max_iter: int = 1000,
+       criterion: Criterion = "absolute", threshold: float = 1e-8, rtol: float = 1e-10) -> SolveResult:
+    """Conjugate gradient from x0 = 0 for ``A x = b`` (A symmetric positive definite), p quantised each step.
+
+    matvec: x (n,) -> A x (n,); quantise: applied to every new search direction (None: float64).
+    Returns a :class:`SolveResult`; a non-positive ``p^T A p`` is recorded in ``indefinite_at`` and the
+    iteration goes on as the artifact's does (a zero one is a breakdown).
+    """
+    b = _check(b, max_iter)
+    done = _stop_test(b, criterion, threshold, rtol)
+    q_fn = quantise or (lambda v: v)
+    x = np.zeros_like(b)
+    r = b.copy()  # r = b - A x0 with x0 = 0
+    p = q_fn(r.copy())
+    res = float(r @ r)
+    history = [res]
+    indefinite_at = None
+    status: Status = "max_iter"
+    k = 0
+    while True:
+        if not np.isfinite(res):
+            status = "diverged"
+            break
+        if done(res):
+            status = "converged"
+            break
+        if k >= max_iter:
+            break
+        Ap = matvec(p)
+        pAp = float(p @ Ap)
+        if pAp <= 0 and indefinite_at is None:
+            indefinite_at = k + 1
+        if pAp == 0.0:
+            status = "breakdown"
+            break
+        alpha = res / pAp
+        x += alpha * p
+        r -= alpha * Ap
+        res_new = float(r @ r)
+        beta = res_new / res
+        p *= beta
+        p += r  # p = beta p + r, scipy's order
+        p = q_fn(p)
+        res = res_new
+        history.append(res)
+        k += 1
+    message = {"converged": f"converged in {k} iterations", "max_iter": f"no convergence in {k} iterations",
+               "diverged": f"diverged (residual became {res}) at iteration {k}",
+               "breakdown": f"breakdown at iteration {k + 1}: p^T A p = 0"}[status]
+    if indefinite_at is not None:
+        message += f"; p^T A p <= 0 first at iteration {indefinite_at} (matrix not positive definite)"
+    log.debug("cg: %s", message)
+    return SolveResult(x=x, iterations=k, status=status, residuals=np.array(history), indefinite_at=indefinite_at,
+                       message=message)
+
+
+@np.errstate(over="ignore", invalid="ignore", divide="ignore")
+def bicgstab(matvec: Matvec, b: np.ndarray, *, quantise: Quantiser = None, max_iter: int = 1000,
+             criterion: Criterion = "absolute", threshold: float = 1e-8, rtol: float = 1e-10) -> SolveResult:
+    """BiCGSTAB from x0 = 0 for a general square ``A``, with ``p`` and ``s`` quantised before their SpMVs.
+
+    Breakdowns (``r~ . r = 0``, ``r~ . v = 0``, ``t . t = 0`` or ``omega = 0``) end the run with status
+    ``breakdown``. Returns a :class:`SolveResult`.
+    """
+    b = _check(b, max_iter)
+    done = _stop_test(b, criterion, threshold, rtol)
+    q_fn = quantise or (lambda v: v)
+    x = np.zeros_like(b)
+    r = b.copy()
+    r_tilde = r.copy()
+    p = v = None
+    rho_prev = alpha = omega = 1.0
+    res = float(r @ r)
+    history = [res]
+    status: Status = "max_iter"
+    why = ""
+    k = 0
+    while True:
+        if not np.isfinite(res):
+            status = "diverged"
+            break
+        if done(res):
+            status = "converged"
+            break
+        if k >= max_iter:
+            break
+        rho = float(r_tilde @ r)
+        if rho == 0.0:
+            status, why = "breakdown", "r~ . r = 0"
+            break
+        if k == 0:
+            p = r.copy()
+        else:
+            beta = (rho / rho_prev) * (alpha / omega)
+            p -= omega * v
+            p *= beta
+            p += r  # p = r + beta (p - omega v), scipy's order
+        p = q_fn(p)
+        v = matvec(p)
+        rv = float(r_tilde @ v)
+        if rv == 0.0:
+            status, why = "breakdown", "r~ . A p = 0"
+            break
+        alpha = rho / rv
+        s = r - alpha * v
+        res_s = float(s @ s)
+        if np.isfinite(res_s) and done(res_s):  # half-step exit, as scipy
+            x += alpha * p
+            res = res_s
+            history.append(res)
+            k += 1
+            status = "converged"
+            break
+        s = q_fn(s)
+        t = matvec(s)
+        tt = float(t @ t)
+        if tt == 0.0:
+            status, why = "breakdown", "t . t = 0"
+            break
+        omega = float(t @ s) / tt
+        x += alpha * p
+        x += omega * s
+        r = s - omega * t
+        rho_prev = rho
+        res = float(r @ r)
+        history.append(res)
+        k += 1
+        if omega == 0.0 and not done(res):
+            status, why = "breakdown", "omega = 0"
+            break
+    message = {"converged": f"converged in {k} iterations", "max_iter": f"no convergence in {k} iterations",
+               "diverged": f"diverged (residual became {res}) at iteration {k}",
+               "breakdown": f"breakdown at iteration {k + 1}: {why}"}[status]
+    log.debug("bicgstab: %s", message)
+    return SolveResult(x=x, iterations=k, status=status, residuals=np.array(history), message=message)
