@@ -73,7 +73,7 @@ def sections(report: str) -> dict[str, str]:
 
 def test_sections_in_order(report: str, sections: dict[str, str]) -> None:
     assert report.startswith("# Benchmarks\n")
-    assert list(sections) == list(TITLES)
+    assert list(sections)[: len(TITLES)] == list(TITLES)  # later groups (other techniques) follow
 
 
 @pytest.mark.parametrize("title", TITLES)
