@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from benchmarks import attention, comm, machine, panels, refloat
+from benchmarks import attention, comm, machine, panels, quantum_sim, refloat
 from benchmarks.common import Section, Table
 
 log = logging.getLogger("benchmarks")
@@ -32,6 +32,7 @@ GROUPS = (
     ("2-3 bytes", comm),
     ("4 panels", panels),
     ("refloat", refloat),
+    ("quantum simulator", quantum_sim),
 )
 
 def render(sections: Sequence[Section], *, machine_section: Section, quick: bool) -> str:
