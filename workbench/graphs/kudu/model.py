@@ -1,0 +1,181 @@
+"""MODEL (not a measurement): carry costs measured in a real Kudu run to paper-scale graphs and clusters.
+
+The paper runs graphs of more than 10^11 edges on commodity clusters; here we run graphs of 10^2-10^5 edges on
+P <= 16 processes of one machine. This module extrapolates per-edge costs measured in a real run
+(:class:`Measured`, from a :class:`~.count.KuduResult`) to a graph of ``edges`` undirected edges **with the
+same degree distribution shape** (every count below scales linearly with the edges; a heavier-tailed graph
+costs more per edge) on ``machines`` machines (:class:`Cluster`). Per strategy:
+
+- compute: measured compute seconds per edge x edges / (machines x cores) (perfect balance and scaling);
+- remote list uses: measured per edge, times the remote fraction ``(M-1)/M`` over the measured ``(P-1)/P``;
+  within-chunk deduplication keeps the measured fraction (same chunk size); the cache hit rate shrinks with
+  the fraction of the remote graph the same cache can hold (LRU on near-uniform accesses);
+- bytes: fetched lists x measured bytes per list (list length follows the degree shape); rounds per machine
+  grow with its share of the edges (BFS: a fixed number of levels);
+- time: ``hybrid``/``naive`` overlap communication with computation (their lookahead):
+  ``max(compute, bytes / bandwidth + rounds x 2 latency)``; ``dfs``/``bfs`` wait for every fetch: the sum;
+- memory per machine: the partition (4 bytes per adjacency entry, 8 per row offset and 8 per owned vertex
+  id; nothing per remote vertex) + the cache + live embeddings (bounded by the chunk size for hybrid, dfs and naive;
+  a whole level for BFS, which grows with the machine's share of the graph);
+- ``replicated``: the replicated-graph design (distributed GraphPi / Fractal): no communication, but every
+  machine holds the whole graph; priced with the cheapest measured compute per edge.
+
+The compute cost per edge is *our* engine's (Python driving numba kernels), which includes a fixed cost per
+chunk: small chunks (and DFS, one embedding per chunk) look more expensive per edge than a C++ engine's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["Cluster", "Measured", "Projection", "project", "replicated", "project_all", "PAPER_CLAIMS", "MODEL_LABEL"]
+
+MODEL_LABEL = "MODEL: measured per-edge costs extrapolated to a paper-scale graph and cluster (not a measurement)"
+ID_BYTES = 4
+PAPER_CLAIMS = {
+    "speedup_vs_partitioned_max": 75.5,  # over G-thinker-class systems (abstract)
+    "speedup_vs_partitioned_mean": 19.0,
+    "largest_graph_edges": 1.0e11,  # "more than one hundred billion edges", commodity cluster (abstract)
+    "wikivote_6chain_embeddings": 3.0e13,  # "more than 30 trillion" edge-induced 6-chains (introduction)
+}
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The modelled cluster: machines, cores per machine, network GB/s per machine, one-way latency (us),
+    memory per machine (GB)."""
+
+    machines: int = 256
+    cores: int = 32
+    bandwidth_gbps: float = 12.5
+    latency_us: float = 5.0
+    memory_gb: float = 256.0
+
+    def __post_init__(self) -> None:
+        if self.machines < 2 or self.cores < 1 or self.bandwidth_gbps <= 0 or self.latency_us < 0 or self.memory_gb <= 0:
+            raise ValueError(f"cluster {self} is invalid: need machines >= 2, cores >= 1, bandwidth > 0, "
+                             "latency >= 0, memory > 0")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one real run measured (totals over its P ranks) and on which graph."""
+
+    strategy: str
+    workers: int
+    chunk_size: int
+    vertices: int
+    edges: int
+    compute_seconds_total: float
+    remote_uses: int
+    lookups: int
+    cache_hits: int
+    lists_fetched: int
+    bytes: int
+    rounds: int
+    peak_set_bytes: int
+    cache_bytes: int
+
+    @classmethod
+    def of(cls, result: Any, *, vertices: int, edges: int) -> "Measured":
+        """From a :class:`~.count.KuduResult` of a graph with ``vertices`` and ``edges``."""
+        t = result.totals
+        o = result.options
+        return cls(o.strategy, len(result.ranks), o.chunk_size, vertices, edges, t["compute_seconds_total"],
+                   t["remote_uses"], t["cache_lookups"], t["cache_hits"], t["lists_fetched"], t["bytes"],
+                   t["rounds"], t["peak_set_bytes"], o.cache)
+
+    def per_edge(self) -> dict[str, float]:
+        """The measured costs per undirected edge of the measured graph."""
+        m = max(self.edges, 1)
+        return {"compute_ns_per_edge": self.compute_seconds_total / m * 1e9, "remote_uses_per_edge": self.remote_uses / m,
+                "lists_fetched_per_edge": self.lists_fetched / m, "bytes_per_edge": self.bytes / m}
+
+
+@dataclass(frozen=True)
+class Projection:
+    """Modelled run of one strategy (per machine unless named otherwise; seconds, bytes)."""
+
+    strategy: str
+    edges: float
+    machines: int
+    compute_seconds: float
+    bandwidth_seconds: float
+    latency_seconds: float
+    seconds: float
+    bytes_per_machine: float
+    rounds_per_machine: float
+    lists_per_machine: float
+    hit_rate: float
+    partition_bytes: float
+    cache_bytes: float
+    embedding_bytes: float
+    memory_bytes: float
+    fits: bool
+    label: str = MODEL_LABEL
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def project(measured: Measured, edges: float, cluster: Cluster) -> Projection:
+    """Model ``measured``'s strategy on a graph of ``edges`` undirected edges (same degree shape) and ``cluster``.
+
+    Raises:
+        ValueError: the run had one rank (no remote fetches to calibrate from) or ``edges`` <= 0.
+    """
+    if measured.workers < 2:
+        raise ValueError(f"workers={measured.workers}: the model needs a real run with at least 2 processes "
+                         "(a single process fetches nothing, so there is no communication cost to carry)")
+    if edges <= 0:
+        raise ValueError(f"edges={edges} must be > 0")
+    M, P = cluster.machines, measured.workers
+    scale = edges / max(measured.edges, 1)
+    vertices = measured.vertices * scale
+    compute = measured.compute_seconds_total * scale / (M * cluster.cores)
+    remote = ((M - 1) / M) / ((P - 1) / P)
+    uses = measured.remote_uses * scale * remote
+    dedup = measured.lookups / measured.remote_uses if measured.remote_uses else 0.0
+    hit = measured.cache_hits / measured.lookups if measured.lookups else 0.0
+    remote_bytes_measured = 8.0 * measured.edges * (P - 1) / P
+    remote_bytes_model = 8.0 * edges * (M - 1) / M
+    hit *= min(1.0, remote_bytes_measured / remote_bytes_model)  # the same cache holds less of a bigger graph
+    lists = uses * dedup * (1.0 - hit)
+    bytes_per_list = measured.bytes / measured.lists_fetched if measured.lists_fetched else 0.0
+    total_bytes = lists * bytes_per_list
+    per_machine_bytes = total_bytes / M
+    if measured.strategy == "bfs":
+        rounds = float(measured.rounds)
+    else:
+        rounds = measured.rounds * scale * P / M
+    bandwidth = per_machine_bytes / (cluster.bandwidth_gbps * 1e9)
+    latency = rounds * 2 * cluster.latency_us * 1e-6
+    if measured.strategy in ("hybrid", "naive"):
+        seconds = max(compute, bandwidth + latency)
+    else:
+        seconds = compute + bandwidth + latency
+    partition = (8.0 * edges + 16.0 * vertices) / M
+    embedding = float(measured.peak_set_bytes) * (scale * P / M if measured.strategy == "bfs" else 1.0)
+    memory = partition + measured.cache_bytes + embedding
+    return Projection(measured.strategy, edges, M, compute, bandwidth, latency, seconds, per_machine_bytes, rounds,
+                      lists / M, hit, partition, float(measured.cache_bytes), embedding, memory,
+                      memory <= cluster.memory_gb * 1e9)
+
+
+def replicated(measured: Measured, edges: float, cluster: Cluster) -> Projection:
+    """The replicated-graph design: same compute, no fetches, the whole graph on every machine."""
+    scale = edges / max(measured.edges, 1)
+    compute = measured.compute_seconds_total * scale / (cluster.machines * cluster.cores)
+    memory = 8.0 * edges + 8.0 * measured.vertices * scale  # CSR of the whole graph
+    return Projection("replicated", edges, cluster.machines, compute, 0.0, 0.0, compute, 0.0, 0.0, 0.0, 0.0,
+                      memory, 0.0, 0.0, memory, memory <= cluster.memory_gb * 1e9)
+
+
+def project_all(measured: list[Measured], edges: float, cluster: Cluster) -> list[Projection]:
+    """:func:`project` for each measured strategy, then the replicated design, priced with the cheapest
+    measured compute per edge (the same enumeration without any fetching)."""
+    out = [project(m, edges, cluster) for m in measured]
+    if measured:
+        out.append(replicated(min(measured, key=lambda m: m.compute_seconds_total / max(m.edges, 1)), edges, cluster))
+    return out
