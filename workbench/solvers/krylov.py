@@ -59,6 +59,17 @@ class SolveResult:
         return float(self.residuals[-1])
 
 
+
+def _stop_reason(res: float, k: int, max_iter: int, done) -> "Status | None":
+    """Why an iteration loop stops at squared residual ``res`` after ``k`` iterations, or None to go on."""
+    if not np.isfinite(res):
+        return "diverged"
+    if done(res):
+        return "converged"
+    if k >= max_iter:
+        return "max_iter"
+    return None
+
 def _stop_test(b: np.ndarray, criterion: Criterion, threshold: float, rtol: float) -> Callable[[float], bool]:
     if criterion == "absolute":
         return lambda res: res <= threshold
@@ -98,13 +109,9 @@ def cg(matvec: Matvec, b: np.ndarray, *, quantise: Quantiser = None, max_iter: i
     status: Status = "max_iter"
     k = 0
     while True:
-        if not np.isfinite(res):
-            status = "diverged"
-            break
-        if done(res):
-            status = "converged"
-            break
-        if k >= max_iter:
+        stop = _stop_reason(res, k, max_iter, done)
+        if stop is not None:
+            status = stop
             break
         Ap = matvec(p)
         pAp = float(p @ Ap)
@@ -156,13 +163,9 @@ def bicgstab(matvec: Matvec, b: np.ndarray, *, quantise: Quantiser = None, max_i
     why = ""
     k = 0
     while True:
-        if not np.isfinite(res):
-            status = "diverged"
-            break
-        if done(res):
-            status = "converged"
-            break
-        if k >= max_iter:
+        stop = _stop_reason(res, k, max_iter, done)
+        if stop is not None:
+            status = stop
             break
         rho = float(r_tilde @ r)
         if rho == 0.0:
