@@ -78,3 +78,12 @@ def test_figure_helpers():
     assert motif_figure([{"pattern": "a", "count": 3}], title="m").data[0].y == (3,)
     assert scaling_figure([{"edges": 10, "graph": "g", "enumerate_seconds": 1.0, "decompose_seconds": 0.1}], title="s")
     assert pattern_figure(parse_pattern("house"), None).data[1].text == ("0", "1", "2", "3", "4")
+
+
+def test_plan_study_marks_the_clique_kernel_as_chosen_for_cliques() -> None:
+    from workbench.graphs.generators import rmat
+
+    rows = plan_study(rmat(8, 8, seed=0), parse_pattern("4-clique"), top=2, sample=False)
+    chosen = [r for r in rows if r["chosen"]]
+    assert len(chosen) == 1 and chosen[0]["kind"] == "clique"
+    assert chosen[0]["measured_seconds"] > 0

@@ -10,16 +10,22 @@ sub-counts shared across patterns (application-wide reuse), and the vertex-induc
   (:mod:`.induced`). Every sub-count is memoised by canonical form, so motif sets reuse them.
 - ``engine="enumerate"``: plain enumeration of the pattern itself (vertex-induced with anti-edges).
 
+Unlabelled cliques (triangle, 4-clique, ...) have no decomposition; the decomposition engine counts them,
+and every clique shrinkage, with the dedicated kernels of :mod:`.cliques` over the degree-oriented DAG.
+
 Every executed kernel is logged as a :class:`Step` (plan, predicted and measured seconds, compile seconds).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from workbench.graphs.cliques import MAX_FORWARD, CliqueIndex, count_cliques, warm as warm_cliques
 from workbench.graphs.compiler import KernelPlan, generate_source
 from workbench.graphs.cost_model import GraphStats, plan_cost, predict_seconds, sample_seconds
 from workbench.graphs.decompose import Decomposition, cutting_sets as cutting_sets_of, decompositions
@@ -37,14 +43,15 @@ Engine = Literal["decompose", "enumerate"]
 
 @dataclass(frozen=True)
 class PlanChoice:
-    """A candidate way to compute inj(pattern): plain enumeration or a decomposition.
+    """A candidate way to compute inj(pattern): plain enumeration, a decomposition, or the clique kernel.
 
     ``units``: the cost model's work units of its own kernel; ``total_units`` adds the shrinkage patterns
-    not yet counted in this session.
+    not yet counted in this session. A ``"clique"`` choice runs :func:`.cliques.count_cliques`; its
+    ``kernel`` is the clique's plain enumeration plan, kept only as the cost model's (pessimistic) proxy.
     """
 
     pattern: Pattern
-    kind: Literal["enumerate", "decompose"]
+    kind: Literal["enumerate", "decompose", "clique"]
     kernel: KernelPlan
     units: float
     total_units: float
@@ -52,6 +59,8 @@ class PlanChoice:
     decomposition: Decomposition | None = None
 
     def describe(self) -> str:
+        if self.kind == "clique":
+            return f"clique: {self.pattern.k}-clique kernel over the degree-oriented DAG (bitsets)"
         if self.schedule is not None:
             return f"enumerate: {self.schedule.describe()}"
         return f"decompose: {self.decomposition.describe()}"
@@ -116,6 +125,7 @@ class Miner:
         self.precompile_seconds = 0.0
         self._planning = 0
         self._schedules: dict[tuple, Schedule] = {}
+        self._cliques: CliqueIndex | None = None
 
     @property
     def stats(self) -> GraphStats:
@@ -127,6 +137,13 @@ class Miner:
     @stats.setter
     def stats(self, value: GraphStats) -> None:
         self._stats = value
+
+    @property
+    def clique_index(self) -> CliqueIndex:
+        """The degree-oriented DAG the clique kernels read (built on first use, once per session)."""
+        if self._cliques is None:
+            self._cliques = CliqueIndex.of(self.graph)
+        return self._cliques
 
     # ---- planning -----------------------------------------------------------------------------------
     def enumeration_choices(self, pattern: Pattern, *, cost: bool = True) -> list[PlanChoice]:
@@ -161,6 +178,7 @@ class Miner:
             return 0.0
         choice = self.plan(pattern)
         if choice.total_units != choice.total_units:  # chosen without the model (single candidate): cost it now
+            # (a clique: its plain enumeration's cost, an upper bound on the clique kernel's)
             return plan_cost(choice.kernel, self.stats)
         return choice.total_units
 
@@ -180,8 +198,11 @@ class Miner:
 
     def _choose(self, pattern: Pattern) -> PlanChoice:
         """Cheapest candidate by the degree-statistics model, or (cost_model="sample") by timing the best
-        three on a sample of roots (their compile time is not part of the estimate). A pattern with a single
-        possible kernel (e.g. a clique) is planned without the model."""
+        three on a sample of roots (their compile time is not part of the estimate). An unlabelled clique
+        takes the clique kernel (unless a forward list is too long for it); another pattern with a single
+        possible kernel is planned without the model."""
+        if self._clique_kernel_fits(pattern):
+            return PlanChoice(pattern, "clique", _clique_proxy(pattern), float("nan"), float("nan"))
         if not cutting_sets_of(pattern):
             single = self.enumeration_choices(pattern, cost=False)
             if len(single) == 1:
@@ -196,7 +217,22 @@ class Miner:
             return min(timed, key=lambda t: t[0])[1]
         return cands[0]
 
+    def _clique_kernel_fits(self, pattern: Pattern) -> bool:
+        """Whether ``pattern`` is an unlabelled k-clique (k >= 3) the clique kernels can count here."""
+        k = pattern.k
+        if pattern.labels is not None or k < 3 or pattern.m != k * (k - 1) // 2:
+            return False
+        # a forward list is never longer than the row: build the index here only for graphs with huge hubs
+        return k == 3 or self.graph.max_degree <= MAX_FORWARD or self.clique_index.max_forward <= MAX_FORWARD
+
     # ---- counting -------------------------------------------------------------------------------------
+    def _run_clique(self, k: int) -> tuple[int, float, float]:
+        """k-cliques by :func:`.cliques.count_cliques`: (count, seconds, compile/load seconds)."""
+        comp = warm_cliques()
+        start = time.perf_counter()
+        total = count_cliques(self.graph, k, workers=self.workers, index=self.clique_index)
+        return total, time.perf_counter() - start, comp
+
     def _run(self, choice: PlanChoice) -> tuple[int, float, float]:
         kernel = compile_plan(choice.kernel, self.cache_dir)
         start = time.perf_counter()
@@ -222,7 +258,10 @@ class Miner:
         """inj(choice.pattern) computed with this particular plan (shrinkages with the session's plans);
         not memoised, so every candidate can be checked against the others."""
         pattern = choice.pattern
-        if choice.kind == "enumerate":
+        if choice.kind == "clique":
+            raw, secs, comp = self._run_clique(pattern.k)
+            value = raw * math.factorial(pattern.k)  # every ordering of a clique's vertices is an embedding
+        elif choice.kind == "enumerate":
             raw, secs, comp = self._run(choice)
             value = raw * pattern.n_automorphisms
         else:
@@ -295,7 +334,8 @@ class Miner:
     def needed_plans(self, patterns: list[Pattern], induced: str = "edge", engine: Engine = "decompose"
                      ) -> list[KernelPlan]:
         """Kernel plans that counting ``patterns`` with ``engine`` will run (shrinkages and supergraphs
-        included), for :meth:`prepare`; sub-counts the session already has are left out."""
+        included), for :meth:`prepare`; sub-counts the session already has are left out, and so are cliques
+        counted by the clique kernel (compiled with its module, see :meth:`prepare`)."""
         if engine == "enumerate":
             return [schedule_plan(self.enumeration_schedule(p, induced)) for p in patterns if p.k > 1]
         todo = list(patterns)
@@ -309,6 +349,8 @@ class Miner:
                 continue
             seen.add(p.canonical)
             choice = self.plan(p)
+            if choice.kind == "clique":
+                continue
             plans.append(choice.kernel)
             if choice.decomposition is not None:
                 todo += [q for q, _ in choice.decomposition.shrinkages]
@@ -317,11 +359,14 @@ class Miner:
     def prepare(self, patterns: list[Pattern], induced: str = "edge", engine: Engine = "decompose", *,
                 processes: int | None = None) -> float:
         """Plan every pattern and compile all kernels on ``processes`` (default ``workers``) processes
-        before counting; returns the compile wall seconds (0 when everything is cached)."""
+        before counting (the clique kernels too, when a plan uses them); returns the compile wall seconds
+        (0 when everything is cached)."""
         from workbench.graphs.kernels import precompile
 
         plans = self.needed_plans(patterns, induced, engine)
         seconds = precompile(plans, processes=processes or self.workers, cache_dir=self.cache_dir)
+        if any(c.kind == "clique" for c in self._plan.values()):
+            seconds += warm_cliques()
         self.precompile_seconds += seconds
         return seconds
 
@@ -330,3 +375,11 @@ class Miner:
         are planned and compiled first (in parallel on ``workers`` processes)."""
         self.prepare(list(motifs(k)), induced, engine)
         return [self.count(p, induced, engine) for p in motifs(k)]
+
+
+@functools.lru_cache(maxsize=16)
+def _clique_proxy(pattern: Pattern) -> KernelPlan:
+    """The plain enumeration plan of a clique (every order gives the same kernel): the cost model's proxy
+    for the clique kernel."""
+    order = connected_orders(pattern, greedy=True)[0]
+    return schedule_plan(Schedule(pattern, order, "edge", symmetry_restrictions(pattern, order)))

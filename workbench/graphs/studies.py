@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from workbench.graphs.cost_model import predict_seconds, sample_seconds
 from workbench.graphs.graph import Graph
+from workbench.graphs.cliques import count_cliques
 from workbench.graphs.kernels import compile_plan, run_kernel
 from workbench.graphs.miner import Miner
 from workbench.graphs.patterns import Pattern
@@ -27,11 +28,12 @@ def plan_study(graph: Graph, pattern: Pattern, *, top: int = 8, workers: int = 1
 
     Shrinkage patterns are not counted here: the rows compare the plans' own kernels. Returns one dict per
     plan: ``plan``, ``kind``, ``units``, ``predicted_seconds``, ``sampled_seconds``, ``measured_seconds``,
-    ``compile_seconds``, ``chosen`` (the model's pick).
+    ``compile_seconds``, ``chosen`` (the engine's pick; for an unlabelled clique that is the clique kernel,
+    measured in its own row).
     """
     miner = Miner(graph, workers=workers)
     cands = miner.candidates(pattern)
-    chosen = cands[0]
+    pick = miner.plan(pattern)
     picked = cands[:top]
     best_enum = next((c for c in cands if c.kind == "enumerate"), None)
     if best_enum is not None and best_enum not in picked:  # always show the best plain enumeration too
@@ -45,7 +47,14 @@ def plan_study(graph: Graph, pattern: Pattern, *, top: int = 8, workers: int = 1
         rows.append({"plan": c.describe(), "kind": c.kind, "units": c.units,
                      "predicted_seconds": predict_seconds(c.units), "sampled_seconds": sampled,
                      "measured_seconds": time.perf_counter() - start, "compile_seconds": kernel.compile_seconds,
-                     "chosen": c is chosen})
+                     "chosen": pick.kind != "clique" and c.describe() == pick.describe()})
+    if pick.kind == "clique":
+        start = time.perf_counter()
+        count_cliques(miner.graph, pattern.k, workers=workers, index=miner.clique_index)
+        nan = float("nan")
+        rows.append({"plan": pick.describe(), "kind": "clique", "units": nan, "predicted_seconds": nan,
+                     "sampled_seconds": nan, "measured_seconds": time.perf_counter() - start,
+                     "compile_seconds": 0.0, "chosen": True})
     return rows
 
 
