@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from benchmarks import attention, comm, graph_mining, kudu, machine, panels, quantum_sim, refloat
+from benchmarks import attention, comm, graph_mining, kudu, machine, panels, quantum_sim, quest, refloat
 from benchmarks.common import Section, Table
 
 log = logging.getLogger("benchmarks")
@@ -35,6 +35,7 @@ GROUPS = (
     ("quantum simulator", quantum_sim),
     ("graph mining", graph_mining),
     ("kudu", kudu),
+    ("quest", quest),
 )
 
 def render(sections: Sequence[Section], *, machine_section: Section, quick: bool) -> str:

@@ -64,6 +64,8 @@ class Panel:
 
     technique: str = ""
     title: str = ""
+    #: the config class whose fields become controls (default: the technique's CLI config)
+    config: type | None = None
     #: name -> list of options for controls that should be selection sliders (e.g. powers of two)
     options: dict[str, Sequence] = {}
     #: parameters that the panel does not expose as controls (fixed from the config default or kwargs)
@@ -73,7 +75,7 @@ class Panel:
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         self.static = export_mode() if static is None else static
-        config_cls = get_technique(self.technique).config
+        config_cls = self.config or get_technique(self.technique).config
         self.specs = {s.name: s for s in config_cls.specs()}
         unknown = set(values) - set(self.specs)
         if unknown:
@@ -85,6 +87,7 @@ class Panel:
             name: control(self.specs[name], initial[name], self.options.get(name))
             for name in self.specs if name not in self.hidden
         }
+        self.prepare_controls(initial)
         self.status = W.HTML()
         base = self.make_figures(initial)
         self.figures: list[Any] = base if self.static else [go.FigureWidget(f) for f in base]
@@ -96,6 +99,10 @@ class Panel:
     def panel_defaults(self) -> dict[str, Any]:
         """Start values that differ from the config defaults (e.g. smaller sizes for a teaching panel)."""
         return {}
+
+    def prepare_controls(self, initial: dict[str, Any]) -> None:
+        """Called once after the controls are built, before the first redraw (e.g. options that depend on
+        another control's start value)."""
 
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
         raise NotImplementedError

@@ -29,7 +29,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GateCalibration", "DeviceCalibration", "device_names", "load_calibration", "list_devices", "device_summary",
+__all__ = ["GateCalibration", "DeviceCalibration", "device_names", "device_basis", "load_calibration", "list_devices", "device_summary",
            "calibration_subset", "fake_backend"]
 
 #: instructions of a Target that are not noisy gates of the calibration
@@ -171,6 +171,18 @@ def _resolve(name: str) -> tuple[str, type]:
         if device.removeprefix("fake_") == key or device == name:
             return device, cls
     raise ValueError(f"device={name!r} is unknown: valid devices are {', '.join(device_names())}")
+
+
+@functools.lru_cache(maxsize=256)
+def device_basis(name: str) -> tuple[str, ...]:
+    """The basis gates of device ``name`` from its snapshot's ``conf_*.json`` (fast: no backend is built)."""
+    _, cls = _resolve(name)
+    path = os.path.join(os.path.dirname(inspect.getfile(cls)), cls.conf_filename)
+    try:
+        with open(path) as f:
+            return tuple(json.load(f)["basis_gates"])
+    except (OSError, ValueError, KeyError):
+        return load_calibration(name).basis_gates
 
 
 def _props_json(cls: type) -> dict[str, Any]:

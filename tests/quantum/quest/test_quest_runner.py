@@ -1,0 +1,125 @@
+"""``workbench run quest``: generate, train, evaluate and predict on tiny sizes (data directory in a temporary
+folder), JSON schema, OpenQASM 2 and 3, ``--simulate`` against aer, and clear errors; plus the shipped
+checkpoint loads and predicts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.quantum.quest.checkpoint import SHIPPED, load_checkpoint
+from workbench.quantum.quest.config import QuestConfig
+from workbench.quantum.quest.predict import place, read_qasm, simulate_pst
+from workbench.quantum.quest.runner import format_table, run
+from workbench.registry import get_technique
+
+SIZES = ["--random-samples", "24", "--algorithm-samples", "8", "--noise-draws", "4", "--workers", "1"]
+GHZ2 = 'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[3];\ncreg c[3];\nh q[0];\ncx q[0],q[1];\ncx q[1],q[2];\nmeasure q -> c;\n'
+BELL3 = 'OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[2] q;\nbit[2] c;\nh q[0];\ncx q[0], q[1];\nc = measure q;\n'
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("quest")
+
+
+@pytest.fixture(scope="module")
+def trained(workdir) -> Path:
+    mp = pytest.MonkeyPatch()
+    mp.setenv("WORKBENCH_DATA", str(workdir / "data"))
+    ckpt = workdir / "ck.pt"
+    assert main(["run", "quest", "--mode", "train", *SIZES, "--epochs", "15", "--checkpoint", str(ckpt), "--json"]) == 0
+    mp.undo()
+    return ckpt
+
+
+def _json(capsys) -> dict:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_generate_json(workdir, capsys, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_DATA", str(workdir / "data"))
+    assert main(["run", "quest", "--mode", "generate", *SIZES, "--json"]) == 0
+    out = _json(capsys)
+    assert (out["technique"], out["mode"]) == ("quest", "generate")
+    d = out["dataset"]
+    assert d["samples"] == 32 and d["by_kind"] == {"random": 24, "algorithm": 8}
+    assert Path(d["path"]).is_file() and Path(d["path"]).is_relative_to(workdir / "data" / "quest")
+
+
+def test_train_then_evaluate(trained, workdir, capsys, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_DATA", str(workdir / "data"))
+    ckpt = load_checkpoint(trained)
+    assert set(ckpt.models) == {"transformer", "global", "liu"}
+    assert "--checkpoint" in ckpt.command and "--random-samples 24" in ckpt.command
+    assert len(ckpt.test["pst"]) == len(ckpt.test["pred_transformer"]) > 0
+    assert main(["run", "quest", "--mode", "evaluate", "--checkpoint", str(trained), "--speed-circuits", "4",
+                 "--json"]) == 0
+    out = _json(capsys)
+    assert out["dataset"]["cached"] is True  # the training run cached it
+    for model in ("transformer", "global", "liu"):
+        assert out["metrics"][model]["all"]["rmse"] == pytest.approx(ckpt.metrics[model]["all"]["rmse"], rel=1e-5)
+    assert [t["target"] for t in out["targets"]][0] == "random circuits: RMSE <= 0.05"
+    speed = out["speed"]
+    assert speed["circuits"] == 4 and speed["speedup_batched_vs_simulate"] > 1
+    assert "target random circuits" in format_table(out)
+
+
+def test_predict_qasm2_and_qasm3_with_simulation(trained, tmp_path, capsys):
+    for text, device, width in ((GHZ2, "fake_jakarta", 3), (BELL3, "fake_lima", 2)):
+        path = tmp_path / "c.qasm"
+        path.write_text(text)
+        assert main(["run", "quest", "--mode", "predict", "--qasm", str(path), "--device", device, "--simulate",
+                     "--checkpoint", str(trained), "--json"]) == 0
+        out = _json(capsys)
+        assert isinstance(out["predicted_pst"], float) and set(out["baselines"]) == {"global", "liu"}
+        assert len(out["physical_qubits"]) == width
+        placed = place(read_qasm(path), device)
+        assert out["simulated_pst"] == pytest.approx(simulate_pst(placed.circuit, placed.calibration), abs=1e-9)
+        assert 0.5 < out["simulated_pst"] < 1
+
+
+@pytest.mark.parametrize("text,args,message", [
+    ('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\nfoo q[0];\n', [], "not a valid OpenQASM 2 program"),
+    ("OPENQASM 3.0;\nqubit[2] q;\nbogus q[0];\n", [], "not a valid OpenQASM 3 program"),
+    ('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[6];\nh q[5];\n', ["--device", "fake_lima"],
+     "6 qubits but device fake_lima has 5"),
+    (GHZ2, ["--device", "fake_sherbrooke"], "not a device snapshot with basis rz, sx, x, cx"),
+    (GHZ2, ["--device", "fake_burlington"], "not a device snapshot with basis rz, sx, x, cx"),
+])
+def test_predict_errors_exit_2(trained, tmp_path, capsys, text, args, message):
+    path = tmp_path / "bad.qasm"
+    path.write_text(text)
+    assert main(["run", "quest", "--mode", "predict", "--qasm", str(path), *args, "--checkpoint", str(trained)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_config_errors(capsys):
+    assert main(["run", "quest", "--mode", "predict"]) == 2
+    assert "predict mode needs --qasm" in capsys.readouterr().err
+    assert main(["run", "quest", "--mode", "predict", "--qasm", "/nonexistent.qasm"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="noise_scale=-1"):
+        QuestConfig(noise_scale=-1)
+    assert main(["run", "quest", "--mode", "evaluate", "--checkpoint", "/nonexistent.pt"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_error_in_fresh_process_has_no_traceback():
+    proc = subprocess.run([sys.executable, "-m", "workbench.cli", "run", "quest", "--mode", "predict", "--qasm",
+                           "OPENQASM 2.0; qreg q[1]; zz q[0];"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "error:" in proc.stderr
+
+
+def test_shipped_checkpoint_predicts_ghz(tmp_path):
+    assert SHIPPED.is_file(), "the repository ships a trained checkpoint"
+    assert get_technique("quest").config is QuestConfig
+    path = tmp_path / "ghz.qasm"
+    path.write_text(GHZ2)
+    out = run(QuestConfig(mode="predict", qasm=str(path), device="fake_jakarta", simulate=True))
+    assert abs(out["predicted_pst"] - out["simulated_pst"]) < 0.1

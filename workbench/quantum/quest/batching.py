@@ -1,0 +1,114 @@
+"""Feature standardisation and mini-batches of graphs.
+
+:class:`Normalizer` is fitted on the training samples only: the continuous node columns (T1/T2, errors,
+topological index) are standardised; the globals and the Liu counts are ``log1p``-ed, then standardised (the
+authors feed raw SI values, e.g. T1 ~ 1e-4 s; the brief leaves normalisation to us). One-hot columns are kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from workbench.quantum.quest.dataset import QuestDataset
+from workbench.quantum.quest.encoding import CONTINUOUS_COLUMNS, CircuitGraph
+from workbench.quantum.quest.model import GraphBatch
+
+__all__ = ["Normalizer", "NormalizedSet", "graphs_batch"]
+
+
+def _moments(x: Tensor) -> tuple[Tensor, Tensor]:
+    mean = x.mean(0)
+    std = x.std(0, unbiased=False)
+    return mean, torch.where(std > 1e-8, std, torch.ones_like(std))
+
+
+@dataclass(frozen=True, eq=False)
+class Normalizer:
+    """Means and standard deviations: ``node`` over :data:`CONTINUOUS_COLUMNS`, ``globals`` and ``liu`` after
+    ``log1p``."""
+
+    node_mean: Tensor
+    node_std: Tensor
+    global_mean: Tensor
+    global_std: Tensor
+    liu_mean: Tensor
+    liu_std: Tensor
+
+    @classmethod
+    def fit(cls, data: QuestDataset, indices: Tensor) -> Normalizer:
+        starts, ends = data.node_ptr[indices], data.node_ptr[indices + 1]
+        nodes = torch.cat([torch.arange(int(a), int(b)) for a, b in zip(starts, ends)])
+        cols = list(CONTINUOUS_COLUMNS)
+        nm, ns = _moments(data.x[nodes][:, cols].double())
+        gm, gs = _moments(torch.log1p(data.globals[indices].double()))
+        lm, ls = _moments(torch.log1p(data.liu[indices].double()))
+        return cls(nm.float(), ns.float(), gm.float(), gs.float(), lm.float(), ls.float())
+
+    def nodes(self, x: Tensor) -> Tensor:
+        out = x.clone()
+        cols = list(CONTINUOUS_COLUMNS)
+        out[:, cols] = (x[:, cols] - self.node_mean) / self.node_std
+        return out
+
+    def globals(self, g: Tensor) -> Tensor:
+        return (torch.log1p(g) - self.global_mean) / self.global_std
+
+    def liu(self, v: Tensor) -> Tensor:
+        return (torch.log1p(v) - self.liu_mean) / self.liu_std
+
+    def to_dict(self) -> dict[str, Tensor]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Tensor]) -> Normalizer:
+        return cls(**d)
+
+
+@dataclass(frozen=True, eq=False)
+class NormalizedSet:
+    """A whole dataset normalised once, cut into :class:`GraphBatch` es by sample indices."""
+
+    x: Tensor
+    node_ptr: Tensor
+    edges: Tensor
+    edge_ptr: Tensor
+    globals: Tensor
+    liu: Tensor
+    target: Tensor
+
+    @classmethod
+    def build(cls, data: QuestDataset, norm: Normalizer) -> NormalizedSet:
+        return cls(norm.nodes(data.x), data.node_ptr, data.edges, data.edge_ptr, norm.globals(data.globals),
+                   norm.liu(data.liu), data.pst.float())
+
+    def batch(self, indices: Tensor) -> GraphBatch:
+        starts, ends = self.node_ptr[indices], self.node_ptr[indices + 1]
+        counts = ends - starts
+        offsets = torch.cumsum(counts, 0) - counts  # first node of each graph in the batch
+        total = int(counts.sum())
+        node_ids = torch.arange(total) - torch.repeat_interleave(offsets - starts, counts)
+        graph_of_node = torch.repeat_interleave(torch.arange(len(indices)), counts)
+        e_starts, e_ends = self.edge_ptr[indices], self.edge_ptr[indices + 1]
+        e_counts = e_ends - e_starts
+        e_offsets = torch.cumsum(e_counts, 0) - e_counts
+        edge_ids = torch.arange(int(e_counts.sum())) - torch.repeat_interleave(e_offsets - e_starts, e_counts)
+        shift = torch.repeat_interleave(offsets, e_counts)
+        return GraphBatch(self.x[node_ids], self.edges[:, edge_ids] + shift, graph_of_node, self.globals[indices],
+                          self.liu[indices])
+
+
+def graphs_batch(graphs: list[CircuitGraph], norm: Normalizer) -> GraphBatch:
+    """One normalised batch of freshly encoded graphs (for prediction)."""
+    counts = torch.tensor([g.x.shape[0] for g in graphs])
+    offsets = torch.cumsum(counts, 0) - counts
+    x = torch.from_numpy(np.concatenate([g.x for g in graphs], axis=0))
+    edges = torch.cat([torch.from_numpy(g.edges) + int(o) for g, o in zip(graphs, offsets)], dim=1)
+    batch = torch.repeat_interleave(torch.arange(len(graphs)), counts)
+    glob = torch.from_numpy(np.stack([g.globals for g in graphs]))
+    liu = torch.from_numpy(np.stack([g.liu for g in graphs]))
+    return GraphBatch(norm.nodes(x), edges, batch, norm.globals(glob), norm.liu(liu))
+

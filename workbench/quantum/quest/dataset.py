@@ -1,0 +1,284 @@
+"""The QuEst dataset: device circuits, each under a randomised device noise draw, labelled with PST by aer.
+
+Two kinds of samples (authors' generation scripts, ported to qiskit 2):
+
+- **random**: circuits of ``gates`` gates drawn uniformly from ``rz`` (angle ~ U[0, 2 pi)), ``sx``, ``x`` and
+  ``cx`` on coupling-map edges, over ``width`` (1-5) connected physical qubits of a 5-qubit device
+  (:data:`RANDOM_DEVICES`), gate counts from :data:`GATE_COUNTS`; one noise draw (every calibration value
+  x U(0.5, 1.5)) is shared by ``circuits_per_noise`` circuits, as the paper's "5 noise models, 4 circuits each".
+- **algorithm**: GHZ, QFT, Grover, Bernstein-Vazirani, QAOA and a hardware-efficient ansatz on 2-7 qubits
+  (:mod:`~workbench.quantum.quest.algorithms`), transpiled to a 7-qubit device (:data:`ALGORITHM_DEVICES`)
+  and compacted to its used qubits, each under ``noise_draws`` draws of the randomised noise with gate and
+  readout errors scaled by ``2**U(-3, scale_log2_max)`` (the paper's noise levels ``2**linspace(-3, 6)``).
+
+Every sample is encoded (:func:`~workbench.quantum.quest.encoding.encode`) with the noise values it was
+simulated under. A density-matrix state fidelity is recorded for a ``fidelity_fraction`` of the samples with at
+most 4 qubits. Jobs run on ``workers`` processes with a progress bar; the result is cached under the data
+directory (``<data>/quest/<key>.pt``, key = hash of the spec and the encoding version) and is the same for the
+same spec whatever the number of workers (per-job seeds from ``numpy.random.SeedSequence``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import torch
+
+from workbench.quantum.devices import DeviceCalibration, calibration_subset, load_calibration
+from workbench.quantum.quest.encoding import ENCODING_VERSION, CircuitGraph, encode
+
+__all__ = ["DatasetSpec", "QuestDataset", "generate", "load_or_generate", "RANDOM_DEVICES", "ALGORITHM_DEVICES",
+           "GATE_COUNTS", "FAMILIES", "KINDS", "cache_path", "connected_qubits"]
+
+RANDOM_DEVICES = ("fake_lima", "fake_manila", "fake_belem", "fake_quito")
+ALGORITHM_DEVICES = ("fake_jakarta", "fake_lagos", "fake_nairobi", "fake_perth")
+GATE_COUNTS = (10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 70, 80, 90, 100, 120, 150, 200, 250, 500)
+#: algorithm families and their widths (Grover's multi-controlled gates grow too fast past 5 qubits)
+FAMILY_WIDTHS = {"ghz": range(2, 8), "qft": range(2, 8), "grover": range(2, 6), "bv": range(2, 8),
+                 "qaoa": range(2, 8), "hea": range(2, 8)}
+FAMILIES = ("random",) + tuple(FAMILY_WIDTHS)
+KINDS = ("random", "algorithm")
+MAX_FIDELITY_WIDTH = 4
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """What to generate (sizes are numbers of samples, i.e. (circuit, noise draw) pairs)."""
+
+    random_samples: int = 4000
+    algorithm_samples: int = 1600
+    circuits_per_noise: int = 4
+    noise_draws: int = 8
+    scale_log2_max: float = 3.0
+    fidelity_fraction: float = 0.1
+    seed: int = 42
+
+    def __post_init__(self) -> None:
+        for name, lo in (("random_samples", 0), ("algorithm_samples", 0), ("circuits_per_noise", 1),
+                         ("noise_draws", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < lo:
+                raise ValueError(f"{name}={value!r} is out of range: valid range is {lo}.. (integer)")
+        if self.random_samples + self.algorithm_samples == 0:
+            raise ValueError("random_samples=0 and algorithm_samples=0: valid datasets have at least one sample")
+        if not -3 <= self.scale_log2_max <= 6:
+            raise ValueError(f"scale_log2_max={self.scale_log2_max} is out of range: valid range is -3..6")
+        if not 0 <= self.fidelity_fraction <= 1:
+            raise ValueError(f"fidelity_fraction={self.fidelity_fraction} is out of range: valid range is 0..1")
+
+    def key(self) -> str:
+        text = json.dumps({**asdict(self), "encoding": ENCODING_VERSION}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class _Job:
+    kind: str  # "random" | "algorithm"
+    index: int
+    device: str
+    family: str
+    width: int
+    gates: int  # random: gate count; algorithm: 0
+    count: int  # random: circuits sharing the noise draw; algorithm: noise draws of the circuit
+    seed: Any  # SeedSequence
+
+
+def _jobs(spec: DatasetSpec) -> list[_Job]:
+    root = np.random.SeedSequence(spec.seed)
+    plan = np.random.default_rng(root.spawn(1)[0])
+    jobs: list[_Job] = []
+    left = spec.random_samples
+    while left > 0:
+        count = min(spec.circuits_per_noise, left)
+        jobs.append(_Job("random", len(jobs), str(plan.choice(RANDOM_DEVICES)), "random",
+                         int(plan.integers(1, 6)), int(plan.choice(GATE_COUNTS)), count, None))
+        left -= count
+    families = [(f, w) for f, widths in FAMILY_WIDTHS.items() for w in widths]
+    left, k = spec.algorithm_samples, 0
+    while left > 0:
+        family, width = families[k % len(families)]
+        count = min(spec.noise_draws, left)
+        jobs.append(_Job("algorithm", len(jobs), str(plan.choice(ALGORITHM_DEVICES)), family, width, 0, count,
+                         None))
+        left -= count
+        k += 1
+    seeds = root.spawn(len(jobs) + 1)[1:]
+    return [_Job(j.kind, j.index, j.device, j.family, j.width, j.gates, j.count, s) for j, s in zip(jobs, seeds)]
+
+
+def connected_qubits(calibration: DeviceCalibration, width: int, rng: np.random.Generator) -> tuple[int, ...]:
+    """``width`` physical qubits forming a connected piece of the coupling map (random start, random growth)."""
+    neighbours: dict[int, set[int]] = {q: set() for q in range(calibration.num_qubits)}
+    for a, b in calibration.coupling_map:
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    chosen = [int(rng.integers(calibration.num_qubits))]
+    while len(chosen) < width:
+        frontier = sorted({n for q in chosen for n in neighbours[q]} - set(chosen))
+        if not frontier:
+            raise ValueError(f"width={width} is out of range for {calibration.name}: no connected set of that size")
+        chosen.append(int(rng.choice(frontier)))
+    return tuple(chosen)
+
+
+def _sample_row(graph: CircuitGraph, pst: float, fidelity: float, job: _Job, group: int, scale: float,
+                gates: int) -> dict[str, Any]:
+    return {"graph": graph, "pst": pst, "fidelity": fidelity, "kind": KINDS.index(job.kind),
+            "family": FAMILIES.index(job.family), "device": job.device, "width": job.width, "gates": gates,
+            "scale": scale, "group": group}
+
+
+def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list[dict[str, Any]]:
+    """Generate, simulate and encode one job's samples (runs in a worker process)."""
+    from workbench.quantum.circuits import random_device_circuit, transpile_to_device
+    from workbench.quantum.quest.algorithms import algorithm_circuit
+    from workbench.quantum.quest.labels import effective_calibration, noise_model, pst, state_fidelity
+
+    rng = np.random.default_rng(job.seed)
+    rows = []
+    if job.kind == "random":
+        cal = load_calibration(job.device)
+        physical = connected_qubits(cal, job.width, rng)
+        noisy = effective_calibration(calibration_subset(cal, physical), rng)
+        model = noise_model(noisy)
+        circuits = [random_device_circuit(job.width, job.gates, noisy.coupling_map, rng) for _ in range(job.count)]
+        labels = pst(circuits, model)
+        for i, (qc, label) in enumerate(zip(circuits, labels)):
+            fid = math.nan
+            if job.width <= MAX_FIDELITY_WIDTH and rng.random() < fidelity_fraction:
+                fid = state_fidelity(qc, model)
+            rows.append(_sample_row(encode(qc, noisy), float(label), fid, job, job.index * 1000 + i, 1.0, job.gates))
+        return rows
+    logical = algorithm_circuit(job.family, job.width, int(rng.integers(2**31)))
+    placed = transpile_to_device(logical, job.device, seed=int(rng.integers(2**31)))
+    gates = sum(1 for inst in placed.circuit.data if inst.operation.name not in ("barrier", "measure"))
+    for _ in range(job.count):
+        scale = float(2.0 ** rng.uniform(-3.0, scale_log2_max))
+        noisy = effective_calibration(placed.calibration, rng, scale)
+        model = noise_model(noisy)
+        label = float(pst([placed.circuit], model)[0])
+        fid = math.nan
+        if placed.circuit.num_qubits <= MAX_FIDELITY_WIDTH and rng.random() < fidelity_fraction:
+            fid = state_fidelity(placed.circuit, model)
+        rows.append(_sample_row(encode(placed.circuit, noisy), label, fid, job, job.index * 1000, scale, gates))
+    return rows
+
+
+def _results(jobs: list[_Job], spec: DatasetSpec, workers: int) -> Iterator[list[dict[str, Any]]]:
+    if workers <= 1:
+        for job in jobs:
+            yield _run_job(job, spec.fidelity_fraction, spec.scale_log2_max)
+        return
+    import multiprocessing
+
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_run_job, job, spec.fidelity_fraction, spec.scale_log2_max) for job in jobs]
+        for future in futures:
+            yield future.result()
+
+
+@dataclass(frozen=True, eq=False)
+class QuestDataset:
+    """Samples as concatenated arrays: node features ``x [N_total, 24]`` with ``node_ptr [S+1]``, edges
+    ``[2, E_total]`` (local node indices) with ``edge_ptr [S+1]``, ``globals [S, 6]``, ``liu [S, 110]``,
+    labels ``pst [S]``, ``fidelity [S]`` (NaN where not computed) and per-sample ``meta`` columns (kind,
+    family, width, gates, scale, group: int/float tensors ``[S]``) and ``devices`` (names)."""
+
+    x: torch.Tensor
+    node_ptr: torch.Tensor
+    edges: torch.Tensor
+    edge_ptr: torch.Tensor
+    globals: torch.Tensor
+    liu: torch.Tensor
+    pst: torch.Tensor
+    fidelity: torch.Tensor
+    meta: dict[str, torch.Tensor]
+    devices: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return int(self.pst.shape[0])
+
+    @classmethod
+    def from_rows(cls, rows: list[dict[str, Any]]) -> QuestDataset:
+        graphs: list[CircuitGraph] = [r["graph"] for r in rows]
+        nodes = np.cumsum([0] + [g.x.shape[0] for g in graphs])
+        edges = np.cumsum([0] + [g.edges.shape[1] for g in graphs])
+        cat = lambda arrays, dim: torch.from_numpy(np.concatenate(arrays, axis=dim))  # noqa: E731
+        meta = {"kind": torch.tensor([r["kind"] for r in rows], dtype=torch.int64),
+                "family": torch.tensor([r["family"] for r in rows], dtype=torch.int64),
+                "width": torch.tensor([r["width"] for r in rows], dtype=torch.int64),
+                "gates": torch.tensor([r["gates"] for r in rows], dtype=torch.int64),
+                "scale": torch.tensor([r["scale"] for r in rows], dtype=torch.float64),
+                "group": torch.tensor([r["group"] for r in rows], dtype=torch.int64)}
+        return cls(x=cat([g.x for g in graphs], 0), node_ptr=torch.from_numpy(nodes),
+                   edges=cat([g.edges for g in graphs], 1), edge_ptr=torch.from_numpy(edges),
+                   globals=torch.from_numpy(np.stack([g.globals for g in graphs])),
+                   liu=torch.from_numpy(np.stack([g.liu for g in graphs])),
+                   pst=torch.tensor([r["pst"] for r in rows], dtype=torch.float64),
+                   fidelity=torch.tensor([r["fidelity"] for r in rows], dtype=torch.float64),
+                   meta=meta, devices=tuple(r["device"] for r in rows))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"x": self.x, "node_ptr": self.node_ptr, "edges": self.edges, "edge_ptr": self.edge_ptr,
+                "globals": self.globals, "liu": self.liu, "pst": self.pst, "fidelity": self.fidelity,
+                "meta": self.meta, "devices": list(self.devices)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> QuestDataset:
+        return cls(**{**d, "devices": tuple(d["devices"])})
+
+    def graph(self, i: int) -> CircuitGraph:
+        """Sample ``i``'s graph (numpy views)."""
+        n0, n1 = int(self.node_ptr[i]), int(self.node_ptr[i + 1])
+        e0, e1 = int(self.edge_ptr[i]), int(self.edge_ptr[i + 1])
+        return CircuitGraph(self.x[n0:n1].numpy(), self.edges[:, e0:e1].numpy(), self.globals[i].numpy(),
+                            self.liu[i].numpy())
+
+
+def cache_path(spec: DatasetSpec, cache_dir: str | os.PathLike[str]) -> Path:
+    return Path(cache_dir) / f"quest-{spec.key()}.pt"
+
+
+def generate(spec: DatasetSpec, *, workers: int = 1, progress: bool = False,
+             on_job: Callable[[int, int], None] | None = None) -> QuestDataset:
+    """Simulate and encode every sample of ``spec`` on ``workers`` processes (1: in this process).
+
+    ``progress`` shows a tqdm bar (jobs done / total); ``on_job(done, total)`` is called after each job.
+    """
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers={workers!r} is out of range: valid range is 1.. (processes)")
+    from tqdm.auto import tqdm
+
+    jobs = _jobs(spec)
+    rows: list[dict[str, Any]] = []
+    bar = tqdm(total=len(jobs), desc="QuEst dataset (aer density matrix)", unit="job", disable=not progress)
+    for done, job_rows in enumerate(_results(jobs, spec, workers), 1):
+        rows.extend(job_rows)
+        bar.update()
+        if on_job is not None:
+            on_job(done, len(jobs))
+    bar.close()
+    return QuestDataset.from_rows(rows)
+
+
+def load_or_generate(spec: DatasetSpec, cache_dir: str | os.PathLike[str], *, workers: int = 1,
+                     progress: bool = False) -> tuple[QuestDataset, Path, bool]:
+    """The cached dataset of ``spec`` under ``cache_dir`` (generated and saved atomically when absent):
+    ``(dataset, path, was_cached)``."""
+    path = cache_path(spec, cache_dir)
+    if path.is_file():
+        return QuestDataset.from_dict(torch.load(path, weights_only=True)), path, True
+    data = generate(spec, workers=workers, progress=progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    torch.save(data.to_dict(), tmp)
+    os.replace(tmp, path)
+    return data, path, False

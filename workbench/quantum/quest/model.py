@@ -1,0 +1,134 @@
+"""QuEst's graph transformer and its two baselines (authors' ``Simple_Model``, ``Global_Model``, ``Liu_Model``),
+in plain torch.
+
+:class:`TransformerConv` is the graph transformer layer of Shi et al. (2021) as torch-geometric's
+``TransformerConv(d_in, d_out)`` computes it with one head, ``root_weight=True`` and no edge features::
+
+    x_i' = W_skip x_i + sum_{j -> i} alpha_ij W_value x_j,
+    alpha_ij = softmax_j( (W_query x_i) . (W_key x_j) / sqrt(d_out) )   over the edges j -> i
+
+(a node without incoming edges keeps only ``W_skip x_i``; parallel edges count once each).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from workbench.quantum.quest.encoding import GLOBAL_FEATURES, LIU_FEATURES, NODE_FEATURES
+
+__all__ = ["GraphBatch", "TransformerConv", "QuestTransformer", "GlobalMLP", "LiuMLP", "MODELS", "build_model",
+           "mean_pool"]
+
+
+@dataclass(frozen=True, eq=False)
+class GraphBatch:
+    """Graphs stacked into one: ``x [N, 24]`` (normalised), ``edge_index [2, E]`` (global node indices),
+    ``batch [N]`` graph of each node, ``globals [B, 6]``, ``liu [B, 110]`` (normalised)."""
+
+    x: Tensor
+    edge_index: Tensor
+    batch: Tensor
+    globals: Tensor
+    liu: Tensor
+
+    @property
+    def num_graphs(self) -> int:
+        return int(self.globals.shape[0])
+
+
+def mean_pool(x: Tensor, batch: Tensor, num_graphs: int) -> Tensor:
+    """Mean of ``x [N, d]`` over the nodes of each graph: ``[B, d]``."""
+    sums = torch.zeros(num_graphs, x.shape[1], dtype=x.dtype, device=x.device).index_add_(0, batch, x)
+    counts = torch.bincount(batch, minlength=num_graphs).clamp_min(1).to(x.dtype)
+    return sums / counts[:, None]
+
+
+class TransformerConv(nn.Module):
+    """One-head graph transformer convolution (see the module docstring); ``[N, d_in] -> [N, d_out]``."""
+
+    def __init__(self, d_in: int, d_out: int) -> None:
+        super().__init__()
+        self.query, self.key, self.value = nn.Linear(d_in, d_out), nn.Linear(d_in, d_out), nn.Linear(d_in, d_out)
+        self.skip = nn.Linear(d_in, d_out)
+        self.scale = 1.0 / math.sqrt(d_out)
+
+    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        src, dst = edge_index[0], edge_index[1]
+        n = x.shape[0]
+        score = (self.query(x)[dst] * self.key(x)[src]).sum(-1) * self.scale
+        peak = torch.full((n,), -math.inf, dtype=x.dtype, device=x.device)
+        peak = peak.scatter_reduce(0, dst, score.detach(), reduce="amax", include_self=True)
+        weight = torch.exp(score - peak[dst])
+        total = torch.zeros(n, dtype=x.dtype, device=x.device).index_add_(0, dst, weight)
+        alpha = weight / total[dst]
+        messages = alpha[:, None] * self.value(x)[src]
+        out = torch.zeros(n, messages.shape[1], dtype=x.dtype, device=x.device).index_add_(0, dst, messages)
+        return out + self.skip(x)
+
+
+def _mlp(*sizes: int) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        layers.append(nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+class QuestTransformer(nn.Module):
+    """``layers`` x TransformerConv(24->24)+ReLU, mean pool, concat MLP(6->12->12) of the globals, then
+    MLP(36->128->128->1). Returns ``[B]``."""
+
+    def __init__(self, layers: int = 2) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList(TransformerConv(NODE_FEATURES, NODE_FEATURES) for _ in range(layers))
+        self.global_mlp = nn.Sequential(nn.Linear(GLOBAL_FEATURES, 12), nn.ReLU(), nn.Linear(12, 12), nn.ReLU())
+        self.head = _mlp(NODE_FEATURES + 12, 128, 128, 1)
+
+    def forward(self, g: GraphBatch) -> Tensor:
+        x = g.x
+        for conv in self.convs:
+            x = torch.relu(conv(x, g.edge_index))
+        pooled = mean_pool(x, g.batch, g.num_graphs)
+        return self.head(torch.cat([pooled, self.global_mlp(g.globals)], dim=1)).squeeze(-1)
+
+
+class GlobalMLP(nn.Module):
+    """Baseline: MLP(6->128->128->1) on the global features only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = _mlp(GLOBAL_FEATURES, 128, 128, 1)
+
+    def forward(self, g: GraphBatch) -> Tensor:
+        return self.net(g.globals).squeeze(-1)
+
+
+class LiuMLP(nn.Module):
+    """Baseline ("simple NN" of Liu and Zhou): MLP(116->128->128->1) on the globals and per-qubit / per-pair
+    gate counts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = _mlp(GLOBAL_FEATURES + LIU_FEATURES, 128, 128, 1)
+
+    def forward(self, g: GraphBatch) -> Tensor:
+        return self.net(torch.cat([g.globals, g.liu], dim=1)).squeeze(-1)
+
+
+MODELS = ("transformer", "global", "liu")
+
+
+def build_model(name: str, layers: int = 2) -> nn.Module:
+    """A fresh model: ``transformer`` (QuEst), ``global`` or ``liu`` (baselines)."""
+    if name == "transformer":
+        return QuestTransformer(layers)
+    if name == "global":
+        return GlobalMLP()
+    if name == "liu":
+        return LiuMLP()
+    raise ValueError(f"model={name!r} is unknown: valid models are {', '.join(MODELS)}")

@@ -1,0 +1,166 @@
+"""Headless runner of QuEst: ``workbench run quest --mode generate|train|evaluate|predict ... --json``.
+
+- ``generate``: the dataset (cached under ``<data>/quest/``): sample counts, PST range, PST-vs-fidelity check.
+- ``train``: trains the graph transformer and both baselines, writes the checkpoint, prints held-out metrics,
+  the issue's targets and training curves' summary.
+- ``evaluate``: a checkpoint (default: the shipped one) on its own dataset's held-out split, its targets, and
+  prediction vs simulation speed on fresh circuits.
+- ``predict``: ``{"predicted_pst": x, ...}`` for an OpenQASM 2/3 file on a device; ``--simulate`` adds
+  ``"simulated_pst"`` from qiskit-aer.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+from workbench.quantum.quest.config import QuestConfig
+from workbench.registry import Technique
+
+__all__ = ["run", "format_table", "dataset_spec", "cache_dir", "TECHNIQUE"]
+
+
+def dataset_spec(config: QuestConfig) -> Any:
+    from workbench.quantum.quest.dataset import DatasetSpec
+
+    return DatasetSpec(random_samples=config.random_samples, algorithm_samples=config.algorithm_samples,
+                       noise_draws=config.noise_draws, scale_log2_max=config.scale_log2_max,
+                       fidelity_fraction=config.fidelity_fraction, seed=config.seed)
+
+
+def cache_dir() -> Path:
+    """Where datasets (and default checkpoints) are cached: ``<data directory>/quest``."""
+    from workbench.data.registry import data_dir
+
+    return data_dir() / "quest"
+
+
+def _dataset(spec: Any, workers: int) -> tuple[Any, dict[str, Any]]:
+    from workbench.quantum.quest.dataset import load_or_generate
+
+    start = time.perf_counter()
+    data, path, cached = load_or_generate(spec, cache_dir(), workers=workers, progress=True)
+    return data, {"path": str(path), "cached": cached, "seconds": time.perf_counter() - start}
+
+
+def _generate(config: QuestConfig) -> dict[str, Any]:
+    from workbench.quantum.quest.workflow import dataset_summary
+
+    data, where = _dataset(dataset_spec(config), config.workers)
+    return {"dataset": {**dataset_summary(data), **where}}
+
+
+def _command(config: QuestConfig, path: Path) -> str:
+    flags = [f"--{k.replace('_', '-')} {v}" for k, v in config.to_dict().items()
+             if k not in ("mode", "checkpoint", "qasm", "device", "noise_scale", "simulate", "speed_circuits")
+             and v != QuestConfig.__dataclass_fields__[k].default]
+    return " ".join(["workbench run quest --mode train", *flags, "--checkpoint", shlex.quote(str(path)), "--json"])
+
+
+def _train(config: QuestConfig) -> dict[str, Any]:
+    from workbench.quantum.quest.checkpoint import save_checkpoint
+    from workbench.quantum.quest.train import TrainSettings
+    from workbench.quantum.quest.workflow import dataset_summary, targets, train_checkpoint
+
+    spec = dataset_spec(config)
+    data, where = _dataset(spec, config.workers)
+    settings = TrainSettings(epochs=config.epochs, batch_size=config.batch_size, lr=config.lr,
+                             patience=config.patience, seed=config.seed)
+    path = Path(config.checkpoint) if config.checkpoint else cache_dir() / f"checkpoint-{spec.key()}.pt"
+    ckpt = train_checkpoint(data, spec, settings, layers=config.layers, progress=True,
+                            command=_command(config, path))
+    save_checkpoint(ckpt, path)
+    curves = {name: {"epochs": len(h["val_rmse"]), "best_epoch": h["best_epoch"], "seconds": h["seconds"],
+                     "best_val_rmse": min(h["val_rmse"])} for name, h in ckpt.history.items()}
+    return {"dataset": {**dataset_summary(data), **where}, "checkpoint": str(path), "command": ckpt.command,
+            "training": curves, "metrics": ckpt.metrics, "targets": targets(ckpt.metrics)}
+
+
+def _evaluate(config: QuestConfig) -> dict[str, Any]:
+    from workbench.quantum.quest.checkpoint import load_checkpoint
+    from workbench.quantum.quest.speed import speed_comparison
+    from workbench.quantum.quest.workflow import dataset_summary, evaluate_checkpoint, targets
+
+    ckpt = load_checkpoint(config.checkpoint or None)
+    data, where = _dataset(ckpt.spec, config.workers)
+    metric = evaluate_checkpoint(ckpt, data)
+    return {"checkpoint": config.checkpoint or "shipped", "dataset": {**dataset_summary(data), **where},
+            "metrics": metric, "targets": targets(metric),
+            "speed": speed_comparison(ckpt, count=config.speed_circuits)}
+
+
+def _predict(config: QuestConfig) -> dict[str, Any]:
+    from workbench.quantum.quest.checkpoint import load_checkpoint
+    from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simulate_pst
+
+    circuit = read_qasm(config.qasm)
+    placed = place(circuit, config.device, noise_scale=config.noise_scale, seed=config.seed)
+    ckpt = load_checkpoint(config.checkpoint or None)
+    start = time.perf_counter()
+    preds = predict_pst(ckpt, [placed.circuit], [placed.calibration], models=("transformer", "global", "liu"))
+    seconds = {"predict": time.perf_counter() - start}
+    gates = sum(1 for inst in placed.circuit.data if inst.operation.name not in ("barrier", "measure"))
+    out: dict[str, Any] = {"qasm": config.qasm, "device": config.device, "noise_scale": config.noise_scale,
+                           "physical_qubits": list(placed.physical), "gates": gates,
+                           "predicted_pst": float(preds["transformer"][0]),
+                           "baselines": {"global": float(preds["global"][0]), "liu": float(preds["liu"][0])}}
+    if config.simulate:
+        start = time.perf_counter()
+        out["simulated_pst"] = simulate_pst(placed.circuit, placed.calibration)
+        seconds["simulate"] = time.perf_counter() - start
+    out["seconds"] = seconds
+    return out
+
+
+def run(config: QuestConfig) -> dict[str, Any]:
+    """The JSON object ``workbench run quest`` prints (see the module docstring)."""
+    body = {"generate": _generate, "train": _train, "evaluate": _evaluate, "predict": _predict}[config.mode](config)
+    return {"technique": "quest", "mode": config.mode, **body}
+
+
+def _f(x: Any, fmt: str = ".4f") -> str:
+    return "-" if x is None or x != x else format(x, fmt)
+
+
+def format_table(result: dict[str, Any]) -> str:
+    lines = [f"QuEst: {result['mode']}"]
+    if "dataset" in result:
+        d = result["dataset"]
+        fc = d["fidelity_check"]
+        lines.append(f"dataset: {d['samples']} samples ({d['by_kind']['random']} random, {d['by_kind']['algorithm']} "
+                     f"algorithm) in {d['circuits']} circuits; PST {_f(d['pst']['min'], '.3f')}..{_f(d['pst']['max'], '.3f')}; "
+                     f"PST vs fidelity Spearman {_f(fc['spearman'])} over {fc['n']}; {d['path']}"
+                     f"{' (cached)' if d['cached'] else ''}")
+    if "metrics" in result:
+        lines.append(f"{'model':<12} {'kind':<10} {'n':>5} {'RMSE':>8} {'R^2':>8} {'Spearman':>9}")
+        for model, by_kind in result["metrics"].items():
+            for kind, m in by_kind.items():
+                lines.append(f"{model:<12} {kind:<10} {m['n']:>5} {_f(m['rmse']):>8} {_f(m['r2']):>8} "
+                             f"{_f(m['spearman']):>9}")
+        for t in result["targets"]:
+            lines.append(f"target {t['target']}: {_f(t['value'])} {'met' if t['met'] else 'NOT met'}")
+    if "speed" in result:
+        s = result["speed"]
+        lines.append(f"speed ({s['circuits']} circuits): simulate {s['seconds_per_circuit']['simulate'] * 1e3:.2f} ms, "
+                     f"predict {s['seconds_per_circuit']['predict_batched'] * 1e3:.3f} ms per circuit batched: "
+                     f"{s['speedup_batched_vs_simulate']:.0f}x ({s['speedup_batched_vs_aer_run']:.0f}x vs the aer run alone)")
+    if "checkpoint" in result and result["mode"] == "train":
+        lines.append(f"checkpoint: {result['checkpoint']}")
+    if result["mode"] == "predict":
+        lines.append(f"{result['qasm']} on {result['device']} (qubits {result['physical_qubits']}, {result['gates']} "
+                     f"gates): predicted PST {_f(result['predicted_pst'])}"
+                     + (f", simulated {_f(result['simulated_pst'])}" if "simulated_pst" in result else ""))
+    return "\n".join(lines)
+
+
+TECHNIQUE = Technique(
+    name="quest",
+    summary="QuEst: a graph transformer predicts a circuit's PST on a noisy device, >=100x faster than simulating it",
+    config=QuestConfig,
+    run=run,
+    format_table=format_table,
+    panel="widgets.quantum.quest:QuestPanel",
+    notebook="notebooks/quantum/quest.ipynb",
+)
