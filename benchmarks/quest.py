@@ -85,7 +85,8 @@ def run(*, quick: bool) -> Section:
         f"Checkpoint `{SHIPPED.relative_to(SHIPPED.parents[3])}` (trained by `{ckpt.command}` on "
         f"{ckpt.dataset.get('samples', '?')} samples: {ckpt.dataset.get('by_kind')}). Models: QuEst's graph "
         "transformer (2 TransformerConv layers, mean pool, global-feature MLP) and the baselines of the paper "
-        "(MLP on the 6 global features; Liu's MLP on per-qubit / per-pair gate counts + globals). Labels: PST "
+        "(MLP on the 6 global features; Liu's MLP on per-qubit / per-pair gate counts + globals), and the ablation "
+        "`no-noise` (the transformer with its T1/T2, gate-error and readout node features zeroed). Labels: PST "
         "(circuit + inverse, all-zero probability) from qiskit-aer's density matrix under each sample's randomised "
         f"device noise. The fresh set ({len(fresh)} samples, seed {FRESH_SEED}, generated in {gen_seconds:.0f} s "
         f"on 2 processes) has circuits none of the models saw. {PAPER}; our dataset is ~8x smaller than the "
@@ -106,6 +107,8 @@ def run(*, quick: bool) -> Section:
         ("QuEst algorithm circuits R^2 (held out)", _f(recorded["transformer"]["algorithm"]["r2"])),
         ("QuEst RMSE: transformer / global MLP / Liu MLP (held out, all)",
          " / ".join(_f(recorded[m]["all"]["rmse"]) for m in ("transformer", "global", "liu"))),
+        ("QuEst ablation: RMSE without the noise node features (held out, all)",
+         _f(recorded["no-noise"]["all"]["rmse"]) if "no-noise" in recorded else "-"),
         ("QuEst prediction speed-up vs aer labelling (batched)", f"{ratio:.0f}x"),
         ("QuEst PST vs fidelity Spearman", _f(rank.get("spearman", float("nan")))),
     )

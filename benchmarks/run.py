@@ -2,13 +2,16 @@
 
 Usage (from the repository root)::
 
-    python -m benchmarks.run               # full run, about 3-5 minutes on 2 cores
+    python -m benchmarks.run               # full run, about 10 minutes on 2 cores
     python -m benchmarks.run --quick       # tiny sizes, about 20 s (what tests/test_benchmarks.py runs)
     python -m benchmarks.run --out other.md
 
 Groups, in order: 1 blockwise attention vs SDPA (``benchmarks.attention``), 2 and 3 real bytes per rank and
-the model against them (``benchmarks.comm``), 4 panel redraw latency (``benchmarks.panels``), and the
-machine header (``benchmarks.machine``). Progress goes to stderr through ``logging``.
+the model against them (``benchmarks.comm``), 4 panel redraw latency (``benchmarks.panels``), ReFloat vs scipy
+(``benchmarks.refloat``), our quantum simulator vs qiskit-aer (``benchmarks.quantum_sim``), graph mining vs
+networkx and the C++ peers (``benchmarks.graph_mining``), Kudu (``benchmarks.kudu``), QuEst vs its baselines
+and vs simulation (``benchmarks.quest``), and the machine header (``benchmarks.machine``). Progress goes to
+stderr through ``logging``.
 """
 
 from __future__ import annotations

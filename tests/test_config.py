@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from workbench.config import Config, param
+from workbench.config import Config, ParamSpec, param
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,4 +57,6 @@ def test_specs_carry_flags_and_ranges():
     specs = {s.name: s for s in Demo.specs()}
     assert specs["gpus"].flag == "--gpus"
     assert specs["gpus"].describe_range() == "1..16 (GPUs)"
+    text = ParamSpec("path", str, "", None, None, None, "", "")
+    assert text.describe_range() == "any text"
     assert specs["causal"].type is bool

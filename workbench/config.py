@@ -64,6 +64,8 @@ class ParamSpec:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         if self.type is bool:
             return "true or false"
+        if self.type is str:
+            return "any text"
         lo = "-inf" if self.lo is None else _fmt(self.lo)
         hi = "inf" if self.hi is None else _fmt(self.hi)
         unit = f" ({self.unit})" if self.unit else ""

@@ -14,7 +14,8 @@ from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.dataset import FAMILIES
 from workbench.quantum.quest.model import MODELS
 
-MODEL_LABELS = {"transformer": "QuEst transformer", "global": "global-features MLP", "liu": "Liu MLP"}
+MODEL_LABELS = {"transformer": "QuEst transformer", "global": "global-features MLP", "liu": "Liu MLP",
+                "no-noise": "transformer without noise features (ablation)"}
 MODEL_COLORS = {"transformer": "#1f77b4", "global": "#ff7f0e", "liu": "#2ca02c"}
 MODEL_DASH = {"transformer": "solid", "global": "dash", "liu": "dot"}
 FAMILY_COLORS = dict(zip(FAMILIES, ("#7f7f7f", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")))

@@ -101,3 +101,20 @@ def test_metrics_against_numpy():
     m = metrics(torch.tensor(pred), torch.tensor(true))
     assert m["rmse"] == pytest.approx(np.sqrt(np.mean((pred - true) ** 2)))
     assert m["r2"] == pytest.approx(1 - np.sum((pred - true) ** 2) / np.sum((true - true.mean()) ** 2))
+
+
+def test_no_noise_ablation_ignores_the_noise_columns():
+    from workbench.quantum.quest.model import NOISE_COLUMNS
+
+    rows = _tiny_rows(4)
+    data = QuestDataset.from_rows(rows)
+    normed = NormalizedSet.build(data, Normalizer.fit(data, torch.arange(4)))
+    batch = normed.batch(torch.arange(4))
+    noisy = type(batch)(batch.x.clone(), batch.edge_index, batch.batch, batch.globals, batch.liu)
+    noisy.x[:, list(NOISE_COLUMNS)] += torch.randn(noisy.x.shape[0], len(NOISE_COLUMNS))
+    ablated, full = build_model("no-noise").eval(), build_model("transformer").eval()
+    full.load_state_dict(ablated.state_dict())
+    assert torch.equal(ablated(batch), ablated(noisy))
+    assert not torch.allclose(full(batch), full(noisy))
+    with pytest.raises(ValueError, match="valid models are transformer, global, liu, no-noise"):
+        build_model("gcn")

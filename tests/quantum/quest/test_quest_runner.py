@@ -55,7 +55,7 @@ def test_generate_json(workdir, capsys, monkeypatch):
 def test_train_then_evaluate(trained, workdir, capsys, monkeypatch):
     monkeypatch.setenv("WORKBENCH_DATA", str(workdir / "data"))
     ckpt = load_checkpoint(trained)
-    assert set(ckpt.models) == {"transformer", "global", "liu"}
+    assert set(ckpt.models) == {"transformer", "global", "liu", "no-noise"}
     assert "--checkpoint" in ckpt.command and "--random-samples 24" in ckpt.command
     assert len(ckpt.test["pst"]) == len(ckpt.test["pred_transformer"]) > 0
     assert main(["run", "quest", "--mode", "evaluate", "--checkpoint", str(trained), "--speed-circuits", "4",

@@ -21,7 +21,7 @@ from torch import nn
 
 from workbench.quantum.quest.batching import Normalizer
 from workbench.quantum.quest.dataset import DatasetSpec
-from workbench.quantum.quest.model import MODELS, build_model
+from workbench.quantum.quest.model import build_model
 from workbench.quantum.quest.train import TrainSettings
 
 __all__ = ["Checkpoint", "SHIPPED", "save_checkpoint", "load_checkpoint", "FORMAT"]
@@ -32,7 +32,7 @@ FORMAT = 1
 
 @dataclass(eq=False)
 class Checkpoint:
-    """``models`` by name (transformer, global, liu; eval mode), ``history`` and ``metrics`` by model name,
+    """``models`` by name (transformer, global, liu and the no-noise ablation; eval mode), ``history`` and ``metrics`` by model name,
     ``test``: held-out ``pst``, ``kind``, ``family`` and each model's predictions (lists), ``dataset``: the
     training dataset's summary (sizes, PST range, PST-vs-fidelity rank check)."""
 
@@ -80,7 +80,7 @@ def _load(path: str, mtime: int) -> Checkpoint:
         raise ValueError(f"checkpoint={path!r} has format {payload.get('format')!r}: valid format is {FORMAT}; "
                          "retrain it with `workbench run quest --mode train`")
     models = {}
-    for name in MODELS:
+    for name in payload["models"]:
         model = build_model(name, payload["layers"])
         model.load_state_dict(payload["models"][name])
         models[name] = model.eval()

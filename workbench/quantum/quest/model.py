@@ -20,8 +20,8 @@ from torch import Tensor, nn
 
 from workbench.quantum.quest.encoding import GLOBAL_FEATURES, LIU_FEATURES, NODE_FEATURES
 
-__all__ = ["GraphBatch", "TransformerConv", "QuestTransformer", "GlobalMLP", "LiuMLP", "MODELS", "build_model",
-           "mean_pool"]
+__all__ = ["GraphBatch", "TransformerConv", "QuestTransformer", "GlobalMLP", "LiuMLP", "MODELS", "ABLATIONS",
+           "NOISE_COLUMNS", "build_model", "mean_pool"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,16 +81,21 @@ def _mlp(*sizes: int) -> nn.Sequential:
 
 class QuestTransformer(nn.Module):
     """``layers`` x TransformerConv(24->24)+ReLU, mean pool, concat MLP(6->12->12) of the globals, then
-    MLP(36->128->128->1). Returns ``[B]``."""
+    MLP(36->128->128->1). Returns ``[B]``. ``drop_columns``: node-feature columns set to 0 (their standardised
+    mean) before the first layer, for ablations."""
 
-    def __init__(self, layers: int = 2) -> None:
+    def __init__(self, layers: int = 2, drop_columns: tuple[int, ...] = ()) -> None:
         super().__init__()
+        self.drop_columns = list(drop_columns)
         self.convs = nn.ModuleList(TransformerConv(NODE_FEATURES, NODE_FEATURES) for _ in range(layers))
         self.global_mlp = nn.Sequential(nn.Linear(GLOBAL_FEATURES, 12), nn.ReLU(), nn.Linear(12, 12), nn.ReLU())
         self.head = _mlp(NODE_FEATURES + 12, 128, 128, 1)
 
     def forward(self, g: GraphBatch) -> Tensor:
         x = g.x
+        if self.drop_columns:
+            x = x.clone()
+            x[:, self.drop_columns] = 0
         for conv in self.convs:
             x = torch.relu(conv(x, g.edge_index))
         pooled = mean_pool(x, g.batch, g.num_graphs)
@@ -121,14 +126,20 @@ class LiuMLP(nn.Module):
 
 
 MODELS = ("transformer", "global", "liu")
+#: the paper's ablation that matters most here: the transformer without the device-noise node features
+ABLATIONS = ("no-noise",)
+#: node-feature columns carrying device noise: T1/T2 of qubits a and b, gate error, readout P(0|1), P(1|0)
+NOISE_COLUMNS = tuple(range(16, 23))
 
 
 def build_model(name: str, layers: int = 2) -> nn.Module:
-    """A fresh model: ``transformer`` (QuEst), ``global`` or ``liu`` (baselines)."""
+    """A fresh model: ``transformer`` (QuEst), ``global`` or ``liu`` (baselines), ``no-noise`` (ablation)."""
     if name == "transformer":
         return QuestTransformer(layers)
+    if name == "no-noise":
+        return QuestTransformer(layers, NOISE_COLUMNS)
     if name == "global":
         return GlobalMLP()
     if name == "liu":
         return LiuMLP()
-    raise ValueError(f"model={name!r} is unknown: valid models are {', '.join(MODELS)}")
+    raise ValueError(f"model={name!r} is unknown: valid models are {', '.join(MODELS + ABLATIONS)}")

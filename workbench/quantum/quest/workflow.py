@@ -12,7 +12,7 @@ import torch
 from workbench.quantum.quest.batching import NormalizedSet, Normalizer
 from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.dataset import FAMILIES, KINDS, DatasetSpec, QuestDataset
-from workbench.quantum.quest.model import MODELS, build_model
+from workbench.quantum.quest.model import ABLATIONS, MODELS, build_model
 from workbench.quantum.quest.train import TrainSettings, fit, metrics_by_kind, predict_indices, split_by_group
 
 __all__ = ["dataset_summary", "fidelity_check", "train_checkpoint", "evaluate_checkpoint", "targets"]
@@ -51,7 +51,8 @@ def _test_record(data: QuestDataset, indices: torch.Tensor, preds: dict[str, tor
 def train_checkpoint(data: QuestDataset, spec: DatasetSpec, settings: TrainSettings, *, layers: int = 2,
                      progress: bool = False, command: str = "",
                      on_epoch: Callable[[str, int, float, float], None] | None = None) -> Checkpoint:
-    """Train the transformer and both baselines on the same split; held-out metrics and predictions included."""
+    """Train the transformer, both baselines and the ablation on the same split; held-out metrics and predictions
+    included."""
     split = split_by_group(data, spec.seed)
     if len(split.train) == 0 or len(split.val) == 0:
         raise ValueError(f"the dataset has {len(data)} samples in {int(torch.unique(data.meta['group']).numel())} "
@@ -59,13 +60,13 @@ def train_checkpoint(data: QuestDataset, spec: DatasetSpec, settings: TrainSetti
     norm = Normalizer.fit(data, split.train)
     normed = NormalizedSet.build(data, norm)
     models, history, preds = {}, {}, {}
-    for name in MODELS:
+    for name in MODELS + ABLATIONS:
         model = build_model(name, layers)
         hook = (lambda e, a, b, name=name: on_epoch(name, e, a, b)) if on_epoch is not None else None
         history[name] = fit(model, normed, split, settings, progress=progress, on_epoch=hook).to_dict()
         models[name] = model.eval()
         preds[name] = predict_indices(model, normed, split.test)
-    metric = {name: metrics_by_kind(preds[name], data, split.test) for name in MODELS}
+    metric = {name: metrics_by_kind(preds[name], data, split.test) for name in preds}
     return Checkpoint(norm, models, layers, spec, spec.seed, settings, history, metric,
                       _test_record(data, split.test, preds), dataset_summary(data), command)
 
