@@ -82,7 +82,7 @@ def run(*, quick: bool) -> Section:
     rank = ckpt.dataset.get("fidelity_check", {})
     fresh_rank = fidelity_check(fresh)
     intro = (
-        f"Checkpoint `{SHIPPED.relative_to(SHIPPED.parents[3])}` (trained by `{ckpt.command}` on "
+        f"Checkpoint `{SHIPPED.relative_to(SHIPPED.parents[4])}` (trained by `{ckpt.command}` on "
         f"{ckpt.dataset.get('samples', '?')} samples: {ckpt.dataset.get('by_kind')}). Models: QuEst's graph "
         "transformer (2 TransformerConv layers, mean pool, global-feature MLP) and the baselines of the paper "
         "(MLP on the 6 global features; Liu's MLP on per-qubit / per-pair gate counts + globals), and the ablation "
