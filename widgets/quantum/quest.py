@@ -34,9 +34,8 @@ from workbench.quantum.circuits import mirror, random_device_circuit
 from workbench.quantum.devices import DeviceCalibration, calibration_subset, device_names, load_calibration
 from workbench.quantum.quest.checkpoint import Checkpoint, load_checkpoint
 from workbench.quantum.quest.dataset import FAMILIES, FAMILY_WIDTHS, GATE_COUNTS, connected_qubits
-from workbench.quantum.quest.encoding import GATE_TYPES
 from workbench.quantum.quest.model import MODELS
-from workbench.quantum.quest.predict import place, predict_pst, quest_devices, simulate_pst
+from workbench.quantum.quest.predict import check_device, place, predict_pst, quest_devices, simulate_pst
 from widgets.base import Panel
 from widgets.quantum.quest_figures import (MODEL_COLORS, MODEL_DASH, MODEL_LABELS, fill_heldout_scatter,
                                          fill_training_curves, heldout_scatter_figure, label_colors,
@@ -78,12 +77,8 @@ class QuestPanelConfig(Config):
     checkpoint: str = param("", help="checkpoint file (default: the shipped one)")
 
     def check_combination(self) -> None:
+        check_device(self.device)
         cal = load_calibration(self.device)
-        missing = [g for g in GATE_TYPES if g not in cal.basis_gates]
-        if missing:
-            raise ValueError(f"device={self.device!r} has no {', '.join(missing)} among its basis gates "
-                             f"({', '.join(sorted(set(cal.basis_gates) - {'measure', 'reset', 'delay'}))}): QuEst "
-                             f"encodes devices with {', '.join(GATE_TYPES)}, e.g. {', '.join(COMMON_DEVICES[:4])}")
         lo, hi = width_range(self.family, cal.num_qubits)
         if not lo <= self.width <= hi:
             why = ("Grover's multi-controlled gates grow too fast past 5 qubits" if self.family == "grover"

@@ -20,6 +20,16 @@ from workbench.quantum.quest.model import GraphBatch
 __all__ = ["Normalizer", "NormalizedSet", "graphs_batch"]
 
 
+def _segments(ptr: Tensor, indices: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Rows of the segments ``ptr[i]:ptr[i+1]`` for each ``i`` in ``indices``, concatenated: ``(row ids,
+    segment lengths, offset of each segment in the concatenation)``."""
+    starts = ptr[indices]
+    counts = ptr[indices + 1] - starts
+    offsets = torch.cumsum(counts, 0) - counts
+    ids = torch.arange(int(counts.sum())) - torch.repeat_interleave(offsets - starts, counts)
+    return ids, counts, offsets
+
+
 def _moments(x: Tensor) -> tuple[Tensor, Tensor]:
     mean = x.mean(0)
     std = x.std(0, unbiased=False)
@@ -40,8 +50,7 @@ class Normalizer:
 
     @classmethod
     def fit(cls, data: QuestDataset, indices: Tensor) -> Normalizer:
-        starts, ends = data.node_ptr[indices], data.node_ptr[indices + 1]
-        nodes = torch.cat([torch.arange(int(a), int(b)) for a, b in zip(starts, ends)])
+        nodes, _, _ = _segments(data.node_ptr, indices)
         cols = list(CONTINUOUS_COLUMNS)
         nm, ns = _moments(data.x[nodes][:, cols].double())
         gm, gs = _moments(torch.log1p(data.globals[indices].double()))
@@ -86,16 +95,9 @@ class NormalizedSet:
                    norm.liu(data.liu), data.pst.float())
 
     def batch(self, indices: Tensor) -> GraphBatch:
-        starts, ends = self.node_ptr[indices], self.node_ptr[indices + 1]
-        counts = ends - starts
-        offsets = torch.cumsum(counts, 0) - counts  # first node of each graph in the batch
-        total = int(counts.sum())
-        node_ids = torch.arange(total) - torch.repeat_interleave(offsets - starts, counts)
+        node_ids, counts, offsets = _segments(self.node_ptr, indices)  # offsets: first node of each graph
+        edge_ids, e_counts, _ = _segments(self.edge_ptr, indices)
         graph_of_node = torch.repeat_interleave(torch.arange(len(indices)), counts)
-        e_starts, e_ends = self.edge_ptr[indices], self.edge_ptr[indices + 1]
-        e_counts = e_ends - e_starts
-        e_offsets = torch.cumsum(e_counts, 0) - e_counts
-        edge_ids = torch.arange(int(e_counts.sum())) - torch.repeat_interleave(e_offsets - e_starts, e_counts)
         shift = torch.repeat_interleave(offsets, e_counts)
         return GraphBatch(self.x[node_ids], self.edges[:, edge_ids] + shift, graph_of_node, self.globals[indices],
                           self.liu[indices])

@@ -25,7 +25,7 @@ import json
 import math
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from workbench.quantum.devices import DeviceCalibration, calibration_subset, load_calibration
-from workbench.quantum.quest.encoding import ENCODING_VERSION, CircuitGraph, encode
+from workbench.quantum.quest.encoding import ENCODING_VERSION, CircuitGraph, encode, gate_count
 
 __all__ = ["DatasetSpec", "QuestDataset", "generate", "load_or_generate", "RANDOM_DEVICES", "ALGORITHM_DEVICES",
            "GATE_COUNTS", "FAMILIES", "KINDS", "cache_path", "connected_qubits"]
@@ -111,7 +111,7 @@ def _jobs(spec: DatasetSpec) -> list[_Job]:
         left -= count
         k += 1
     seeds = root.spawn(len(jobs) + 1)[1:]
-    return [_Job(j.kind, j.index, j.device, j.family, j.width, j.gates, j.count, s) for j, s in zip(jobs, seeds)]
+    return [replace(job, seed=seed) for job, seed in zip(jobs, seeds)]
 
 
 def connected_qubits(calibration: DeviceCalibration, width: int, rng: np.random.Generator) -> tuple[int, ...]:
@@ -159,7 +159,7 @@ def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list
         return rows
     logical = algorithm_circuit(job.family, job.width, int(rng.integers(2**31)))
     placed = transpile_to_device(logical, job.device, seed=int(rng.integers(2**31)))
-    gates = sum(1 for inst in placed.circuit.data if inst.operation.name not in ("barrier", "measure"))
+    gates = gate_count(placed.circuit)
     for _ in range(job.count):
         scale = float(2.0 ** rng.uniform(-3.0, scale_log2_max))
         noisy = effective_calibration(placed.calibration, rng, scale)

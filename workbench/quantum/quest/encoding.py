@@ -29,7 +29,7 @@ import numpy as np
 from workbench.quantum.devices import DeviceCalibration
 
 __all__ = ["CircuitGraph", "encode", "GATE_TYPES", "NODE_TYPES", "MAX_QUBITS", "NODE_FEATURES", "GLOBAL_FEATURES",
-           "LIU_FEATURES", "CONTINUOUS_COLUMNS", "ENCODING_VERSION"]
+           "LIU_FEATURES", "CONTINUOUS_COLUMNS", "ENCODING_VERSION", "gate_count"]
 
 NODE_TYPES = ("in", "out", "rz", "x", "sx", "cx")
 GATE_TYPES = ("rz", "x", "sx", "cx")
@@ -54,6 +54,11 @@ class CircuitGraph:
     edges: np.ndarray
     globals: np.ndarray
     liu: np.ndarray
+
+
+def gate_count(circuit: Any) -> int:
+    """Instructions of ``circuit`` that become gate nodes (barriers and measurements are not gates)."""
+    return sum(1 for inst in circuit.data if inst.name not in _IGNORED)
 
 
 def _t_us(t: float) -> float:

@@ -10,8 +10,7 @@ levels) feeds both the features and the simulation.
 from __future__ import annotations
 
 import functools
-import time
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,12 +18,13 @@ import numpy as np
 import torch
 
 from workbench.quantum.circuits import DeviceCircuit, transpile_to_device
-from workbench.quantum.devices import DeviceCalibration, device_basis, device_names, load_calibration
+from workbench.quantum.devices import DeviceCalibration, device_basis, device_names
 from workbench.quantum.quest.batching import graphs_batch
 from workbench.quantum.quest.checkpoint import Checkpoint
+from workbench.quantum.quest.dataset import RANDOM_DEVICES
 from workbench.quantum.quest.encoding import GATE_TYPES, encode
 
-__all__ = ["read_qasm", "quest_devices", "place", "predict_pst", "simulate_pst", "Placed"]
+__all__ = ["read_qasm", "quest_devices", "check_device", "place", "predict_pst", "simulate_pst"]
 
 
 def read_qasm(source: str | Path) -> Any:
@@ -61,26 +61,22 @@ def quest_devices() -> tuple[str, ...]:
     return tuple(n for n in device_names() if set(GATE_TYPES) <= set(device_basis(n)))
 
 
-@dataclass(frozen=True, eq=False)
-class Placed:
-    """A circuit on a device: the compact device circuit and the calibration (scaled) of its qubits."""
+def check_device(device: str) -> None:
+    """Raise ValueError unless ``device`` is a snapshot whose basis holds every gate QuEst encodes."""
+    basis = device_basis(device)  # ValueError naming the valid devices for an unknown name
+    missing = [g for g in GATE_TYPES if g not in basis]
+    if missing:
+        shown = ", ".join(sorted(set(basis) - {"measure", "reset", "delay"}))
+        raise ValueError(f"device={device!r} has no {', '.join(missing)} among its basis gates ({shown}): QuEst "
+                         f"encodes devices with {', '.join(GATE_TYPES)}, e.g. {', '.join(RANDOM_DEVICES)}")
 
-    circuit: Any
-    physical: tuple[int, ...]
-    calibration: DeviceCalibration
 
-
-def place(circuit: Any, device: str, *, noise_scale: float = 1.0, seed: int = 0) -> Placed:
-    """Transpile ``circuit`` to ``device`` and take the calibration of its qubits x ``noise_scale``."""
-    if device not in quest_devices():
-        raise ValueError(f"device={device!r} is not a device snapshot with basis rz, sx, x, cx: valid devices are "
-                         f"{', '.join(quest_devices())}")
-    if circuit.num_qubits > load_calibration(device).num_qubits:
-        raise ValueError(f"circuit has {circuit.num_qubits} qubits but device {device} has "
-                         f"{load_calibration(device).num_qubits}: valid widths are 1..{load_calibration(device).num_qubits}")
-    body = circuit.remove_final_measurements(inplace=False)
-    placed: DeviceCircuit = transpile_to_device(body, device, seed=seed)
-    return Placed(placed.circuit, placed.physical, placed.calibration.scaled(noise_scale, relaxation=False))
+def place(circuit: Any, device: str, *, noise_scale: float = 1.0, seed: int = 0) -> DeviceCircuit:
+    """Transpile ``circuit`` to ``device`` (ValueError when it is wider) and take the calibration of its qubits
+    with gate and readout errors x ``noise_scale``."""
+    check_device(device)
+    placed = transpile_to_device(circuit.remove_final_measurements(inplace=False), device, seed=seed)
+    return replace(placed, calibration=placed.calibration.scaled(noise_scale, relaxation=False))
 
 
 @torch.no_grad()
@@ -101,8 +97,3 @@ def simulate_pst(circuit: Any, calibration: DeviceCalibration) -> float:
 
     return float(pst([circuit], noise_model(calibration))[0])
 
-
-def timed(fn: Any, *args: Any) -> tuple[Any, float]:
-    start = time.perf_counter()
-    out = fn(*args)
-    return out, time.perf_counter() - start

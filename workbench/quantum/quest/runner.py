@@ -93,6 +93,7 @@ def _evaluate(config: QuestConfig) -> dict[str, Any]:
 
 def _predict(config: QuestConfig) -> dict[str, Any]:
     from workbench.quantum.quest.checkpoint import load_checkpoint
+    from workbench.quantum.quest.encoding import gate_count
     from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simulate_pst
 
     circuit = read_qasm(config.qasm)
@@ -101,9 +102,8 @@ def _predict(config: QuestConfig) -> dict[str, Any]:
     start = time.perf_counter()
     preds = predict_pst(ckpt, [placed.circuit], [placed.calibration], models=("transformer", "global", "liu"))
     seconds = {"predict": time.perf_counter() - start}
-    gates = sum(1 for inst in placed.circuit.data if inst.operation.name not in ("barrier", "measure"))
     out: dict[str, Any] = {"qasm": config.qasm, "device": config.device, "noise_scale": config.noise_scale,
-                           "physical_qubits": list(placed.physical), "gates": gates,
+                           "physical_qubits": list(placed.physical), "gates": gate_count(placed.circuit),
                            "predicted_pst": float(preds["transformer"][0]),
                            "baselines": {"global": float(preds["global"][0]), "liu": float(preds["liu"][0])}}
     if config.simulate:
