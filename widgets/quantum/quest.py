@@ -258,7 +258,8 @@ class QuestPanel(Panel):
         self.simulated: dict[tuple, float] = {}  # point key -> PST from aer, kept for the panel's lifetime
         self._depth_memory = {"random": 40, "algorithm": 1}
         self.simulate_button = W.Button(description="simulate with qiskit-aer", button_style="primary",
-                                        tooltip="density-matrix PST of every point on the curves (memoised)")
+                                        tooltip="density-matrix PST of every point on the curves (memoised)",
+                                        layout=W.Layout(width="220px"))
         self.progress = W.IntProgress(value=0, min=0, max=1, description="aer", layout=W.Layout(width="300px"))
         self.simulate_button.on_click(lambda _: self.simulate())
         family = values.get("family", QuestPanelConfig.__dataclass_fields__["family"].default)
