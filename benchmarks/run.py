@@ -24,19 +24,23 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from benchmarks import attention, comm, graph_mining, kudu, machine, panels, quantum_sim, quest, refloat
+from benchmarks import machine, panels
+from benchmarks.graphs import dwarvesgraph, kudu
+from benchmarks.llm import mesh_attention, mesh_attention_comm
+from benchmarks.quantum import devices, quest
+from benchmarks.solvers import refloat
 from benchmarks.common import Section, Table
 
 log = logging.getLogger("benchmarks")
 
 #: (label, module) in report order; each module has ``run(*, quick: bool) -> Section | Sequence[Section]``
 GROUPS = (
-    ("1 kernel", attention),
-    ("2-3 bytes", comm),
+    ("1 kernel", mesh_attention),
+    ("2-3 bytes", mesh_attention_comm),
     ("4 panels", panels),
     ("refloat", refloat),
-    ("quantum simulator", quantum_sim),
-    ("graph mining", graph_mining),
+    ("quantum simulator", devices),
+    ("graph mining", dwarvesgraph),
     ("kudu", kudu),
     ("quest", quest),
 )

@@ -2,7 +2,7 @@
 with a paragraph and its tables, and the model-vs-counted byte differences it reports are all 0.
 
 Reference: the layout ``benchmarks/run.py`` promises (sections, table headers) and the registry's list of ready
-techniques; the byte check restates ``tests/attention/test_attention_volume.py`` through the runner. Only the
+techniques; the byte check restates ``tests/llm/mesh_attention/test_attention_volume.py`` through the runner. Only the
 structure is asserted, never a wall time or a speed ratio (those depend on the machine).
 """
 

@@ -41,8 +41,7 @@ def export_mode() -> bool:
 def control(spec: ParamSpec, value: Any, options: Sequence | None = None) -> W.Widget:
     """An ipywidget for ``spec``: slider for numbers (a selection slider over ``options`` when given),
     checkbox for booleans, dropdown for choices."""
-    label = spec.name.replace("_", " ") + (f" ({spec.unit})" if spec.unit else "")
-    common = dict(description=label, style={"description_width": "initial"}, tooltip=spec.help,
+    common = dict(description=spec.title, style={"description_width": "initial"}, tooltip=spec.help,
                   layout=W.Layout(width="360px"))
     if options is not None:
         if value not in options:  # a value set from a notebook parameter joins the slider's stops
@@ -179,8 +178,14 @@ class Panel:
     # ---- display ----------------------------------------------------------------------------------
     def widget(self) -> W.Widget:
         header = W.HTML(f"<b>{html.escape(self.title)}</b>")
-        controls = W.Box(list(self.controls.values()), layout=W.Layout(flex_flow="row wrap"))
-        return W.VBox([header, controls, self.status, *self.figures])
+        groups: dict[str, list[W.Widget]] = {}
+        for name, w in self.controls.items():
+            groups.setdefault(self.specs[name].group, []).append(w)
+        rows = []
+        for group, widgets in groups.items():  # a config group (the cluster, ...) gets its own heading
+            box = W.Box(widgets, layout=W.Layout(flex_flow="row wrap"))
+            rows.append(W.VBox([W.HTML(f"<i>{html.escape(group)}</i>"), box]) if group else box)
+        return W.VBox([header, *rows, self.status, *self.figures])
 
     def static_figures(self) -> list[go.Figure]:
         """Plain figures at the current values, with plotly slider frames over ``static_slider``."""
@@ -202,7 +207,7 @@ class Panel:
                 layout = fig.layout.to_plotly_json()
                 layout.pop("template", None)
                 frames[i].append(go.Frame(name=str(option), data=list(fig.data), layout=layout))
-        label = self.specs[name].name.replace("_", " ")
+        label = self.specs[name].title
         for fig, fig_frames in zip(figures, frames):
             steps = [dict(method="animate", label=fr.name,
                           args=[[fr.name], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},

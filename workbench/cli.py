@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from workbench.config import ParamSpec
-from workbench.registry import catalogue, get_technique
+from workbench.registry import AREAS, catalogue, get_technique
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
@@ -26,29 +26,42 @@ USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError
 def _technique_parser(name: str) -> argparse.ArgumentParser:
     technique = get_technique(name)
     parser = argparse.ArgumentParser(prog=f"workbench run {name}", description=technique.summary)
+    aliases: dict[str, list[str]] = {}
+    for old, new in technique.config.ALIASES.items():
+        aliases.setdefault(new, []).append("--" + old.replace("_", "-"))
     for spec in technique.config.specs():
-        _add_flag(parser, spec)
+        _add_flag(parser, spec, aliases.get(spec.name, []))
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return parser
 
 
-def _add_flag(parser: argparse.ArgumentParser, spec: ParamSpec) -> None:
+def _add_flag(parser: argparse.ArgumentParser, spec: ParamSpec, old_flags: Sequence[str] = ()) -> None:
+    """One flag per parameter (a group's as ``--cluster.inter-node-bw-gbps``), plus its old spellings."""
     text = f"{spec.help} [{spec.describe_range()}; default {spec.default!r}]"
+    flags = [spec.flag, *old_flags]
     if spec.type is bool:
-        parser.add_argument(spec.flag, dest=spec.name, action=argparse.BooleanOptionalAction, default=None, help=text)
+        parser.add_argument(*flags, dest=spec.name, action=argparse.BooleanOptionalAction, default=None, help=text)
     else:
-        parser.add_argument(spec.flag, dest=spec.name, default=None, metavar=spec.name.upper(), help=text)
+        metavar = spec.name.rpartition(".")[2].upper()
+        parser.add_argument(*flags, dest=spec.name, default=None, metavar=metavar, help=text)
 
 
 def cmd_list(_: argparse.Namespace) -> int:
-    rows = [(e.name, e.status, e.area, e.summary) for e in catalogue()]
-    width = max(len(r[0]) for r in rows)
-    for name, status, _area, summary in rows:
-        print(f"{name:<{width}}  {status:<7}  {summary}")
+    rows = catalogue()
+    width = max(len(e.name) for e in rows)
+    for e in rows:
+        print(f"{e.name:<{width}}  {e.status:<7}  {AREAS[e.area]:<12}  {e.summary}")
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.list_techniques or args.technique is None:
+        print("usage: workbench run TECHNIQUE [parameters] [--json]\n\nready techniques (`workbench run TECHNIQUE "
+              "--help` lists each one's parameters):")
+        for e in catalogue():
+            if e.status == "ready":
+                print(f"  {e.name:<16} {e.summary}")
+        return 0
     technique = get_technique(args.technique)
     ns = _technique_parser(args.technique).parse_args(args.rest)
     params = {k: v for k, v in vars(ns).items() if k != "json" and v is not None}
@@ -90,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("run", help="run a technique headless", add_help=False)
-    p.add_argument("technique", help="technique name (see `workbench list`)")
+    p.add_argument("-h", "--help", action="store_true", dest="list_techniques", help="list the ready techniques")
+    p.add_argument("technique", nargs="?", help="technique name (see `workbench list`)")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="technique parameters; `workbench run NAME --help`")
     p.set_defaults(func=cmd_run)
 

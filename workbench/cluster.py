@@ -16,6 +16,10 @@ The model
 - Compute costs ``flops / (gpu_tflops * 1e12)`` seconds: ``gpu_tflops`` is an *effective* rate (what a
   well-tuned attention kernel sustains), not the datasheet peak.
 
+- The host side of a node (``cpu_cores``, ``host_memory_gb``, ``pcie_bw_gbps``, ``ssd_read_bw_gbps``,
+  ``ssd_write_bw_gbps``) prices offloading, data loading and CPU-only clusters (graph mining: one
+  "GPU" per node stands for the node's NIC).
+
 Units: GB and GB/s are decimal (1e9 bytes), as on vendor datasheets; latencies are microseconds.
 
 Defaults: an H800-class node (Hopper; 989 TFLOP/s dense bf16 peak, 80 GB HBM3; NVLink 400 GB/s
@@ -72,6 +76,16 @@ class ClusterSpec(Config):
                                          help="start-up latency of one message inside a node")
     inter_node_latency_us: float = param(10.0, lo=0.0, hi=1_000_000.0, unit="us",
                                          help="start-up latency of one message between nodes")
+    # ---- the host side of a node (offloading, data loading, CPU-only clusters) ----------------------------
+    # DGX H100: 2 x 56-core Xeon 8480C and 2 TB DDR5 per 8-GPU node.
+    cpu_cores: int = param(112, lo=1, hi=100_000, unit="cores", help="CPU cores of one node")
+    host_memory_gb: float = param(2000.0, lo=0.001, hi=1_000_000.0, unit="GB", help="host (CPU) memory of one node")
+    # PCIe Gen5 x16: 64 GB/s per direction theoretical, ~50 GB/s achieved by cudaMemcpy.
+    pcie_bw_gbps: float = param(50.0, lo=0.001, hi=100_000.0, unit="GB/s",
+                                help="host <-> GPU bandwidth per GPU per direction (PCIe)")
+    # A node's NVMe array: 8 x Gen4 NVMe at ~6.5 / 3.5 GB/s sequential read / write each (DGX-class storage).
+    ssd_read_bw_gbps: float = param(50.0, lo=0.001, hi=100_000.0, unit="GB/s", help="SSD read bandwidth of one node")
+    ssd_write_bw_gbps: float = param(25.0, lo=0.001, hi=100_000.0, unit="GB/s", help="SSD write bandwidth of one node")
 
     # ---- derived SI quantities -------------------------------------------------------------------------
     @property
@@ -83,6 +97,16 @@ class ClusterSpec(Config):
     def memory_bytes(self) -> float:
         """Memory of one GPU in bytes."""
         return self.gpu_memory_gb * 1e9
+
+    @property
+    def host_memory_bytes(self) -> float:
+        """Host memory of one node in bytes."""
+        return self.host_memory_gb * 1e9
+
+    @property
+    def node_network_bytes_per_second(self) -> float:
+        """Network bytes per second of a whole node (one NIC per GPU; a CPU-only node has gpus_per_node=1)."""
+        return self.inter_node_bw_gbps * 1e9 * self.gpus_per_node
 
     @property
     def intra_node_bytes_per_second(self) -> float:

@@ -12,6 +12,12 @@ the same words everywhere::
     >>> Demo.from_dict({"gpus": "32"})
     Traceback (most recent call last):
     ValueError: gpus=32 is out of range: valid range is 1..16 (GPUs)
+
+A field may itself be a config (a *group*: the cluster, a device, a dataset), declared with :func:`group`. Its
+parameters appear under dotted names (``cluster.inter_node_bw_gbps``): CLI flags ``--cluster.inter-node-bw-gbps``,
+panel controls grouped under a heading, and ``from_dict`` keys ``"cluster.inter_node_bw_gbps"`` (or a nested
+mapping ``{"cluster": {...}}``). Old spellings of a renamed parameter stay accepted through the class's
+``ALIASES`` mapping (old name -> dotted name).
 """
 
 from __future__ import annotations
@@ -19,11 +25,16 @@ from __future__ import annotations
 import dataclasses
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
-__all__ = ["Config", "ParamSpec", "param", "param_specs", "coerce"]
+__all__ = ["Config", "ParamSpec", "param", "group", "param_specs", "coerce"]
 
 _TYPES = (bool, int, float, str)
+
+
+def group(cls: type, *, help: str = "", **defaults: Any) -> Any:
+    """Declare a field that is itself a config of class ``cls`` (defaults overridable by ``defaults``)."""
+    return field(default_factory=lambda: cls(**defaults), metadata={"group": cls, "help": help})
 
 
 def param(
@@ -34,9 +45,12 @@ def param(
     choices: tuple | None = None,
     unit: str = "",
     help: str = "",
+    label: str = "",
 ) -> Any:
-    """Declare a config field with its default, valid range (``lo..hi`` inclusive) or choices, unit and help."""
-    meta = {"lo": lo, "hi": hi, "choices": tuple(choices) if choices is not None else None, "unit": unit, "help": help}
+    """Declare a config field with its default, valid range (``lo..hi`` inclusive) or choices, unit, help and
+    a short readable ``label`` for panels (default: the name in words)."""
+    meta = {"lo": lo, "hi": hi, "choices": tuple(choices) if choices is not None else None, "unit": unit, "help": help,
+            "label": label}
     return field(default=default, metadata=meta)
 
 
@@ -52,11 +66,23 @@ class ParamSpec:
     choices: tuple | None
     unit: str
     help: str
+    label: str = ""
 
     @property
     def flag(self) -> str:
-        """The CLI flag, e.g. ``--head-dim`` for ``head_dim``."""
+        """The CLI flag, e.g. ``--head-dim`` for ``head_dim``, ``--cluster.inter-node-bw-gbps`` in a group."""
         return "--" + self.name.replace("_", "-")
+
+    @property
+    def group(self) -> str:
+        """The group a parameter belongs to (``cluster`` for ``cluster.inter_node_bw_gbps``), else ``""``."""
+        return self.name.rpartition(".")[0]
+
+    @property
+    def title(self) -> str:
+        """What a panel shows: the declared ``label``, else the name in words, with the unit."""
+        text = self.label or self.name.rpartition(".")[2].replace("_", " ")
+        return text + (f" ({self.unit})" if self.unit else "")
 
     def describe_range(self) -> str:
         """Human text of the valid values, e.g. ``1..16 (GPUs)`` or ``one of 'float32', 'float64'``."""
@@ -121,19 +147,31 @@ def coerce(spec: ParamSpec, value: Any) -> Any:
     return str(value)
 
 
-def param_specs(cls: type) -> tuple[ParamSpec, ...]:
-    """The :class:`ParamSpec` of every field of config class ``cls``, in declaration order."""
+def _group_class(f: dataclasses.Field) -> type | None:
+    return f.metadata.get("group")
+
+
+def param_specs(cls: type, prefix: str = "") -> tuple[ParamSpec, ...]:
+    """The :class:`ParamSpec` of every field of config class ``cls`` in declaration order; a group's fields
+    follow under dotted names (``cluster.gpus_per_node``)."""
     hints = typing.get_type_hints(cls)
     specs = []
     for f in dataclasses.fields(cls):
+        sub = _group_class(f)
+        if sub is not None:
+            defaults = f.default_factory().to_flat_dict()  # the group's defaults as this config sets them
+            specs.extend(dataclasses.replace(spec, default=defaults[spec.name.removeprefix(prefix + f.name + ".")])
+                         for spec in param_specs(sub, prefix + f.name + "."))
+            continue
         t = hints[f.name]
         if t not in _TYPES:
             raise TypeError(f"config field {cls.__name__}.{f.name} has type {t!r}; use one of bool, int, float, str")
         m = f.metadata
         specs.append(
             ParamSpec(
-                name=f.name, type=t, default=f.default, lo=m.get("lo"), hi=m.get("hi"),
+                name=prefix + f.name, type=t, default=f.default, lo=m.get("lo"), hi=m.get("hi"),
                 choices=m.get("choices"), unit=m.get("unit", ""), help=m.get("help", ""),
+                label=m.get("label", ""),
             )
         )
     return tuple(specs)
@@ -143,9 +181,22 @@ def param_specs(cls: type) -> tuple[ParamSpec, ...]:
 class Config:
     """Base of technique configs: checks every field on construction, then :meth:`check_combination`."""
 
+    #: old parameter names still accepted by :meth:`from_dict` (and as CLI flags): old name -> current name
+    ALIASES: ClassVar[Mapping[str, str]] = {}
+
     def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            sub = _group_class(f)
+            value = getattr(self, f.name)
+            if sub is not None:
+                if isinstance(value, Mapping):
+                    value = sub.from_dict(value)
+                elif not isinstance(value, sub):
+                    raise ValueError(f"{f.name}={value!r} is not a {sub.__name__}: give one, or a mapping of its fields")
+                object.__setattr__(self, f.name, value)
         for spec in param_specs(type(self)):
-            object.__setattr__(self, spec.name, spec.check(getattr(self, spec.name)))
+            if "." not in spec.name:
+                object.__setattr__(self, spec.name, spec.check(getattr(self, spec.name)))
         self.check_combination()
 
     def check_combination(self) -> None:
@@ -157,19 +208,51 @@ class Config:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]):
-        """Build from a mapping of names (``head_dim`` or ``head-dim``) to values or strings; rejects unknown keys."""
+        """Build from a mapping of names (``head_dim``, ``head-dim``, dotted ``cluster.gpus_per_node``, an
+        alias in :attr:`ALIASES`) to values or strings, or ``{"cluster": {...}}``; rejects unknown keys."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        groups = {name: {} for name, f in fields.items() if _group_class(f) is not None}
         names = {s.name for s in param_specs(cls)}
-        clean = {}
+        clean: dict[str, Any] = {}
         for key, value in values.items():
             name = key.replace("-", "_")
-            if name not in names:
+            name = cls.ALIASES.get(name, name)
+            head, dot, rest = name.partition(".")
+            if dot and head in groups and name in names:
+                groups[head][rest] = value
+            elif name in groups and isinstance(value, Mapping):
+                groups[name].update(value)
+            elif name in fields and name not in groups:
+                clean[name] = value
+            elif name in groups and isinstance(value, _group_class(fields[name])):
+                groups[name].update(value.to_flat_dict())
+            else:
                 raise ValueError(f"unknown parameter {key!r}: valid parameters are {', '.join(sorted(names))}")
-            clean[name] = value
+        for name, sub_values in groups.items():
+            if sub_values:
+                start = fields[name].default_factory().to_flat_dict()
+                try:
+                    clean[name] = _group_class(fields[name]).from_dict({**start, **sub_values})
+                except ValueError as exc:  # name the group: cluster.gpus_per_node=0 ...
+                    raise ValueError(f"{name}.{exc.args[0] if exc.args else exc}") from None
         return cls(**clean)
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain values; a group is a nested dict."""
         return dataclasses.asdict(self)
 
+    def to_flat_dict(self) -> dict[str, Any]:
+        """Plain values under the names of :meth:`specs` (a group's fields dotted)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Config):
+                out.update({f"{f.name}.{k}": v for k, v in value.to_flat_dict().items()})
+            else:
+                out[f.name] = value
+        return out
+
     def replace(self, **changes: Any):
-        """A copy with ``changes`` applied (validated again)."""
-        return type(self).from_dict({**self.to_dict(), **changes})
+        """A copy with ``changes`` applied (validated again; a group takes a config or a mapping)."""
+        return type(self).from_dict({**self.to_flat_dict(), **changes})
+

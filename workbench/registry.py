@@ -11,13 +11,15 @@ only when asked for, so ``workbench list`` stays fast.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Mapping
 
 from workbench.config import Config
+from workbench.results import Result
 
-__all__ = ["Technique", "CatalogueEntry", "catalogue", "get_technique", "technique_names"]
+__all__ = ["AREAS", "Technique", "CatalogueEntry", "catalogue", "entry", "get_technique", "import_area",
+           "technique_names"]
 
 Status = Literal["ready", "planned"]
 
@@ -27,77 +29,99 @@ class Technique:
     """A runnable technique.
 
     name: CLI name (``mesh-attention``); summary: one line; config: the :class:`Config` subclass whose fields
-    are the parameters; run: ``run(config) -> dict`` (the JSON ``workbench run --json`` prints);
-    format_table: result dict -> text table; panel: ``"module:Class"`` of its panel in ``widgets/``;
-    notebook: path of its notebook relative to the repository root.
+    are the parameters; run: ``run(config) -> Result`` (a typed result whose ``to_json()`` is what
+    ``workbench run --json`` prints); format_table: JSON dict -> text table; panel: ``"module:Class"`` of its
+    panel in ``widgets/``; notebook: path of its notebook relative to the repository root; smoke: parameters
+    of a run that takes seconds (the contract test runs it); processes: True when ``run`` starts worker
+    processes (the fault tests then apply).
     """
 
     name: str
     summary: str
     config: type[Config]
-    run: Callable[[Config], dict[str, Any]]
+    run: Callable[[Config], Result]
     format_table: Callable[[dict[str, Any]], str]
     panel: str
     notebook: str
+    smoke: Mapping[str, Any] = field(default_factory=dict)
+    processes: bool = False
 
-    def run_dict(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Validate ``params`` through the config class, then run."""
-        return self.run(self.config.from_dict(params))
+    def run_dict(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate ``params`` through the config class, run, and return the JSON object."""
+        result = self.run(self.config.from_dict(params))
+        return result.to_json() if isinstance(result, Result) else result
 
     def panel_class(self) -> type:
         module, _, cls = self.panel.partition(":")
         return getattr(importlib.import_module(module), cls)
 
 
+#: area folder name -> heading shown in lists (the same folder names on every floor)
+AREAS = MappingProxyType({
+    "llm": "LLM systems",
+    "quantum": "Quantum",
+    "graphs": "Graphs",
+    "recsys": "Recommenders",
+    "solvers": "Solvers",
+})
+
+
 @dataclass(frozen=True)
 class CatalogueEntry:
+    """One technique of the workbench: ``name`` (CLI name), ``area`` (a key of :data:`AREAS`), one-line
+    ``summary``, the ``module`` defining ``TECHNIQUE`` (None while planned) and older CLI names (``aliases``)."""
+
     name: str
     area: str
     summary: str
-    module: str | None  # module defining TECHNIQUE, None while planned
+    module: str | None = None
+    aliases: tuple[str, ...] = ()
 
     @property
     def status(self) -> Status:
         return "ready" if self.module else "planned"
 
+    @property
+    def package(self) -> str:
+        """The technique's package name, e.g. ``mesh_attention`` (also its widget and notebook file name)."""
+        return self.name.replace("-", "_")
+
 
 _CATALOGUE = (
-    CatalogueEntry("mesh-attention", "LLM systems",
+    CatalogueEntry("mesh-attention", "llm",
                    "2-D tile distributed attention vs Ring, Ulysses and USP: real gloo/NCCL kernels + cluster model",
-                   "workbench.attention.runner"),
-    CatalogueEntry("greedysnake", "LLM systems", "SSD-offloaded training with vertical scheduling", None),
-    CatalogueEntry("srt", "LLM systems", "speculative RL rollouts from a per-prompt tree cache", None),
-    CatalogueEntry("redox", "LLM systems", "data loading by file redirection", None),
-    CatalogueEntry("cfp", "LLM systems", "intra-operator parallel-plan search", None),
-    CatalogueEntry("dawnpiper", "LLM systems", "memory-aware pipeline partitioning", None),
-    CatalogueEntry("devices", "Quantum",
+                   "workbench.llm.mesh_attention.runner"),
+    CatalogueEntry("greedysnake", "llm", "SSD-offloaded training with vertical scheduling"),
+    CatalogueEntry("srt", "llm", "speculative RL rollouts from a per-prompt tree cache"),
+    CatalogueEntry("redox", "llm", "data loading by file redirection"),
+    CatalogueEntry("cfp", "llm", "intra-operator parallel-plan search"),
+    CatalogueEntry("dawnpiper", "llm", "memory-aware pipeline partitioning"),
+    CatalogueEntry("devices", "quantum",
                    "real device noise snapshots and a differentiable torch simulator, checked against qiskit-aer",
-                   "workbench.quantum.runner"),
-    CatalogueEntry("quest", "Quantum",
+                   "workbench.quantum.devices.runner"),
+    CatalogueEntry("quest", "quantum",
                    "graph transformer predicts circuit reliability (PST) on real device noise, vs two baselines",
                    "workbench.quantum.quest.runner"),
-    CatalogueEntry("napa", "Quantum", "native-pulse variational ansatz", None),
-    CatalogueEntry("robuststate", "Quantum", "noise-aware state preparation", None),
-    CatalogueEntry("qgas", "Quantum", "LLM-proposed ansatz search", None),
-    CatalogueEntry("pulse-zne", "Quantum", "reversed-pulse fidelity estimation and pulse ZNE", None),
-    CatalogueEntry("hybrid-qaoa", "Quantum", "hybrid gate-pulse QAOA", None),
-    CatalogueEntry("topgen", "Quantum", "topology-aware ansatz generation", None),
-    CatalogueEntry("gnnpipe", "Graphs, recommenders, solvers", "layer-pipelined GNN training", None),
-    CatalogueEntry("dwarvesgraph", "Graphs, recommenders, solvers",
-                   "pattern-decomposition graph mining (runs as pattern-count)", "workbench.graphs.runner"),
-    CatalogueEntry("pattern-count", "Graphs, recommenders, solvers",
-                   "count a pattern or all k-motifs: decomposition, enumeration or Kudu engine",
-                   "workbench.graphs.runner"),
-    CatalogueEntry("kudu", "Graphs, recommenders, solvers",
+    CatalogueEntry("napa", "quantum", "native-pulse variational ansatz"),
+    CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
+    CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search"),
+    CatalogueEntry("pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE"),
+    CatalogueEntry("hybrid-qaoa", "quantum", "hybrid gate-pulse QAOA"),
+    CatalogueEntry("topgen", "quantum", "topology-aware ansatz generation"),
+    CatalogueEntry("gnnpipe", "graphs", "layer-pipelined GNN training"),
+    CatalogueEntry("dwarvesgraph", "graphs",
+                   "pattern-decomposition graph mining: count a pattern or all k-motifs (decomposition, enumeration "
+                   "or the Kudu engine)", "workbench.graphs.dwarvesgraph.runner", aliases=("pattern-count",)),
+    CatalogueEntry("kudu", "graphs",
                    "distributed pattern mining on a partitioned graph: real gloo processes, BFS-DFS hybrid, reuse",
                    "workbench.graphs.kudu.runner"),
-    CatalogueEntry("fiited", "Graphs, recommenders, solvers", "embedding dimension pruning", None),
-    CatalogueEntry("refloat", "Graphs, recommenders, solvers",
+    CatalogueEntry("fiited", "recsys", "embedding dimension pruning"),
+    CatalogueEntry("refloat", "solvers",
                    "block floating point for CG/BiCGSTAB on real SuiteSparse matrices + ReRAM time model",
-                   "workbench.solvers.runner"),
+                   "workbench.solvers.refloat.runner"),
 )
 
-_BY_NAME = MappingProxyType({e.name: e for e in _CATALOGUE})
+_BY_NAME = MappingProxyType({n: e for e in _CATALOGUE for n in (e.name, *e.aliases)})
 
 
 def catalogue() -> tuple[CatalogueEntry, ...]:
@@ -109,14 +133,30 @@ def technique_names(*, ready_only: bool = False) -> list[str]:
     return [e.name for e in _CATALOGUE if e.module or not ready_only]
 
 
-def get_technique(name: str) -> Technique:
-    """The :class:`Technique` called ``name``; ValueError for unknown or planned names."""
-    entry = _BY_NAME.get(name)
-    if entry is None:
+def entry(name: str) -> CatalogueEntry:
+    """The catalogue entry called ``name`` (or one of its aliases); ValueError for unknown names."""
+    found = _BY_NAME.get(name)
+    if found is None:
         raise ValueError(f"technique={name!r} is unknown: valid techniques are {', '.join(technique_names(ready_only=True))}")
-    if entry.module is None:
+    return found
+
+
+def get_technique(name: str) -> Technique:
+    """The :class:`Technique` called ``name`` (or an alias); ValueError for unknown or planned names."""
+    found = entry(name)
+    if found.module is None:
         raise ValueError(
             f"technique={name!r} is planned but not implemented yet: ready techniques are "
             f"{', '.join(technique_names(ready_only=True))}"
         )
-    return importlib.import_module(entry.module).TECHNIQUE
+    return importlib.import_module(found.module).TECHNIQUE
+
+
+def import_area(area: str) -> None:
+    """Import every ready technique of ``area``, so that techniques which plug into an area engine (such as
+    Kudu's ``--engine kudu``) have registered themselves."""
+    if area not in AREAS:
+        raise ValueError(f"area={area!r} is unknown: valid areas are {', '.join(AREAS)}")
+    for e in _CATALOGUE:
+        if e.area == area and e.module:
+            importlib.import_module(e.module)

@@ -11,7 +11,7 @@ from quantum_cases import AER_DM_GATES, DEVICE_BASIS, parametric_circuit, random
 from workbench.quantum import NoiseSpec, density_matrix, probabilities
 from workbench.quantum.aer import aer_probabilities
 from workbench.quantum.circuits import random_device_circuit
-from workbench.quantum.devices import load_calibration
+from workbench.quantum.calibration import load_calibration
 
 
 def _device_batch(count: int, seed: int):

@@ -24,7 +24,7 @@ from quantum_cases import AER_DM_GATES, random_circuit
 from workbench.quantum import NoiseSpec, density_matrix, probabilities
 from workbench.quantum.aer import aer_counts, aer_density_matrix, aer_probabilities, exact_noise_model
 from workbench.quantum.circuits import family_circuit, mirror, transpile_to_device
-from workbench.quantum.devices import fake_backend
+from workbench.quantum.calibration import fake_backend
 from workbench.quantum.noise import _aer_device_errors
 
 TOL = 1e-8

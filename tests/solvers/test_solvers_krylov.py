@@ -15,9 +15,9 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from workbench.solvers.formats import make_format
+from workbench.solvers.refloat.formats import make_format
 from workbench.solvers.krylov import bicgstab, cg
-from workbench.solvers.study import prepare, solve_format
+from workbench.solvers.refloat.study import prepare, solve_format
 
 CG_MATRICES = ("mesh1e1", "LF10", "bcsstk01", "bcsstk02", "Trefethen_500", "wathen-6-5")
 

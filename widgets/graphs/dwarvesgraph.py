@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from workbench.graphs.config import PatternCountConfig
+from workbench.graphs.dwarvesgraph.config import DwarvesGraphConfig
 from workbench.graphs.cost_model import GraphStats, plan_cost, predict_seconds
 from workbench.graphs.graph import Graph
 from workbench.graphs.induced import supergraphs
@@ -75,7 +75,7 @@ def _analysis(spec: str, data_dir: str, pattern_text: str) -> tuple[list[PlanCho
 class DwarvesView:
     """What one redraw shows (no kernel has run): the pattern, the plan candidates, the size sweep."""
 
-    config: PatternCountConfig
+    config: DwarvesGraphConfig
     pattern: Pattern
     candidates: list[PlanChoice]
     sweep: dict[str, tuple[list[int], list[float]]]
@@ -83,7 +83,7 @@ class DwarvesView:
 
 
 def dwarves_view(values: dict[str, Any]) -> DwarvesView:
-    config = PatternCountConfig.from_dict(values)
+    config = DwarvesGraphConfig.from_dict(values)
     pattern = parse_pattern(config.pattern)
     cands, tree = _analysis(config.graph, config.data_dir, config.pattern)
     best_enum = next((c for c in cands if c.kind == "enumerate"), None)
@@ -152,7 +152,7 @@ def decomposition_roles(choice: PlanChoice | None) -> dict[int, str]:
 class DwarvesGraphPanel(Panel):
     """Pick a graph (or a synthetic one and its size), a pattern, edge/vertex-induced; press Run to count."""
 
-    technique = "pattern-count"
+    technique = "dwarvesgraph"
     title = "DwarvesGraph: pattern decomposition vs enumeration (cost model live; Run counts for real)"
     hidden = ("engine", "workers", "cost_model", "data_dir")
     options = {"motifs": (0, 3, 4, 5)}
@@ -290,7 +290,7 @@ class DwarvesGraphPanel(Panel):
     # ---- heavy work behind the button -------------------------------------------------------------------
     def run_measurements(self, *, enumerate_limit_s: float = 30.0) -> dict[str, Any]:
         """Count with both engines, time the 6 cheapest plans, count motifs; then redraw. Returns the data."""
-        from workbench.graphs.studies import engine_pair, plan_study
+        from workbench.graphs.dwarvesgraph.study import engine_pair, plan_study
 
         values = self.values()
         view = self.compute(values)

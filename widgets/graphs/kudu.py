@@ -1,7 +1,7 @@
 """Kudu panel: bytes moved, messages, memory and time per exploration strategy, measured on P real
 processes, and the paper-scale model.
 
-Measurements come from :func:`workbench.graphs.kudu.sweep.strategy_sweep` (one launch of P gloo processes
+Measurements come from :func:`workbench.graphs.kudu.study.strategy_sweep` (one launch of P gloo processes
 runs DFS, BFS, the naive baseline and the hybrid at every chunk size of :data:`CHUNKS`), memoised per
 setting. Moving the chunk size, the strategy or a model slider redraws from those rows (fast); a setting not
 measured yet (another graph, pattern or P) waits for the **Measure** button, because launching processes
@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from workbench.graphs.kudu.model import MODEL_LABEL, PAPER_CLAIMS, Cluster, Projection, project_all
-from workbench.graphs.kudu.sweep import strategy_sweep
+from workbench.graphs.kudu.study import strategy_sweep
 from widgets.base import Panel
 
 CHUNKS = (1, 4, 16, 64, 256, 1024)

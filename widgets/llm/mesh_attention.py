@@ -1,7 +1,7 @@
 """Mesh-Attention panel: per-rank communication vs GPUs, modelled step time and memory, and who computes
 which block of the Q x KV matrix (Ring rows vs Mesh tiles).
 
-Everything drawn here comes from ``workbench.attention`` (``model.model_attention`` for bytes, memory and
+Everything drawn here comes from ``workbench.llm.mesh_attention`` (``model.model_attention`` for bytes, memory and
 time on the cluster model; ``plan.assignment_matrix`` for the heatmaps). Model results are memoised, so
 moving one slider re-prices only what changed.
 """
@@ -16,10 +16,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from workbench.attention.config import DTYPE_BYTES, MeshAttentionConfig
-from workbench.attention.model import AttentionModelResult, model_attention
-from workbench.attention.plan import assignment_matrix, choose_tile, divisors, make_mesh_plan
-from workbench.attention.runner import MODEL_METHODS, cluster_of, tile_of
+from workbench.llm.mesh_attention.config import DTYPE_BYTES, MeshAttentionConfig
+from workbench.llm.mesh_attention.model import AttentionModelResult, model_attention
+from workbench.llm.mesh_attention.plan import assignment_matrix, choose_tile, divisors, make_mesh_plan
+from workbench.llm.mesh_attention.runner import MODEL_METHODS, cluster_of, tile_of
 from widgets.base import Panel
 
 GPU_OPTIONS = (1, 2, 4, 6, 8, 9, 12, 16, 32, 64, 128, 256, 512, 1024)

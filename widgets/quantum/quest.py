@@ -31,10 +31,10 @@ from plotly.subplots import make_subplots
 
 from workbench.config import Config, param
 from workbench.quantum.circuits import mirror, random_device_circuit
-from workbench.quantum.devices import DeviceCalibration, calibration_subset, device_names, load_calibration
+from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_names, load_calibration
 from workbench.quantum.quest.checkpoint import Checkpoint, load_checkpoint
 from workbench.quantum.quest.dataset import FAMILIES, FAMILY_WIDTHS, GATE_COUNTS, connected_qubits
-from workbench.quantum.quest.model import MODELS
+from workbench.quantum.quest.net import MODELS
 from workbench.quantum.quest.predict import check_device, place, predict_pst, quest_devices, simulate_pst
 from widgets.base import Panel
 from widgets.quantum.quest_figures import (MODEL_COLORS, MODEL_DASH, MODEL_LABELS, fill_heldout_scatter,

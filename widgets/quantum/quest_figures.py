@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.dataset import FAMILIES
-from workbench.quantum.quest.model import MODELS
+from workbench.quantum.quest.net import MODELS
 
 MODEL_LABELS = {"transformer": "QuEst transformer", "global": "global-features MLP", "liu": "Liu MLP",
                 "no-noise": "transformer without noise features (ablation)"}

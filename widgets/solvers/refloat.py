@@ -18,11 +18,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from workbench.solvers.config import FORMATS, RefloatConfig
-from workbench.solvers.formats import Format, make_format
+from workbench.solvers.refloat.config import FORMATS, RefloatConfig
+from workbench.solvers.refloat.formats import Format, make_format
 from workbench.solvers.matrices import load_matrix, matrix_names
-from workbench.solvers.reram_model import FORMULA, solve_timing
-from workbench.solvers.study import FormatRun, Sweep, default_solver, prepare, solve_format, speedup
+from workbench.solvers.refloat.model import FORMULA, solve_timing
+from workbench.solvers.refloat.study import FormatRun, Sweep, default_solver, prepare, solve_format, speedup
 from widgets.base import Panel
 from widgets.solvers.refloat_figures import (
     COLORS,

@@ -12,9 +12,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from workbench.solvers.refloat_format import QuantisedMatrix
-from workbench.solvers.reram_model import cycles_per_mvm, engines, spmv_seconds
-from workbench.solvers.study import WRONG_SOLUTION_FACTOR, FormatRun, MatrixSummary, Sweep, speedup, wrong_solution
+from workbench.solvers.refloat.block_format import QuantisedMatrix
+from workbench.solvers.refloat.model import cycles_per_mvm, engines, spmv_seconds
+from workbench.solvers.refloat.study import WRONG_SOLUTION_FACTOR, FormatRun, MatrixSummary, Sweep, speedup, wrong_solution
 
 COLORS = {"float64": "#222222", "refloat": "#1f77b4", "refloat-artifact": "#ff7f0e", "baseline": "#2ca02c"}
 DASH = {"float64": "dot", "refloat": "solid", "refloat-artifact": "dash", "baseline": "dashdot"}

@@ -30,7 +30,7 @@ from torch import Tensor
 
 from workbench.quantum.circuit import Program, Step, bind, from_qiskit, resolve_params
 from workbench.quantum.density import apply_readout, diagonal, run_density, run_density_circuits
-from workbench.quantum.devices import DeviceCalibration, device_names, list_devices, load_calibration
+from workbench.quantum.calibration import DeviceCalibration, device_names, list_devices, load_calibration
 from workbench.quantum.noise import IDEAL, NoiseSpec
 from workbench.quantum.observables import expectation_from_density, expectation_from_state
 from workbench.quantum.statevector import run_statevector, simulate_statevector

@@ -4,7 +4,7 @@
   device basis ``rz, sx, x, cx`` with two-qubit gates on coupling-map edges only).
 - :func:`transpile_to_device`: qiskit's transpiler onto a fake backend, then :func:`compact` drops idle
   qubits, so a 3-qubit GHZ on a 127-qubit device simulates as 3 qubits; the returned
-  :class:`DeviceCircuit` carries the matching calibration subset (:func:`~workbench.quantum.devices.calibration_subset`).
+  :class:`DeviceCircuit` carries the matching calibration subset (:func:`~workbench.quantum.calibration.calibration_subset`).
 - :func:`native_inverse`: the inverse of a device-basis circuit *in the device basis* (``sx^dag = rz(pi) sx rz(pi)``
   up to global phase), so a mirror ``U (U^dag U)^(r-1)`` (or QuEst's circuit-plus-inverse) needs no second
   transpilation and cancels exactly on the same physical qubits.
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.quantum.devices import DeviceCalibration, calibration_subset, fake_backend, load_calibration
+from workbench.quantum.calibration import DeviceCalibration, calibration_subset, fake_backend, load_calibration
 
 __all__ = ["ghz", "qft", "family_circuit", "FAMILIES", "random_device_circuit", "compact", "DeviceCircuit",
            "transpile_to_device", "native_inverse", "mirror"]

@@ -35,7 +35,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from workbench.quantum import channels as ch
-from workbench.quantum.devices import DeviceCalibration, load_calibration
+from workbench.quantum.calibration import DeviceCalibration, load_calibration
 from workbench.quantum.gates import GATES, VIRTUAL_GATES, gate_matrix
 
 __all__ = ["NoiseSpec", "IDEAL", "device_depolarizing_parameter", "NOISY_GATES"]

@@ -21,13 +21,21 @@ import scipy.io
 import scipy.sparse as sp
 
 from workbench.data.registry import dataset_path
-from workbench.solvers.refloat_format import csr_canonical
 from workbench.solvers.wathen import parse_wathen_name, wathen
 
 log = logging.getLogger(__name__)
 
 #: registry dataset -> what its matrices are for
 DATASETS = {"spd-matrices": "spd", "general-matrices": "general"}
+
+
+def csr_canonical(A: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
+    """float64 CSR with sorted indices, duplicates summed and explicit zeros removed (a copy)."""
+    A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+    A.sum_duplicates()
+    A.eliminate_zeros()
+    A.sort_indices()
+    return A
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The Kudu panel, driven by setting control values.
 
-Reference: the rows of ``workbench.graphs.kudu.sweep.strategy_sweep`` (what the bars must show), the model
+Reference: the rows of ``workbench.graphs.kudu.study.strategy_sweep`` (what the bars must show), the model
 ``workbench.graphs.kudu.model.project_all`` called directly, and the single-process count.
 """
 

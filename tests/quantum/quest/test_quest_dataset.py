@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-from workbench.quantum.devices import load_calibration
+from workbench.quantum.calibration import load_calibration
 from workbench.quantum.quest.algorithms import ALGORITHMS, algorithm_circuit
 from workbench.quantum.quest.dataset import (FAMILIES, DatasetSpec, connected_qubits, generate, load_or_generate,
                                              _jobs)
 from workbench.quantum.quest.train import split_by_group
-from workbench.quantum.quest.workflow import dataset_summary
+from workbench.quantum.quest.study import dataset_summary
 
 TINY = DatasetSpec(random_samples=10, algorithm_samples=6, noise_draws=3, fidelity_fraction=1.0, seed=3)
 

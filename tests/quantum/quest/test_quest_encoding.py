@@ -9,7 +9,7 @@ from qiskit import QuantumCircuit
 from qiskit.converters import circuit_to_dag
 
 from workbench.quantum.circuits import random_device_circuit
-from workbench.quantum.devices import calibration_subset, load_calibration
+from workbench.quantum.calibration import calibration_subset, load_calibration
 from workbench.quantum.quest.encoding import LIU_FEATURES, MAX_QUBITS, encode
 
 

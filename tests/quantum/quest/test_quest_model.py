@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from workbench.quantum.circuits import random_device_circuit
-from workbench.quantum.devices import calibration_subset, load_calibration
+from workbench.quantum.calibration import calibration_subset, load_calibration
 from workbench.quantum.quest.batching import NormalizedSet, Normalizer, graphs_batch
 from workbench.quantum.quest.dataset import QuestDataset
 from workbench.quantum.quest.encoding import encode
-from workbench.quantum.quest.model import MODELS, TransformerConv, build_model, mean_pool
+from workbench.quantum.quest.net import MODELS, TransformerConv, build_model, mean_pool
 from workbench.quantum.quest.train import Split, TrainSettings, fit, metrics, predict_indices
 
 
@@ -104,7 +104,7 @@ def test_metrics_against_numpy():
 
 
 def test_no_noise_ablation_ignores_the_noise_columns():
-    from workbench.quantum.quest.model import NOISE_COLUMNS
+    from workbench.quantum.quest.net import NOISE_COLUMNS
 
     rows = _tiny_rows(4)
     data = QuestDataset.from_rows(rows)

@@ -17,6 +17,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from workbench.graphs.engines import register_engine
 from workbench.graphs.kudu.config import KuduConfig
 from workbench.graphs.kudu.count import KuduResult, count_distributed
 from workbench.graphs.kudu.model import MODEL_LABEL, Cluster, Measured, project, replicated
@@ -128,7 +129,7 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def pattern_count_engine(graph: Any, pattern: Any, config: Any) -> dict[str, Any]:
-    """The ``--engine kudu`` hook of ``workbench run pattern-count`` (``config.workers`` processes, hybrid,
+    """The ``--engine kudu`` engine of ``workbench run dwarvesgraph`` (alias ``pattern-count``) (``config.workers`` processes, hybrid,
     chunks of 256): ``{"count", "plan", "seconds", ...}`` plus Kudu's measurements."""
     result = count_distributed(graph, pattern, config.induced, workers=config.workers, strategy="hybrid",
                                chunk_size=256)
@@ -136,6 +137,8 @@ def pattern_count_engine(graph: Any, pattern: Any, config: Any) -> dict[str, Any
     return {"count": fields["count"], "plan": f"kudu hybrid, P={config.workers}: {fields['plan']}",
             "seconds": fields["seconds"], "launch_seconds": fields["launch_seconds"], "kudu": fields["measured"]}
 
+
+register_engine("kudu", pattern_count_engine)
 
 TECHNIQUE = Technique(
     name="kudu",

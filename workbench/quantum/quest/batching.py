@@ -15,7 +15,7 @@ from torch import Tensor
 
 from workbench.quantum.quest.dataset import QuestDataset
 from workbench.quantum.quest.encoding import CONTINUOUS_COLUMNS, CircuitGraph
-from workbench.quantum.quest.model import GraphBatch
+from workbench.quantum.quest.net import GraphBatch
 
 __all__ = ["Normalizer", "NormalizedSet", "graphs_batch"]
 

@@ -21,7 +21,7 @@ from torch import nn
 
 from workbench.quantum.quest.batching import Normalizer
 from workbench.quantum.quest.dataset import DatasetSpec
-from workbench.quantum.quest.model import build_model
+from workbench.quantum.quest.net import build_model
 from workbench.quantum.quest.train import TrainSettings
 
 __all__ = ["Checkpoint", "SHIPPED", "save_checkpoint", "load_checkpoint", "FORMAT"]

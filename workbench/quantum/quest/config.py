@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.devices import device_names
+from workbench.quantum.calibration import device_names
 
 MODES = ("generate", "train", "evaluate", "predict")
 

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import torch
 
-from workbench.quantum.devices import DeviceCalibration, calibration_subset, load_calibration
+from workbench.quantum.calibration import DeviceCalibration, calibration_subset, load_calibration
 from workbench.quantum.quest.encoding import ENCODING_VERSION, CircuitGraph, encode, gate_count
 
 __all__ = ["DatasetSpec", "QuestDataset", "generate", "load_or_generate", "RANDOM_DEVICES", "ALGORITHM_DEVICES",

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.quantum.devices import DeviceCalibration
+from workbench.quantum.calibration import DeviceCalibration
 
 __all__ = ["CircuitGraph", "encode", "GATE_TYPES", "NODE_TYPES", "MAX_QUBITS", "NODE_FEATURES", "GLOBAL_FEATURES",
            "LIU_FEATURES", "CONTINUOUS_COLUMNS", "ENCODING_VERSION", "gate_count"]

@@ -20,7 +20,7 @@ import numpy as np
 
 from workbench.quantum.aer import aer_density_matrix, aer_probabilities, aer_statevector
 from workbench.quantum.circuits import native_inverse
-from workbench.quantum.devices import DeviceCalibration
+from workbench.quantum.calibration import DeviceCalibration
 from workbench.quantum.noise import NoiseSpec
 
 __all__ = ["echo_circuit", "noise_model", "pst", "state_fidelity", "effective_calibration"]

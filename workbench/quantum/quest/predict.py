@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from workbench.quantum.circuits import DeviceCircuit, transpile_to_device
-from workbench.quantum.devices import DeviceCalibration, device_basis, device_names
+from workbench.quantum.calibration import DeviceCalibration, device_basis, device_names
 from workbench.quantum.quest.batching import graphs_batch
 from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.dataset import RANDOM_DEVICES

@@ -46,7 +46,7 @@ def _dataset(spec: Any, workers: int) -> tuple[Any, dict[str, Any]]:
 
 
 def _generate(config: QuestConfig) -> dict[str, Any]:
-    from workbench.quantum.quest.workflow import dataset_summary
+    from workbench.quantum.quest.study import dataset_summary
 
     data, where = _dataset(dataset_spec(config), config.workers)
     return {"dataset": {**dataset_summary(data), **where}}
@@ -62,7 +62,7 @@ def _command(config: QuestConfig, path: Path) -> str:
 def _train(config: QuestConfig) -> dict[str, Any]:
     from workbench.quantum.quest.checkpoint import save_checkpoint
     from workbench.quantum.quest.train import TrainSettings
-    from workbench.quantum.quest.workflow import dataset_summary, targets, train_checkpoint
+    from workbench.quantum.quest.study import dataset_summary, targets, train_checkpoint
 
     spec = dataset_spec(config)
     data, where = _dataset(spec, config.workers)
@@ -81,7 +81,7 @@ def _train(config: QuestConfig) -> dict[str, Any]:
 def _evaluate(config: QuestConfig) -> dict[str, Any]:
     from workbench.quantum.quest.checkpoint import load_checkpoint
     from workbench.quantum.quest.speed import speed_comparison
-    from workbench.quantum.quest.workflow import dataset_summary, evaluate_checkpoint, targets
+    from workbench.quantum.quest.study import dataset_summary, evaluate_checkpoint, targets
 
     ckpt = load_checkpoint(config.checkpoint or None)
     data, where = _dataset(ckpt.spec, config.workers)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from workbench.quantum.circuits import random_device_circuit
-from workbench.quantum.devices import calibration_subset, load_calibration
+from workbench.quantum.calibration import calibration_subset, load_calibration
 from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.dataset import GATE_COUNTS, connected_qubits
 from workbench.quantum.quest.labels import echo_circuit, effective_calibration, noise_model, pst

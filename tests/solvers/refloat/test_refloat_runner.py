@@ -1,0 +1,104 @@
+"""``workbench run refloat``: the JSON schema of the issue, its numbers against a direct solve, and the errors
+(exit code 2, a message naming the problem, no traceback).
+
+Reference: the issue's schema; ``workbench.solvers.refloat.study.solve_format`` and ``reram_model.solve_timing``
+called directly for the same configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from workbench.cli import main
+from workbench.solvers.refloat.config import RefloatConfig
+from workbench.solvers.refloat.formats import make_format
+from workbench.solvers.refloat.runner import format_table, run
+from workbench.solvers.refloat.study import prepare, solve_format
+
+SCHEMA = {"technique": str, "matrix": str, "solver": str, "format": str, "iterations": int, "converged": bool,
+          "final_residual": float, "modelled_seconds": float}
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_json_schema(shared_data):
+    proc = run_cli("run", "refloat", "--matrix", "mesh1e1", "--solver", "cg", "--format", "refloat", "--e-m", "3",
+                   "--f-m", "3", "--e-v", "3", "--f-v", "8", "--bsize", "128", "--max-iter", "200", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    for key, kind in SCHEMA.items():
+        assert isinstance(out[key], kind), key
+    assert isinstance(out["speedup_vs_baseline"], float)
+    assert (out["technique"], out["matrix"], out["solver"], out["format"]) == ("refloat", "mesh1e1", "cg", "refloat")
+    assert out["converged"] and out["iterations"] == 12 and out["final_residual"] <= 1e-8
+
+
+@pytest.mark.parametrize("fmt", ["float64", "refloat", "refloat-artifact", "baseline"])
+def test_run_agrees_with_a_direct_solve(shared_data, fmt):
+    config = RefloatConfig(matrix="bcsstk02", format=fmt, f_v=16, max_iter=300)
+    out = run(config)
+    problem = prepare("bcsstk02")
+    direct = solve_format(problem, make_format(fmt, f_v=16), "cg", max_iter=300)
+    base = solve_format(problem, make_format("baseline"), "cg", max_iter=300)
+    assert out["iterations"] == direct.iterations and out["converged"] == direct.converged
+    assert out["modelled_seconds"] == direct.timing.total_seconds
+    expected = base.timing.total_seconds / direct.timing.total_seconds if direct.converged else None
+    assert out["speedup_vs_baseline"] == expected
+    assert out["blocks"] == 1 and fmt in format_table(out)
+
+
+def test_not_converged_run_has_null_speedup(shared_data, capsys):
+    assert main(["run", "refloat", "--matrix", "LF10", "--max-iter", "50", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["converged"] is False and out["speedup_vs_baseline"] is None and out["status"] == "max_iter"
+
+
+def test_bicgstab_and_wathen_run(shared_data, capsys):
+    assert main(["run", "refloat", "--matrix", "wathen-4-4", "--format", "float64", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["converged"] is True
+    assert main(["run", "refloat", "--matrix", "west0067", "--solver", "bicgstab", "--max-iter", "20", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["solver"] == "bicgstab"
+
+
+@pytest.fixture
+def files(tmp_path):
+    def write(name, text):
+        path = tmp_path / name
+        path.write_text(text)
+        return str(path)
+
+    return {
+        "nonsquare": write("ns.mtx", "%%MatrixMarket matrix coordinate real general\n3 4 1\n1 1 2.0\n"),
+        "malformed": write("bad.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 2.0\n"),
+        "indefinite": write("indef.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 2.0\n"
+                                         "2 1 -3.0\n2 2 1.0\n"),
+    }
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--matrix", "{nonsquare}"], "is 3 x 4: the solvers need a square matrix"),
+    (["--matrix", "{malformed}"], "is not a valid Matrix Market file"),
+    (["--matrix", "{indefinite}", "--format", "float64"],
+     "CG breakdown on indef: p^T A p <= 0 at iteration 1, so the matrix is not positive definite"),
+    (["--matrix", "west0067"], "solver='cg' needs a symmetric positive definite matrix: west0067 is not symmetric"),
+    (["--matrix", "zenios"], "zenios has 2873 diagonal entries <= 0"),
+    (["--matrix", "bcsstk99"], "matrix='bcsstk99' is unknown: valid names are"),
+    (["--bsize", "0"], "bsize=0 is out of range: valid range is 1..1_048_576 (rows)"),
+    (["--e-m", "0"], "e_m=0 is out of range: valid range is 1..11 (bits)"),
+    (["--f-v", "53"], "f_v=53 is out of range: valid range is 0..52 (bits)"),
+    (["--format", "fp8"], "format='fp8' is not allowed: valid values are one of 'float64', 'refloat'"),
+    (["--matrix", "LF10", "--precondition", "jacobi", "--solver", "cg", "--max-iter", "abc"],
+     "max_iter='abc' is not an integer"),
+    (["--matrix", "west0067", "--solver", "bicgstab", "--precondition", "jacobi"],
+     "precondition='jacobi' needs a nonzero diagonal: matrix west0067 has 65 zero diagonal entries"),
+])
+def test_errors_exit_2_with_a_message(shared_data, files, args, message):
+    proc = run_cli("run", "refloat", *[a.format(**files) for a in args])
+    assert proc.returncode == 2, proc.stdout
+    assert message in proc.stderr and "Traceback" not in proc.stderr

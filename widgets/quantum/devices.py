@@ -1,0 +1,216 @@
+"""Noise panel: how GHZ/QFT fidelity falls with width, depth and noise scale on a real device snapshot,
+our torch simulator and qiskit-aer side by side.
+
+Everything drawn comes from ``workbench.quantum.devices.study`` (transpile to the device, mirror circuits, density
+matrices). Our simulator redraws live (results memoised per point); qiskit-aer runs the same points behind
+the "run qiskit-aer" button with a progress bar, and its markers stay for every point it has computed.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as W
+import plotly.graph_objects as go
+
+from workbench.quantum.devices.config import DevicesConfig
+from workbench.quantum.calibration import device_names
+from workbench.quantum.devices.study import FidelityPoint, fidelity_points, fidelity_vs_scale
+from widgets.base import Panel
+
+SCALES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
+COLORS = {"state": "#1f77b4", "hellinger": "#ff7f0e"}
+SMALL_DEVICES = tuple(n for n in ("fake_lima", "fake_jakarta", "fake_guadalupe", "fake_sherbrooke", "fake_torino")
+                      if n in device_names())
+
+
+def _key(values: dict[str, Any]) -> tuple:
+    return (values["device"], values["family"], int(values["width"]), int(values["depth"]), values["noise_model"],
+            float(values["noise_scale"]), int(values.get("seed", 0)))
+
+
+@functools.lru_cache(maxsize=512)
+def _by_width(device: str, family: str, width: int, depth: int, noise_model: str, scale: float, seed: int,
+              engine: str) -> tuple[FidelityPoint, ...]:
+    """Widths 2..width at ``depth`` (each width memoised on its own through ``_point``)."""
+    return tuple(_point(device, family, w, depth, noise_model, scale, seed, engine) for w in range(2, width + 1))
+
+
+@functools.lru_cache(maxsize=2048)
+def _point(device: str, family: str, width: int, depth: int, noise_model: str, scale: float, seed: int,
+           engine: str) -> FidelityPoint:
+    return fidelity_points(device, family, noise_model, scale, [width], [depth], engine=engine, seed=seed)[0]
+
+
+@functools.lru_cache(maxsize=512)
+def _by_depth(device: str, family: str, width: int, depth: int, noise_model: str, scale: float, seed: int,
+              engine: str) -> tuple[FidelityPoint, ...]:
+    """Depths 1..depth at ``width`` (one batched call for ours)."""
+    return tuple(fidelity_points(device, family, noise_model, scale, [width], range(1, depth + 1), engine=engine,
+                                 seed=seed))
+
+
+@functools.lru_cache(maxsize=512)
+def _by_scale(device: str, family: str, width: int, depth: int, noise_model: str, scale: float, seed: int,
+              engine: str) -> tuple[FidelityPoint, ...]:
+    """Noise scales :data:`SCALES` at ``width`` and ``depth`` (one batched call for ours)."""
+    del scale  # the sweep replaces it
+    return tuple(fidelity_vs_scale(device, family, noise_model, SCALES, width, depth, engine=engine, seed=seed))
+
+
+SWEEPS = (_by_width, _by_depth, _by_scale)
+
+
+def _sweep_key(sweep: Any, key: tuple) -> tuple:
+    """The scale sweep does not depend on the chosen scale: memoise it with scale 0."""
+    return key[:5] + (0.0,) + key[6:] if sweep is _by_scale else key
+
+
+@dataclass(frozen=True)
+class NoiseView:
+    """One redraw: our sweeps (width, depth, scale), aer's (None until run for these values), the config."""
+
+    config: DevicesConfig
+    ours: tuple[tuple[FidelityPoint, ...], ...]
+    aer: tuple[tuple[FidelityPoint, ...], ...] | None
+
+
+def noise_view(values: dict[str, Any], *, with_aer: bool = False) -> NoiseView:
+    """Our fidelity sweeps at ``values`` (memoised), and aer's when ``with_aer``."""
+    config = DevicesConfig.from_dict({**values, "mode": "fidelity"})
+    key = _key(values)
+    ours = tuple(sweep(*_sweep_key(sweep, key), "ours") for sweep in SWEEPS)
+    aer = tuple(sweep(*_sweep_key(sweep, key), "aer") for sweep in SWEEPS) if with_aer else None
+    return NoiseView(config, ours, aer)
+
+
+class NoisePanel(Panel):
+    """Device, circuit family, width, depth, noise model and scale; fidelity curves, aer on a button."""
+
+    technique = "devices"
+    title = "Noise on real device snapshots: fidelity of GHZ / QFT mirror circuits (ours live, qiskit-aer on demand)"
+    #: the live panel stops at 6 qubits and depth 6 (a 7-qubit, depth-8 point costs seconds on 2 cores);
+    #: ``workbench run devices --mode fidelity`` goes to 8 and 8
+    options = {"noise_scale": (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 20.0),
+               "width": (2, 3, 4, 5, 6), "depth": (1, 2, 3, 4, 5, 6)}
+    hidden = ("mode", "min_qubits", "max_qubits", "coupling", "engine", "seed")
+    static_slider = ("noise_scale", (0.5, 1.0, 2.0, 4.0, 8.0))
+
+    def panel_defaults(self) -> dict[str, Any]:
+        return {"mode": "fidelity", "device": "fake_jakarta", "width": 4, "depth": 3}
+
+    def __init__(self, *, static: bool | None = None, **values: Any) -> None:
+        self.aer_keys: set[tuple] = set()  # values (see ``_key``) for which aer has run in this panel
+        super().__init__(static=static, **values)
+        device = self.controls["device"]
+        with self._hold():
+            current = device.value
+            device.options = list(device_names())  # 'all' is for the list mode only
+            device.value = current
+        self.aer_button = W.Button(description="run qiskit-aer", tooltip="simulate the same points with qiskit-aer")
+        self.progress = W.IntProgress(value=0, min=0, max=3, description="aer", layout=W.Layout(width="300px"))
+        self.aer_button.on_click(lambda _: self.run_aer())
+
+    # ---- figures ----------------------------------------------------------------------------------
+    def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
+        figures = []
+        for title, axis in (("vs width (qubits), at the chosen depth", "width (qubits)"),
+                            ("vs depth (repetitions U (U^dag U)^(d-1)), at the chosen width", "depth"),
+                            ("vs noise scale, at the chosen width and depth", "noise scale (x rates)")):
+            fig = go.Figure(layout=dict(title=f"Fidelity {title}", xaxis=dict(title=axis),
+                                        yaxis=dict(title="fidelity", range=[0, 1.02]), height=330,
+                                        legend=dict(orientation="h", y=-0.3)))
+            for kind, label in (("state", "state fidelity <psi|rho|psi>"), ("hellinger", "Hellinger fidelity (with readout)")):
+                fig.add_trace(go.Scatter(name=f"ours: {label}", mode="lines+markers", x=[], y=[],
+                                         line=dict(color=COLORS[kind])))
+            for kind in ("state", "hellinger"):
+                fig.add_trace(go.Scatter(name=f"aer: {kind}", mode="markers", x=[], y=[],
+                                         marker=dict(symbol="x", size=11, color=COLORS[kind])))
+            figures.append(fig)
+        return figures
+
+    def compute(self, values: dict[str, Any]) -> NoiseView:
+        return noise_view(values, with_aer=_key(values) in self.aer_keys)
+
+    def draw(self, figures: list[Any], view: NoiseView, values: dict[str, Any]) -> None:
+        axes = (lambda p: p.width, lambda p: p.depth, None)
+        for i, fig in enumerate(figures):
+            xs = list(SCALES) if axes[i] is None else [axes[i](p) for p in view.ours[i]]
+            fig.data[0].x, fig.data[0].y = xs, [p.state_fidelity for p in view.ours[i]]
+            fig.data[1].x, fig.data[1].y = xs, [p.hellinger_fidelity for p in view.ours[i]]
+            if view.aer is not None:
+                fig.data[2].x, fig.data[2].y = xs, [p.state_fidelity for p in view.aer[i]]
+                fig.data[3].x, fig.data[3].y = xs, [p.hellinger_fidelity for p in view.aer[i]]
+            else:
+                fig.data[2].x = fig.data[2].y = fig.data[3].x = fig.data[3].y = []
+        c = view.config
+        figures[0].layout.title.text = (f"Fidelity vs width: {c.family.upper()} on {c.device}, depth {c.depth}, "
+                                        f"{c.noise_model} x{c.noise_scale:g}")
+
+    def notes(self, view: NoiseView, values: dict[str, Any]) -> str:
+        point = view.ours[1][-1]
+        text = (f"{view.config.family.upper()} width {point.width}, depth {point.depth} on {view.config.device}: "
+                f"{point.num_gates} gates ({point.two_qubit_gates} two-qubit) after transpilation; state fidelity "
+                f"<b>{point.state_fidelity:.4f}</b>, Hellinger <b>{point.hellinger_fidelity:.4f}</b> (ours)")
+        if view.aer is not None:
+            diff = max(abs(a.state_fidelity - b.state_fidelity) + abs(a.hellinger_fidelity - b.hellinger_fidelity)
+                       for part_a, part_b in zip(view.ours, view.aer) for a, b in zip(part_a, part_b))
+            text += f" &middot; aer agrees to <b>{diff:.1e}</b>"
+        return text
+
+    # ---- aer on demand ------------------------------------------------------------------------------
+    def run_aer(self) -> None:
+        """Run qiskit-aer on the current points (progress: width, depth and scale sweeps), then redraw."""
+        key = _key(self.values())
+        self.progress.value = 0
+        try:
+            for i, sweep in enumerate(SWEEPS):
+                sweep(*_sweep_key(sweep, key), "aer")
+                self.progress.value = i + 1
+        except ValueError as exc:
+            self.status.value = f'<span style="color:#b00020">&#9888; {exc}</span>'
+            return
+        self.aer_keys.add(key)
+        self.redraw()
+
+    def widget(self) -> W.Widget:
+        box = super().widget()
+        return W.VBox([*box.children[:3], W.HBox([self.aer_button, self.progress]), *box.children[3:]])
+
+
+# ---- figures for the notebook ---------------------------------------------------------------------------
+def devices_figure(devices: list[dict[str, Any]]) -> go.Figure:
+    """Every device snapshot: median two-qubit error vs median T1, marker size ~ qubits, colour = 2q gate."""
+    fig = go.Figure(layout=dict(title="Device snapshots (qiskit-ibm-runtime fake backends): median errors",
+                                xaxis=dict(title="median T1 (us)", type="log"),
+                                yaxis=dict(title="median two-qubit gate error", type="log"), height=420))
+    palette = {"cx": "#1f77b4", "ecr": "#d62728", "cz": "#2ca02c", None: "#7f7f7f"}
+    for gate in ("cx", "ecr", "cz"):
+        rows = [d for d in devices if d["two_qubit_gate"] == gate and d["median_error_2q"]]
+        fig.add_trace(go.Scatter(
+            name=f"{gate} devices", mode="markers", x=[d["median_t1_us"] for d in rows],
+            y=[d["median_error_2q"] for d in rows], text=[d["name"] for d in rows],
+            customdata=[[d["num_qubits"], d["median_readout_error"], d["calibration_date"][:10]] for d in rows],
+            marker=dict(size=[6 + 3 * d["num_qubits"] ** 0.5 for d in rows], color=palette[gate], opacity=0.7),
+            hovertemplate="%{text}: %{customdata[0]} qubits, T1 %{x:.0f} us, 2q error %{y:.2e}, readout "
+                          "%{customdata[1]:.3f}, calibrated %{customdata[2]}<extra></extra>"))
+    return fig
+
+
+def sweep_figure(curves: dict[str, list[FidelityPoint]], *, x: str, title: str,
+                 xs: dict[str, list[float]] | None = None, kind: str = "state") -> go.Figure:
+    """One line per device (``curves[device]``): ``kind`` fidelity ('state' or 'hellinger') against ``x``
+    ('width', 'depth', or 'scale' with the x values in ``xs[device]``)."""
+    fig = go.Figure(layout=dict(title=title, xaxis=dict(title={"width": "width (qubits)", "depth": "depth",
+                                                                "scale": "noise scale (x rates)"}[x]),
+                                yaxis=dict(title=f"{'state' if kind == 'state' else 'Hellinger'} fidelity",
+                                           range=[0, 1.02]), height=380))
+    for device, points in curves.items():
+        xv = xs[device] if xs is not None else [getattr(p, x) for p in points]
+        fig.add_trace(go.Scatter(name=device, mode="lines+markers", x=xv,
+                                 y=[p.state_fidelity if kind == "state" else p.hellinger_fidelity for p in points],
+                                 customdata=[[p.num_gates, p.two_qubit_gates] for p in points],
+                                 hovertemplate="%{y:.4f} (%{customdata[0]} gates, %{customdata[1]} two-qubit)"))
+    return fig

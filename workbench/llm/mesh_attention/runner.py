@@ -1,0 +1,122 @@
+"""Headless runner of the distributed-attention technique: ``workbench run mesh-attention ...``.
+
+``mode="check"`` launches ``gpus`` real processes (gloo) and runs Ring, Ulysses, USP and Mesh forward and
+backward against torch SDPA, with every byte counted; ``mode="model"`` runs nothing and prices the same
+methods (and StarTrail) on the cluster model, for up to 1024 GPUs and 4M tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.llm.mesh_attention.config import DTYPE_BYTES, MeshAttentionConfig
+from workbench.cluster import ClusterSpec
+from workbench.registry import Technique
+
+CHECK_METHODS = ("ring", "ulysses", "usp", "mesh")
+MODEL_METHODS = ("ring", "ulysses", "usp", "startrail", "mesh")
+
+
+def cluster_of(config: MeshAttentionConfig) -> ClusterSpec:
+    """The :class:`ClusterSpec` described by the config's cluster fields."""
+    return ClusterSpec(
+        gpu_tflops=config.gpu_tflops, gpu_memory_gb=config.gpu_memory_gb, gpus_per_node=config.gpus_per_node,
+        intra_node_bw_gbps=config.intra_bw, inter_node_bw_gbps=config.inter_bw,
+        intra_node_latency_us=config.intra_latency_us, inter_node_latency_us=config.inter_latency_us,
+    )
+
+
+def tile_of(config: MeshAttentionConfig) -> tuple[int, int] | None:
+    return (config.tile_a, config.gpus // config.tile_a) if config.tile_a else None
+
+
+def model_results(config: MeshAttentionConfig, methods: tuple[str, ...] = MODEL_METHODS) -> list[dict[str, Any]]:
+    """Cluster-model results per method: bytes, peak memory and step time (each ``model_*``)."""
+    from workbench.llm.mesh_attention.model import model_attention
+
+    cluster = cluster_of(config)
+    out = []
+    for method in methods:
+        try:
+            r = model_attention(
+                method, gpus=config.gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim,
+                causal=config.causal, dtype_bytes=DTYPE_BYTES[config.dtype], cluster=cluster, batch=config.batch,
+                tile=tile_of(config) if method == "mesh" else None,
+                ulysses_degree=config.ulysses_degree or None,
+            )
+        except ValueError as exc:
+            out.append({"method": method, "error": str(exc)})
+            continue
+        out.append({
+            "method": method,
+            "tile": list(r.tile) if r.tile is not None else None,
+            "model_bytes_per_rank": [int(x) for x in r.bytes_per_rank],
+            "model_peak_memory_bytes": int(max(r.peak_memory_bytes)) if hasattr(r.peak_memory_bytes, "__len__")
+            else int(r.peak_memory_bytes),
+            "model_seconds": float(r.total_seconds),
+            "model_compute_seconds": float(r.compute_seconds),
+            "model_exposed_comm_seconds": float(r.exposed_comm_seconds),
+        })
+    return out
+
+
+def run(config: MeshAttentionConfig) -> dict[str, Any]:
+    """The JSON object ``workbench run mesh-attention`` prints (schema in the README and the issue)."""
+    head = {"technique": "mesh-attention", "mode": config.mode, "gpus": config.gpus, "seq": config.seq,
+            "heads": config.heads, "head_dim": config.head_dim, "causal": config.causal, "dtype": config.dtype}
+    if config.mode == "model":
+        return {**head, "label": "cluster model (nothing was run)", "results": model_results(config)}
+    from workbench.llm.mesh_attention.check import run_check
+
+    results = run_check(
+        gpus=config.gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim, causal=config.causal,
+        dtype=config.dtype, batch=config.batch, methods=CHECK_METHODS, tile=tile_of(config),
+        ulysses_degree=config.ulysses_degree or None, gpus_per_node=config.gpus_per_node, seed=config.seed,
+    )
+    return {**head, "label": f"real run on {config.gpus} processes (gloo)", "results": results}
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.3g} {unit}"
+        n /= 1000
+    return str(n)
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """A text table of a run's results (one row per method)."""
+    lines = [f"mesh-attention  mode={result['mode']}  gpus={result['gpus']}  seq={result['seq']}  "
+             f"heads={result['heads']}  head_dim={result['head_dim']}  causal={result['causal']}  ({result['label']})"]
+    if result["mode"] == "check":
+        lines.append(f"{'method':<10}{'tile':>10}{'err out':>12}{'err grad':>12}{'max bytes/rank':>16}{'model':>12}")
+        for r in result["results"]:
+            if "error" in r:
+                lines.append(f"{r['method']:<10}  error: {r['error']}")
+                continue
+            tile = "x".join(map(str, r["tile"])) if r.get("tile") else f"u={r.get('ulysses_degree')}"
+            lines.append(f"{r['method']:<10}{tile:>10}{r['max_abs_err_out']:>12.2e}{r['max_abs_err_grad']:>12.2e}"
+                         f"{_fmt_bytes(max(r['bytes_per_rank'])):>16}{_fmt_bytes(max(r['model_bytes_per_rank'])):>12}")
+    else:
+        lines.append(f"{'method':<10}{'tile':>10}{'bytes/rank':>12}{'peak mem':>12}{'compute s':>12}"
+                     f"{'exposed s':>12}{'step s':>12}")
+        for r in result["results"]:
+            if "error" in r:
+                lines.append(f"{r['method']:<10}  error: {r['error']}")
+                continue
+            tile = "x".join(map(str, r["tile"])) if r["tile"] else "-"
+            lines.append(f"{r['method']:<10}{tile:>10}{_fmt_bytes(max(r['model_bytes_per_rank'])):>12}"
+                         f"{_fmt_bytes(r['model_peak_memory_bytes']):>12}{r['model_compute_seconds']:>12.4g}"
+                         f"{r['model_exposed_comm_seconds']:>12.4g}{r['model_seconds']:>12.4g}")
+    return "\n".join(lines)
+
+
+TECHNIQUE = Technique(
+    name="mesh-attention",
+    summary="2-D tile distributed attention vs Ring, Ulysses and USP (real gloo/NCCL kernels + cluster model)",
+    config=MeshAttentionConfig,
+    run=run,
+    format_table=format_table,
+    panel="widgets.llm.mesh_attention:MeshAttentionPanel",
+    notebook="notebooks/llm/mesh_attention.ipynb",
+)
