@@ -166,5 +166,5 @@ def run(*, quick: bool) -> Section:
         "linear interpolation; with 2-5 moves per control it is close to the max. Python warnings raised "
         "during a move are listed under the tables."
     )
-    return Section(title="4. Panel redraw latency", intro=intro, tables=(panel_table, control_table),
+    return Section(title="Panel redraw latency", intro=intro, tables=(panel_table, control_table),
                    notes=tuple(notes), summary=tuple(summary), data={"panels": results})

@@ -6,17 +6,17 @@ Usage (from the repository root)::
     python -m benchmarks.run --quick       # tiny sizes, about 20 s (what tests/test_benchmarks.py runs)
     python -m benchmarks.run --out other.md
 
-Groups, in order: 1 blockwise attention vs SDPA (``benchmarks.attention``), 2 and 3 real bytes per rank and
-the model against them (``benchmarks.comm``), 4 panel redraw latency (``benchmarks.panels``), ReFloat vs scipy
-(``benchmarks.refloat``), our quantum simulator vs qiskit-aer (``benchmarks.quantum_sim``), graph mining vs
-networkx and the C++ peers (``benchmarks.graph_mining``), Kudu (``benchmarks.kudu``), QuEst vs its baselines
-and vs simulation (``benchmarks.quest``), and the machine header (``benchmarks.machine``). Progress goes to
-stderr through ``logging``.
+Groups come from the registry (:func:`groups`): ``benchmarks/<area>/<technique>.py`` of each ready technique in
+catalogue order (Mesh-Attention's kernel and byte groups, the quantum simulator vs qiskit-aer, QuEst, graph
+mining vs networkx and the C++ peers, Kudu, ReFloat vs scipy), then the panel redraw latency of every panel
+(``benchmarks.panels``), and the machine header (``benchmarks.machine``). Progress goes to stderr through
+``logging``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import shlex
 import sys
@@ -25,25 +25,28 @@ from pathlib import Path
 from typing import Sequence
 
 from benchmarks import machine, panels
-from benchmarks.graphs import dwarvesgraph, kudu
-from benchmarks.llm import mesh_attention, mesh_attention_comm
-from benchmarks.quantum import devices, quest
-from benchmarks.solvers import refloat
 from benchmarks.common import Section, Table
+from workbench.registry import catalogue
 
 log = logging.getLogger("benchmarks")
 
-#: (label, module) in report order; each module has ``run(*, quick: bool) -> Section | Sequence[Section]``
-GROUPS = (
-    ("1 kernel", mesh_attention),
-    ("2-3 bytes", mesh_attention_comm),
-    ("4 panels", panels),
-    ("refloat", refloat),
-    ("quantum simulator", devices),
-    ("graph mining", dwarvesgraph),
-    ("kudu", kudu),
-    ("quest", quest),
-)
+BENCH_ROOT = Path(__file__).resolve().parent
+
+
+def groups() -> list[tuple[str, object]]:
+    """(label, module) in report order: ``benchmarks/<area>/<technique>.py`` of every ready technique in the
+    registry's order (then its ``<technique>_*.py`` companions), and the panel-latency group last. Each module
+    has ``run(*, quick: bool) -> Section | Sequence[Section]``."""
+    found = []
+    for e in catalogue():
+        if e.status != "ready":
+            continue
+        folder = BENCH_ROOT / e.area
+        for path in [folder / f"{e.package}.py", *sorted(folder.glob(f"{e.package}_*.py"))]:
+            if path.is_file():
+                found.append((path.stem, importlib.import_module(f"benchmarks.{e.area}.{path.stem}")))
+    return [*found, ("panels", panels)]
+
 
 def render(sections: Sequence[Section], *, machine_section: Section, quick: bool) -> str:
     """The whole Markdown file: title, summary table of headline numbers, machine header, then the groups."""
@@ -81,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     timings = {}
     sections: list[Section] = []
 
-    for label, module in GROUPS:
+    for label, module in groups():
         t = time.perf_counter()
         produced = module.run(quick=args.quick)
         sections += list(produced) if isinstance(produced, (list, tuple)) else [produced]

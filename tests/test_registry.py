@@ -30,3 +30,21 @@ def test_unknown_and_planned_names_give_clear_errors():
     with pytest.raises(ValueError, match="technique='greedysnake' is planned but not implemented yet"):
         get_technique("greedysnake")
     assert "mesh-attention" in technique_names(ready_only=True)
+
+
+def test_readme_and_index_hold_the_generated_technique_table():
+    from pathlib import Path
+
+    from workbench.registry import markdown_table
+
+    root = Path(__file__).resolve().parents[1]
+    assert markdown_table() in (root / "README.md").read_text(), "README table differs: paste `workbench list --markdown`"
+    import nbformat
+
+    index = nbformat.read(root / "notebooks" / "index.ipynb", as_version=4)
+    assert markdown_table("notebooks/") in index.cells[0].source, "index.ipynb table differs: `workbench list --markdown notebooks/`"
+
+
+def test_aliases_resolve_to_one_technique():
+    assert get_technique("pattern-count") is get_technique("dwarvesgraph")
+    assert [e.name for e in catalogue()].count("pattern-count") == 0

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from workbench.config import ParamSpec
-from workbench.registry import AREAS, catalogue, get_technique
+from workbench.registry import AREAS, catalogue, get_technique, markdown_table
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
@@ -46,7 +46,10 @@ def _add_flag(parser: argparse.ArgumentParser, spec: ParamSpec, old_flags: Seque
         parser.add_argument(*flags, dest=spec.name, default=None, metavar=metavar, help=text)
 
 
-def cmd_list(_: argparse.Namespace) -> int:
+def cmd_list(args: argparse.Namespace) -> int:
+    if args.markdown is not None:
+        print(markdown_table(args.markdown))
+        return 0
     rows = catalogue()
     width = max(len(e.name) for e in rows)
     for e in rows:
@@ -100,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_lab)
 
     p = sub.add_parser("list", help="list techniques with a one-line description")
+    p.add_argument("--markdown", nargs="?", const="", default=None, metavar="STRIP",
+                   help="print the Markdown table of the README (the index notebook's: --markdown notebooks/)")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("run", help="run a technique headless", add_help=False)

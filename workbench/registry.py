@@ -160,3 +160,20 @@ def import_area(area: str) -> None:
     for e in _CATALOGUE:
         if e.area == area and e.module:
             importlib.import_module(e.module)
+
+
+def markdown_table(link_prefix: str = "") -> str:
+    """The technique table of the README (``link_prefix=""``) and of ``notebooks/index.ipynb`` (pass
+    ``"notebooks/"``: its links are relative to that folder). Ready techniques link their notebook. Generated
+    by ``workbench list --markdown``; tests check the README and the index hold it unchanged."""
+    rows = ["| area | technique | status | notebook |", "|---|---|---|---|"]
+    for e in _CATALOGUE:
+        name = f"**{e.name}**" + (f" (also `{'`, `'.join(e.aliases)}`)" if e.aliases else "")
+        if e.module:
+            path = f"notebooks/{e.area}/{e.package}.ipynb"
+            shown = path.removeprefix(link_prefix)
+            link = f"[`{shown}`]({shown})"
+        else:
+            link = ""
+        rows.append(f"| {AREAS[e.area]} | {name}: {e.summary} | {e.status} | {link} |")
+    return "\n".join(rows)
