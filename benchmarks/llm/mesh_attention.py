@@ -18,10 +18,11 @@ import torch.nn.functional as F
 from benchmarks.common import Section, Table, fmt_ms, fmt_ratio, fmt_sci, geomean, interleaved, median
 from benchmarks.machine import load_average
 from workbench.llm.mesh_attention.blockwise import blockwise_attention
+from workbench.llm.mesh_attention.config import CHECK_DTYPES
 
 log = logging.getLogger(__name__)
 
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
+DTYPES = {name: getattr(torch, name) for name in CHECK_DTYPES}  # the check's element types
 PASSES = ("fwd", "fwd+bwd")
 
 

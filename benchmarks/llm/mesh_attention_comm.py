@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.common import Section, Table, fmt_ratio
-from workbench.llm.mesh_attention.check import DTYPES, run_check
+from workbench.llm.mesh_attention.check import run_check
+from workbench.llm.mesh_attention.config import DTYPE_BYTES
 from workbench.llm.mesh_attention.plan import divisors
 from workbench.llm.mesh_attention.volume import predict_bytes_per_rank
 
@@ -62,7 +63,7 @@ def _layout(r: dict[str, Any]) -> str:
 def measure(setup: CommSetup) -> list[dict[str, Any]]:
     """One record per (P, causal, method run): the ``run_check`` result plus P, causal and the model diff."""
     records = []
-    dtype_bytes = DTYPES[setup.dtype].itemsize
+    dtype_bytes = DTYPE_BYTES[setup.dtype]
     for gpus in setup.gpus:
         for causal in (False, True):
             log.info("bytes: P=%d causal=%s", gpus, causal)

@@ -6,13 +6,12 @@ import plotly.graph_objects as go
 import pytest
 
 import widgets.base as base
+from workbench.llm.mesh_attention.config import MeshAttentionConfig
 
 
 class Squares(base.Panel):
     technique = "mesh-attention"  # borrows its config for control specs
-    hidden = tuple(n for n in ("mode", "seq", "heads", "head_dim", "batch", "causal", "dtype", "tile_a",
-                               "ulysses_degree", "gpus_per_node", "intra_bw", "inter_bw", "intra_latency_us",
-                               "inter_latency_us", "gpu_tflops", "gpu_memory_gb", "seed"))
+    hidden = tuple(s.name for s in MeshAttentionConfig.specs() if s.name != "gpus")  # one control: gpus
     static_slider = ("gpus", (1, 2, 3))
     calls = 0
 

@@ -1,106 +1,41 @@
 """Mesh-Attention panel: per-rank communication vs GPUs, modelled step time and memory, and who computes
 which block of the Q x KV matrix (Ring rows vs Mesh tiles).
 
-Everything drawn here comes from ``workbench.llm.mesh_attention`` (``model.model_attention`` for bytes, memory and
-time on the cluster model; ``plan.assignment_matrix`` for the heatmaps). Model results are memoised, so
-moving one slider re-prices only what changed.
+Everything drawn here comes from ``workbench.llm.mesh_attention.study`` (the memoised model sweeps, block maps
+and ratios); this module only builds and updates the figures.
 """
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from workbench.llm.mesh_attention.config import DTYPE_BYTES, MeshAttentionConfig
-from workbench.llm.mesh_attention.model import AttentionModelResult, model_attention
-from workbench.llm.mesh_attention.plan import assignment_matrix, choose_tile, divisors, make_mesh_plan
-from workbench.llm.mesh_attention.runner import MODEL_METHODS, cluster_of, tile_of
+from workbench.llm.mesh_attention.config import MeshAttentionConfig
+from workbench.llm.mesh_attention.plan import divisors
+from workbench.llm.mesh_attention.study import (
+    HEAT_MAX,
+    MODEL_METHODS,
+    MeshAttentionView,
+    headline_speedups,
+    max_count_difference,
+    mesh_attention_view,
+)
 from widgets.base import Panel
 
 GPU_OPTIONS = (1, 2, 4, 6, 8, 9, 12, 16, 32, 64, 128, 256, 512, 1024)
-SWEEP_GPUS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 SEQ_OPTIONS = tuple(2**k for k in range(10, 23))  # 1K .. 4M tokens
-HEAT_MAX = 128  # heatmaps show at most the first HEAT_MAX x HEAT_MAX blocks
+#: the cluster controls the panel shows: node size and the two link bandwidths (the rest keep their defaults)
+SHOWN_CLUSTER = ("cluster.gpus_per_node", "cluster.intra_node_bw_gbps", "cluster.inter_node_bw_gbps")
 COLORS = {"ring": "#d62728", "ulysses": "#9467bd", "usp": "#ff7f0e", "startrail": "#8c564b", "mesh": "#1f77b4"}
-
-
-@functools.lru_cache(maxsize=4096)
-def _model(method: str, gpus: int, config: MeshAttentionConfig) -> AttentionModelResult | str:
-    """Model result, or the error text when ``method`` cannot run at these parameters (e.g. heads % P)."""
-    try:
-        return model_attention(
-            method, gpus=gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim, causal=config.causal,
-            dtype_bytes=DTYPE_BYTES[config.dtype], cluster=cluster_of(config), batch=config.batch,
-            tile=tile_of(config) if method == "mesh" and gpus == config.gpus else None,
-            ulysses_degree=(config.ulysses_degree or None) if gpus == config.gpus else None,
-        )
-    except ValueError as exc:
-        return str(exc)
-
-
-@dataclass(frozen=True)
-class BlockMap:
-    """Who computes each block: ``ranks[i, j]`` for Q chunk ``q_chunks[i]`` and KV chunk ``kv_chunks[j]``
-    (chunks listed in display order, at most ``HEAT_MAX`` of each; -1 = block fully masked)."""
-
-    ranks: np.ndarray
-    q_chunks: np.ndarray
-    kv_chunks: np.ndarray
-
-
-@functools.lru_cache(maxsize=256)
-def _block_maps(gpus: int, tile: tuple[int, int] | None, causal: bool, gpus_per_node: int) -> tuple[BlockMap, BlockMap]:
-    """Ring in natural chunk order; Mesh with Q and KV chunks grouped by tile (row groups, then column groups),
-    so each rank's a x b tile shows as one rectangle, as in the paper's figure."""
-    ring = assignment_matrix("ring", gpus, causal=causal)
-    natural = np.arange(gpus)
-    mesh = assignment_matrix("mesh", gpus, tile=tile, causal=causal, gpus_per_node=gpus_per_node)
-    plan = make_mesh_plan(gpus, tile or choose_tile(gpus, gpus_per_node=gpus_per_node), gpus_per_node)
-    grid = plan.rank_at.reshape(plan.b, plan.a)  # grid[I, J]: rank at tile cell (I, J)
-    q_order, kv_order = grid.reshape(-1), grid.T.reshape(-1)  # Q chunks by tile-row, KV chunks by tile-column
-    cut = slice(0, HEAT_MAX)
-    return (BlockMap(ring[cut, cut], natural[cut], natural[cut]),
-            BlockMap(mesh[np.ix_(q_order, kv_order)][cut, cut], q_order[cut], kv_order[cut]))
 
 
 def _colour_index(ranks: np.ndarray, gpus: int) -> np.ndarray:
     """A colour per rank that differs between neighbours (ranks scattered over the colour scale); NaN = masked."""
     step = next(s for s in range(max(gpus // 3, 1), gpus + 1) if np.gcd(s, gpus) == 1) if gpus > 2 else 1
     return np.where(ranks < 0, np.nan, (ranks * step) % max(gpus, 1)).astype(float)
-
-
-@dataclass(frozen=True)
-class MeshAttentionView:
-    """What one redraw shows: sweeps over P, the model at the chosen P, and the two assignment matrices."""
-
-    config: MeshAttentionConfig
-    sweep: dict[str, tuple[list[int], list[float]]]  # method -> (P values, max bytes per rank)
-    point: dict[str, AttentionModelResult | str]  # method -> result at config.gpus, or error text
-    ring_map: BlockMap
-    mesh_map: BlockMap
-
-
-def mesh_attention_view(values: dict[str, Any]) -> MeshAttentionView:
-    config = MeshAttentionConfig.from_dict({**values, "mode": "model"})
-    sweep = {}
-    for method in MODEL_METHODS:
-        ps, bs = [], []
-        for p in sorted(set(SWEEP_GPUS) | {config.gpus}):
-            r = _model(method, p, config)
-            if not isinstance(r, str):
-                ps.append(p)
-                bs.append(float(r.bytes_per_rank.max()))
-        sweep[method] = (ps, bs)
-    point = {m: _model(m, config.gpus, config) for m in MODEL_METHODS}
-    mesh = point["mesh"]
-    tile = tuple(mesh.tile) if not isinstance(mesh, str) else None
-    ring_map, mesh_map = _block_maps(config.gpus, tile, config.causal, config.gpus_per_node)
-    return MeshAttentionView(config, sweep, point, ring_map, mesh_map)
 
 
 class MeshAttentionPanel(Panel):
@@ -112,12 +47,12 @@ class MeshAttentionPanel(Panel):
         "gpus": GPU_OPTIONS,
         "seq": SEQ_OPTIONS,
         "head_dim": (32, 64, 128, 256),
-        "gpus_per_node": (1, 2, 4, 8, 16),
-        "intra_bw": (50.0, 100.0, 200.0, 450.0, 900.0),
-        "inter_bw": (3.125, 6.25, 12.5, 25.0, 50.0, 100.0),
+        "cluster.gpus_per_node": (1, 2, 4, 8, 16),
+        "cluster.intra_node_bw_gbps": (50.0, 100.0, 200.0, 450.0, 900.0),
+        "cluster.inter_node_bw_gbps": (3.125, 6.25, 12.5, 25.0, 50.0, 100.0),
     }
-    hidden = ("mode", "batch", "ulysses_degree", "intra_latency_us", "inter_latency_us", "gpu_tflops",
-              "gpu_memory_gb", "seed")
+    hidden = ("mode", "batch", "ulysses_degree", "seed") + tuple(
+        s.name for s in MeshAttentionConfig.specs() if s.group == "cluster" and s.name not in SHOWN_CLUSTER)
     static_slider = ("gpus", (4, 16, 64, 256, 1024))
 
     def panel_defaults(self) -> dict[str, Any]:
@@ -125,6 +60,8 @@ class MeshAttentionPanel(Panel):
                 "dtype": "bfloat16"}
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
+        # the cluster's old flat names (inter_bw=..., gpus_per_node=...) keep working as panel parameters
+        values = {MeshAttentionConfig.ALIASES.get(k, k): v for k, v in values.items()}
         gpus = values.get("gpus", self.panel_defaults()["gpus"])
         self.options = {**self.options, "tile_a": self._tile_options(int(gpus))}
         super().__init__(static=static, **values)
@@ -182,14 +119,12 @@ class MeshAttentionPanel(Panel):
 
     def draw(self, figures: list[Any], view: MeshAttentionView, values: dict[str, Any]) -> None:
         comm, time_fig, memory, heat = figures
-        chosen = []
         for i, method in enumerate(MODEL_METHODS):
-            ps, bs = view.sweep[method]
-            comm.data[i].x, comm.data[i].y = ps, bs
-            chosen += [b for p, b in zip(ps, bs) if p == view.config.gpus]
+            comm.data[i].x, comm.data[i].y = view.sweep[method]
+        chosen = view.chosen_bytes()
         comm.data[-1].x, comm.data[-1].y = [view.config.gpus] * len(chosen), chosen
 
-        ok = {m: r for m, r in view.point.items() if not isinstance(r, str)}
+        ok = view.ok
         compute = [ok[m].compute_seconds if m in ok else None for m in MODEL_METHODS]
         exposed = [ok[m].total_seconds - ok[m].compute_seconds if m in ok else None for m in MODEL_METHODS]
         time_fig.data[0].y, time_fig.data[1].y = compute, exposed
@@ -208,16 +143,15 @@ class MeshAttentionPanel(Panel):
         heat.layout.annotations[0].text = "Ring: rank i computes row i" + corner
 
     def notes(self, view: MeshAttentionView, values: dict[str, Any]) -> str:
-        ok = {m: r for m, r in view.point.items() if not isinstance(r, str)}
         parts = []
-        if "ring" in ok and "mesh" in ok and ok["mesh"].bytes_per_rank.max() > 0:  # P = 1 moves nothing
-            ratio = ok["ring"].bytes_per_rank.max() / ok["mesh"].bytes_per_rank.max()
+        ratio = view.bytes_ratio()
+        if ratio is not None:
             p = view.config.gpus
             parts.append(f"bytes Ring/Mesh = <b>{ratio:.2f}x</b> ((&radic;P+1)/2 = {(np.sqrt(p) + 1) / 2:.2f})")
             for other in ("ring", "usp", "startrail"):
-                if other in ok:
-                    parts.append(f"Mesh speed-up over {other}: <b>{ok[other].total_seconds / ok['mesh'].total_seconds:.2f}x</b>")
-        errors = [f"{m}: {r}" for m, r in view.point.items() if isinstance(r, str)]
+                if view.speedup(other) is not None:
+                    parts.append(f"Mesh speed-up over {other}: <b>{view.speedup(other):.2f}x</b>")
+        errors = [f"{m}: {r}" for m, r in view.errors.items()]
         text = " &middot; ".join(parts)
         if errors:
             text += "<br><small style='color:#777'>" + "<br>".join(errors) + "</small>"
@@ -228,7 +162,7 @@ def check_figure(result: dict[str, Any]) -> go.Figure:
     """Bars of the bytes each rank really sent+received in a ``mode='check'`` run; the title gives the largest
     difference from the model's count (hover shows both)."""
     ok = [r for r in result["results"] if "error" not in r]
-    diff = max((abs(c - m) for r in ok for c, m in zip(r["bytes_per_rank"], r["model_bytes_per_rank"])), default=0)
+    diff = max_count_difference(result)
     fig = go.Figure(layout=dict(
         title=f"Real run on {result['gpus']} processes: bytes per rank (fwd+bwd); max |counted - model| = {diff} B",
         xaxis=dict(title="rank", dtick=1), yaxis=dict(title="bytes sent + received"), barmode="group", height=360))
@@ -238,24 +172,6 @@ def check_figure(result: dict[str, Any]) -> go.Figure:
                              customdata=r["model_bytes_per_rank"],
                              hovertemplate="rank %{x}: counted %{y:,} B, model %{customdata:,} B"))
     return fig
-
-
-def headline_speedups(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], seq_list: tuple[int, ...]
-                      ) -> dict[str, dict[str, list[float | None]]]:
-    """Model speed-up of Mesh over each other method, vs P (at ``base.seq``) and vs S (at ``base.gpus``)."""
-    out: dict[str, dict[str, list[float | None]]] = {"gpus": {}, "seq": {}}
-    for axis, points in (("gpus", gpus_list), ("seq", seq_list)):
-        for method in MODEL_METHODS:
-            if method == "mesh":
-                continue
-            ratios: list[float | None] = []
-            for value in points:
-                config = base.replace(**{axis: value, "tile_a": 0, "ulysses_degree": 0})
-                mesh, other = _model("mesh", config.gpus, config), _model(method, config.gpus, config)
-                ok = not isinstance(mesh, str) and not isinstance(other, str)
-                ratios.append(other.total_seconds / mesh.total_seconds if ok else None)
-            out[axis][method] = ratios
-    return out
 
 
 def headline_figure(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], seq_list: tuple[int, ...]) -> go.Figure:
@@ -274,8 +190,8 @@ def headline_figure(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], se
     fig.update_layout(
         title="MODEL (not measured): Mesh-Attention step-time speed-up, one attention layer fwd+bwd", height=420,
         annotations=list(fig.layout.annotations) + [dict(
-            text=(f"cluster model: {base.gpu_tflops:g} TFLOP/s per GPU, {base.gpus_per_node} GPUs/node, "
-                  f"NVLink {base.intra_bw:g} GB/s, network {base.inter_bw:g} GB/s per GPU; "
+            text=(f"cluster model: {base.cluster.gpu_tflops:g} TFLOP/s per GPU, {base.cluster.gpus_per_node} GPUs/node, "
+                  f"NVLink {base.cluster.intra_node_bw_gbps:g} GB/s, network {base.cluster.inter_node_bw_gbps:g} GB/s per GPU; "
                   "bytes = exact counts of the real kernels"),
             xref="paper", yref="paper", x=0, y=-0.3, showarrow=False, font=dict(size=11, color="#555"))],
         margin=dict(b=110))

@@ -255,11 +255,13 @@ def test_docstring_examples():
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"gpus": 0}, ValueError, "gpus=0 is out of range: valid range is 1..1024"),
     ({"gpus": 2048}, ValueError, "gpus=2048 is out of range: valid range is 1..1024"),
-    ({"seq": 4_194_305}, ValueError, "seq=4194305 is out of range: valid range is 1..4_194_304"),
+    ({"seq": 4_194_305}, ValueError, "seq=4_194_305 is out of range: valid range is 1..4_194_304"),
     ({"heads": 0}, ValueError, "heads=0 is out of range"),
+    # the config's range, refused in the same words as `workbench run ... --heads 300`
+    ({"heads": 300}, ValueError, "heads=300 is out of range: valid range is 1..256"),
     ({"head_dim": 1.5}, TypeError, "head_dim=1.5 must be an int"),
     ({"batch": True}, TypeError, "batch=True must be an int"),
-    ({"dtype_bytes": 3}, ValueError, r"dtype_bytes=3 is not allowed: valid values are \(1, 2, 4, 8\)"),
+    ({"dtype_bytes": 3}, ValueError, r"dtype_bytes=3 is not allowed: valid values are \(2, 4, 8\)"),
     ({"causal": 1}, TypeError, "causal=1 must be a bool"),
     ({"cluster": {"gpus_per_node": 8}}, TypeError, "cluster=.* must be a workbench.cluster.ClusterSpec"),
     ({"tile": (3, 5)}, ValueError, r"tile=\(3, 5\) has a\*b=15 but gpus=16"),

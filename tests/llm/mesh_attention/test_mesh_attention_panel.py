@@ -30,7 +30,8 @@ def test_panel_builds_figure_widgets_with_data(panel):
 
 
 @pytest.mark.parametrize("name, value", [("gpus", 64), ("seq", 262144), ("heads", 16), ("head_dim", 64),
-                                         ("gpus_per_node", 4), ("intra_bw", 900.0), ("inter_bw", 3.125),
+                                         ("cluster.gpus_per_node", 4), ("cluster.intra_node_bw_gbps", 900.0),
+                                         ("cluster.inter_node_bw_gbps", 3.125),
                                          ("causal", False), ("tile_a", 2)])
 def test_every_control_changes_figure_data(panel, name, value):
     before = snapshot(panel)
@@ -42,7 +43,7 @@ def test_every_control_changes_figure_data(panel, name, value):
 def test_bars_equal_the_model_at_the_chosen_point():
     panel = MeshAttentionPanel(gpus=256, seq=1_048_576)
     values = {**panel.values(), "mode": "model"}
-    expected = {r["method"]: r for r in model_results(MeshAttentionConfig.from_dict(values))}
+    expected = {r.method: r.to_json() for r in model_results(MeshAttentionConfig.from_dict(values))}
     time_fig = panel.figures[1]
     methods = list(time_fig.data[0].x)
     for i, m in enumerate(methods):

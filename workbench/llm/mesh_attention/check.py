@@ -10,26 +10,76 @@ to the closed-form prediction of ``volume.py``. ``torchrun_entry.py`` runs the s
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
 
+from workbench.llm.mesh_attention.config import CHECK_DTYPES, DTYPE_BYTES, MAX_CHECK_GPUS
 from workbench.llm.mesh_attention.layout import shard_sequence, unshard_sequence
 from workbench.llm.mesh_attention.mesh import mesh_attention
 from workbench.llm.mesh_attention.plan import METHODS, check_positive_int, check_tile, divisors, resolve_order
 from workbench.llm.mesh_attention.ring import ring_attention
+from workbench.llm.mesh_attention.runner import CheckMethodResult, MethodError
 from workbench.llm.mesh_attention.ulysses import ulysses_attention
 from workbench.llm.mesh_attention.usp import usp_attention
 from workbench.llm.mesh_attention.volume import predict_bytes_per_rank, resolve_method_params
 from workbench.distributed import Comm, run_workers
 
-#: one real process per rank on this machine; beyond this the cluster model carries the result
-MAX_GPUS = 16
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
+if TYPE_CHECKING:
+    from workbench.llm.mesh_attention.config import MeshAttentionConfig
+
 KERNELS: dict[str, Callable[..., torch.Tensor]] = {
     "ring": ring_attention, "ulysses": ulysses_attention, "usp": usp_attention, "mesh": mesh_attention,
 }
+
+
+@dataclass(frozen=True)
+class MethodPlan:
+    """How one method runs: its kernel's keyword arguments, tile and Ulysses degree, or why it cannot run."""
+
+    method: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    tile: tuple[int, int] | None = None
+    ulysses_degree: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """A validated check, built once (:func:`make_spec` or :meth:`from_config`) and handed to every worker."""
+
+    gpus: int
+    seq: int
+    heads: int
+    head_dim: int
+    batch: int
+    causal: bool
+    dtype: str  # one of config.CHECK_DTYPES
+    gpus_per_node: int | None
+    plans: tuple[MethodPlan, ...]
+    device: str = "cpu"
+
+    @property
+    def dtype_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return getattr(torch, self.dtype)
+
+    @classmethod
+    def from_config(cls, config: "MeshAttentionConfig", methods: Sequence[str] = METHODS) -> "CheckSpec":
+        """The check of a validated ``mode="check"`` config (nothing is checked twice; methods resolve their
+        tile and Ulysses degree here)."""
+        tile = config.tile
+        u = config.ulysses_degree or None
+        g = config.cluster.gpus_per_node
+        return cls(gpus=config.gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim,
+                   batch=config.batch, causal=config.causal, dtype=config.dtype, gpus_per_node=g,
+                   plans=plan_methods(methods, gpus=config.gpus, heads=config.heads, head_dim=config.head_dim,
+                                      tile=tile, ulysses_degree=u, gpus_per_node=g))
 
 
 def make_inputs(
@@ -45,7 +95,7 @@ def make_inputs(
 def plan_methods(
     methods: Sequence[str], *, gpus: int, heads: int, head_dim: int, tile: Sequence[int] | None,
     ulysses_degree: int | None, gpus_per_node: int | None,
-) -> list[dict[str, Any]]:
+) -> tuple[MethodPlan, ...]:
     """Per method: kernel keyword arguments, tile and Ulysses degree, or ``error`` when it cannot run here."""
     plans = []
     for method in methods:
@@ -55,37 +105,36 @@ def plan_methods(
                 gpus_per_node=gpus_per_node, head_dim=head_dim,
             )
         except ValueError as err:
-            plans.append({"method": method, "error": str(err)})
+            plans.append(MethodPlan(method, error=str(err)))
             continue
         kwargs: dict[str, Any] = {}
         if method == "mesh":
             kwargs = {"tile": tile_ab, "gpus_per_node": gpus_per_node}
         elif method == "usp":
             kwargs = {"ulysses_degree": u}
-        plans.append({"method": method, "kwargs": kwargs, "tile": list(tile_ab) if tile_ab else None,
-                      "ulysses_degree": u})
-    return plans
+        plans.append(MethodPlan(method, kwargs, tuple(tile_ab) if tile_ab else None, u))
+    return tuple(plans)
 
 
 def check_worker(
-    rank: int, world: int, comm: Comm, spec: dict[str, Any], inputs: Sequence[torch.Tensor]
+    rank: int, world: int, comm: Comm, spec: CheckSpec, inputs: Sequence[torch.Tensor]
 ) -> dict[str, dict[str, Any]]:
     """One rank: run each planned method fwd+bwd on its shard; return local out/grads and counted bytes."""
-    order = resolve_order(None, spec["causal"])
-    device = torch.device(spec.get("device", "cpu"))
+    order = resolve_order(None, spec.causal)
+    device = torch.device(spec.device)
     q, k, v, dout = (shard_sequence(t, rank=rank, world_size=world, order=order).to(device) for t in inputs)
     results: dict[str, dict[str, Any]] = {}
-    for plan in spec["plans"]:
-        if "error" in plan:
+    for plan in spec.plans:
+        if plan.error is not None:
             continue
         local = [t.clone().requires_grad_() for t in (q, k, v)]
         comm.barrier()  # start the clock together (ranks start up at different times); moves no counted bytes
         comm.reset_counters()
         start = time.perf_counter()
-        out = KERNELS[plan["method"]](*local, comm, causal=spec["causal"], seq_len=spec["seq"], **plan["kwargs"])
+        out = KERNELS[plan.method](*local, comm, causal=spec.causal, seq_len=spec.seq, **plan.kwargs)
         fwd = comm.counter.snapshot()
         out.backward(dout)
-        results[plan["method"]] = {
+        results[plan.method] = {
             "out": out.detach().cpu(), "grads": [t.grad.cpu() for t in local], "seconds": time.perf_counter() - start,
             "sent": comm.bytes_sent, "recv": comm.bytes_recv, "forward_sent": fwd["sent"],
             "forward_recv": fwd["recv"], "messages_sent": comm.counter.messages_sent,
@@ -94,61 +143,62 @@ def check_worker(
     return results
 
 
-def combine(spec: dict[str, Any], inputs: Sequence[torch.Tensor], per_rank: Sequence[dict]) -> list[dict[str, Any]]:
+def combine(spec: CheckSpec, inputs: Sequence[torch.Tensor], per_rank: Sequence[dict]
+            ) -> list[CheckMethodResult | MethodError]:
     """Whole-sequence comparison with float64 SDPA, and bytes counted vs predicted, per method."""
     q, k, v, dout = (t.to(torch.float64) for t in inputs)
     q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
-    ref = F.scaled_dot_product_attention(q, k, v, is_causal=spec["causal"])  # [B, H, S, D] float64
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=spec.causal)  # [B, H, S, D] float64
     ref_grads = torch.autograd.grad(ref, (q, k, v), dout)
-    order = resolve_order(None, spec["causal"])
-    report = []
-    for plan in spec["plans"]:
-        method = plan["method"]
-        if "error" in plan:
-            report.append({"method": method, "error": plan["error"]})
+    order = resolve_order(None, spec.causal)
+    report: list[CheckMethodResult | MethodError] = []
+    for plan in spec.plans:
+        method = plan.method
+        if plan.error is not None:
+            report.append(MethodError(method=method, error=plan.error))
             continue
         ranks = [r[method] for r in per_rank]
 
         def whole(pick: Callable[[dict], torch.Tensor]) -> torch.Tensor:
-            return unshard_sequence([pick(r) for r in ranks], seq_len=spec["seq"], order=order).to(torch.float64)
+            return unshard_sequence([pick(r) for r in ranks], seq_len=spec.seq, order=order).to(torch.float64)
 
         err_out = (whole(lambda r: r["out"]) - ref).abs().max().item()
         err_grads = [(whole(lambda r, i=i: r["grads"][i]) - g).abs().max().item() for i, g in enumerate(ref_grads)]
         model = predict_bytes_per_rank(
-            method, gpus=spec["gpus"], seq=spec["seq"], heads=spec["heads"], head_dim=spec["head_dim"],
-            causal=spec["causal"], dtype_bytes=spec["dtype_bytes"], batch=spec["batch"], tile=plan["tile"],
-            ulysses_degree=plan["ulysses_degree"], gpus_per_node=spec["gpus_per_node"],
+            method, gpus=spec.gpus, seq=spec.seq, heads=spec.heads, head_dim=spec.head_dim, causal=spec.causal,
+            dtype_bytes=spec.dtype_bytes, batch=spec.batch, tile=plan.tile, ulysses_degree=plan.ulysses_degree,
+            gpus_per_node=spec.gpus_per_node,
         )
         sent = [int(r["sent"]) for r in ranks]
         recv = [int(r["recv"]) for r in ranks]
-        g = spec["gpus_per_node"]
+        g = spec.gpus_per_node
         inter = [sum(n for peer, n in r["sent_to"].items() if g and peer // g != rank // g)
                  for rank, r in enumerate(ranks)]
-        report.append({
-            "method": method,
-            "max_abs_err_out": err_out,
-            "max_abs_err_grad": max(err_grads),
-            "max_abs_err_dq": err_grads[0], "max_abs_err_dk": err_grads[1], "max_abs_err_dv": err_grads[2],
-            "bytes_sent_per_rank": sent,
-            "bytes_recv_per_rank": recv,
-            "bytes_per_rank": [s + r for s, r in zip(sent, recv)],
-            "forward_bytes_sent_per_rank": [int(r["forward_sent"]) for r in ranks],
-            "messages_sent_per_rank": [int(r["messages_sent"]) for r in ranks],
-            "bytes_sent_inter_node_per_rank": inter,
-            "model_bytes_per_rank": [int(x) for x in model["total"]],
-            "model_bytes_sent_inter_node_per_rank": [int(x) for x in model["sent_inter_node"]],
-            "tile": plan["tile"],
-            "ulysses_degree": plan["ulysses_degree"],
-            "seconds": max(float(r["seconds"]) for r in ranks),
-        })
+        report.append(CheckMethodResult(
+            method=method,
+            max_abs_err_out=err_out,
+            max_abs_err_grad=max(err_grads),
+            max_abs_err_dq=err_grads[0], max_abs_err_dk=err_grads[1], max_abs_err_dv=err_grads[2],
+            bytes_sent_per_rank=tuple(sent),
+            bytes_recv_per_rank=tuple(recv),
+            bytes_per_rank=tuple(s + r for s, r in zip(sent, recv)),
+            forward_bytes_sent_per_rank=tuple(int(r["forward_sent"]) for r in ranks),
+            messages_sent_per_rank=tuple(int(r["messages_sent"]) for r in ranks),
+            bytes_sent_inter_node_per_rank=tuple(inter),
+            model_bytes_per_rank=tuple(int(x) for x in model["total"]),
+            model_bytes_sent_inter_node_per_rank=tuple(int(x) for x in model["sent_inter_node"]),
+            tile=plan.tile,
+            ulysses_degree=plan.ulysses_degree,
+            seconds=max(float(r["seconds"]) for r in ranks),
+        ))
     return report
 
 
 def make_spec(
     *, gpus: int, seq: int, heads: int, head_dim: int, causal: bool, dtype: str | torch.dtype,
     methods: Sequence[str], tile: Sequence[int] | None, ulysses_degree: int | None, gpus_per_node: int | None,
-    batch: int, max_gpus: int = MAX_GPUS,
-) -> dict[str, Any]:
+    batch: int, max_gpus: int = MAX_CHECK_GPUS,
+) -> CheckSpec:
     """Validate the check's arguments (ValueError naming parameter, value and valid range) into a spec."""
     gpus = check_positive_int("gpus", gpus, hi=max_gpus)
     seq = check_positive_int("seq", seq)
@@ -158,8 +208,8 @@ def make_spec(
     if gpus_per_node is not None:
         check_positive_int("gpus_per_node", gpus_per_node)
     name = str(dtype).removeprefix("torch.")
-    if name not in DTYPES:
-        raise ValueError(f"dtype={dtype!r} is not supported by the real check: valid values are {tuple(DTYPES)}")
+    if name not in CHECK_DTYPES:
+        raise ValueError(f"dtype={dtype!r} is not supported by the real check: valid values are {tuple(CHECK_DTYPES)}")
     methods = list(methods)
     unknown = [m for m in methods if m not in METHODS]
     if not methods or unknown or len(set(methods)) != len(methods):
@@ -172,9 +222,8 @@ def make_spec(
         )
     plans = plan_methods(methods, gpus=gpus, heads=heads, head_dim=head_dim, tile=tile,
                          ulysses_degree=ulysses_degree, gpus_per_node=gpus_per_node)
-    return {"gpus": gpus, "seq": seq, "heads": heads, "head_dim": head_dim, "causal": bool(causal),
-            "dtype": name, "dtype_bytes": DTYPES[name].itemsize, "batch": batch, "gpus_per_node": gpus_per_node,
-            "plans": plans}
+    return CheckSpec(gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, batch=batch, causal=bool(causal),
+                     dtype=name, gpus_per_node=gpus_per_node, plans=plans)
 
 
 def run_check(
@@ -214,9 +263,14 @@ def run_check(
                      batch=batch)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise ValueError(f"seed={seed!r} is out of range: valid range is 0..2**63-1")
-    inputs = make_inputs(batch=spec["batch"], heads=spec["heads"], seq=spec["seq"], head_dim=spec["head_dim"],
-                         dtype=DTYPES[spec["dtype"]], seed=seed)
+    return [r.to_json() for r in check_results(spec, seed=seed, timeout_s=timeout_s)]
+
+
+def check_results(spec: CheckSpec, *, seed: int, timeout_s: float = 300.0) -> list[CheckMethodResult | MethodError]:
+    """:func:`run_check` on an already validated :class:`CheckSpec`: typed results, one per planned method."""
+    inputs = make_inputs(batch=spec.batch, heads=spec.heads, seq=spec.seq, head_dim=spec.head_dim,
+                         dtype=spec.torch_dtype, seed=seed)
     per_rank = []
-    if any("error" not in p for p in spec["plans"]):
-        per_rank = run_workers(check_worker, spec["gpus"], spec, inputs, timeout_s=timeout_s)
+    if any(p.error is None for p in spec.plans):
+        per_rank = run_workers(check_worker, spec.gpus, spec, inputs, timeout_s=timeout_s)
     return combine(spec, inputs, per_rank)

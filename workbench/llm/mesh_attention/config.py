@@ -1,10 +1,17 @@
-"""Parameters of the distributed-attention technique (Mesh-Attention vs Ring, Ulysses, USP, StarTrail)."""
+"""Parameters of the distributed-attention technique (Mesh-Attention vs Ring, Ulysses, USP, StarTrail).
+
+Every parameter is declared once here; the cluster the model prices on is the shared
+:class:`~workbench.cluster.ClusterSpec` (a config group: ``--cluster.inter-node-bw-gbps``), whose old flat
+names (``inter_bw``, ``gpus_per_node``...) stay accepted through :attr:`MeshAttentionConfig.ALIASES`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar, Mapping
 
-from workbench.config import Config, param
+from workbench.cluster import ClusterSpec
+from workbench.config import Config, group, param
 
 #: real runs start one process per rank on this machine; beyond this the model carries the result
 MAX_CHECK_GPUS = 16
@@ -12,33 +19,55 @@ MAX_CHECK_GPUS = 16
 #: the work grows like batch * seq^2 * heads * head_dim (measured: 3.4e10 took 169 s on 2 cores)
 MAX_CHECK_WORK = 2**32
 
-DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2}
+#: the element types, with their size in bytes (the one dtype table of the technique)
+DTYPE_BYTES: Mapping[str, int] = {"float64": 8, "float32": 4, "bfloat16": 2}
+#: the element types the real check runs in (bfloat16 only in the model)
+CHECK_DTYPES: tuple[str, ...] = ("float32", "float64")
 
 
 @dataclass(frozen=True, kw_only=True)
 class MeshAttentionConfig(Config):
     """Distributed attention: real check on ``gpus`` processes, or the cluster model up to 1024 GPUs."""
 
-    mode: str = param("check", choices=("check", "model"),
+    #: the flat names these parameters had before the cluster became a group
+    ALIASES: ClassVar[Mapping[str, str]] = {
+        "gpus_per_node": "cluster.gpus_per_node",
+        "intra_bw": "cluster.intra_node_bw_gbps",
+        "inter_bw": "cluster.inter_node_bw_gbps",
+        "intra_latency_us": "cluster.intra_node_latency_us",
+        "inter_latency_us": "cluster.inter_node_latency_us",
+        "gpu_tflops": "cluster.gpu_tflops",
+        "gpu_memory_gb": "cluster.gpu_memory_gb",
+    }
+
+    mode: str = param("check", choices=("check", "model"), label="mode",
                       help="check: run all four methods for real and compare with SDPA; model: cluster model only")
-    gpus: int = param(4, lo=1, hi=1024, unit="GPUs", help="number of ranks P (check mode: at most 16)")
-    seq: int = param(256, lo=1, hi=4_194_304, unit="tokens", help="sequence length S (any value; padded and masked)")
-    heads: int = param(8, lo=1, hi=256, help="attention heads H")
-    head_dim: int = param(16, lo=1, hi=512, help="head dimension D")
-    batch: int = param(1, lo=1, hi=64, help="batch size B")
-    causal: bool = param(False, help="causal mask (zigzag chunk order for balance)")
-    dtype: str = param("float64", choices=("float64", "float32", "bfloat16"),
+    gpus: int = param(4, lo=1, hi=1024, unit="GPUs", label="GPUs P",
+                      help="number of ranks P (check mode: at most 16)")
+    seq: int = param(256, lo=1, hi=4_194_304, unit="tokens", label="sequence length S",
+                     help="sequence length S (any value; padded and masked)")
+    heads: int = param(8, lo=1, hi=256, label="heads H", help="attention heads H")
+    head_dim: int = param(16, lo=1, hi=512, label="head dim D", help="head dimension D")
+    batch: int = param(1, lo=1, hi=64, label="batch B", help="batch size B")
+    causal: bool = param(False, label="causal mask", help="causal mask (zigzag chunk order for balance)")
+    dtype: str = param("float64", choices=tuple(DTYPE_BYTES), label="element type",
                        help="element type (bfloat16 only in model mode)")
-    tile_a: int = param(0, lo=0, hi=1024, help="Mesh tile rows a (a*b = P); 0 chooses automatically")
-    ulysses_degree: int = param(0, lo=0, hi=1024, help="USP Ulysses degree u (u*r = P); 0 chooses automatically")
-    gpus_per_node: int = param(8, lo=1, hi=64, unit="GPUs", help="GPUs per node (topology-aware mapping)")
-    intra_bw: float = param(200.0, lo=0.1, hi=5000.0, unit="GB/s", help="intra-node bandwidth per GPU (NVLink)")
-    inter_bw: float = param(25.0, lo=0.01, hi=1000.0, unit="GB/s", help="inter-node bandwidth per GPU (IB)")
-    intra_latency_us: float = param(5.0, lo=0.0, hi=1000.0, unit="us", help="start-up latency of a message inside a node")
-    inter_latency_us: float = param(10.0, lo=0.0, hi=1000.0, unit="us", help="start-up latency of a message between nodes")
-    gpu_tflops: float = param(400.0, lo=0.1, hi=10000.0, unit="TFLOP/s", help="sustained attention FLOP/s per GPU")
-    gpu_memory_gb: float = param(80.0, lo=0.1, hi=10000.0, unit="GB", help="memory per GPU (for the memory plot)")
-    seed: int = param(0, lo=0, hi=2**31 - 1, help="seed of the random q, k, v (check mode)")
+    tile_a: int = param(0, lo=0, hi=1024, label="Mesh tile rows a (0 = auto)",
+                        help="Mesh tile rows a (a*b = P); 0 chooses automatically")
+    ulysses_degree: int = param(0, lo=0, hi=1024, label="USP Ulysses degree u (0 = auto)",
+                                help="USP Ulysses degree u (u*r = P); 0 chooses automatically")
+    cluster: ClusterSpec = group(ClusterSpec, help="the hardware the model prices on (check mode: node size only)")
+    seed: int = param(0, lo=0, hi=2**31 - 1, label="seed", help="seed of the random q, k, v (check mode)")
+
+    @property
+    def dtype_bytes(self) -> int:
+        """Bytes of one element of :attr:`dtype`."""
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def tile(self) -> tuple[int, int] | None:
+        """The Mesh tile (a, b) asked for, or None (automatic)."""
+        return (self.tile_a, self.gpus // self.tile_a) if self.tile_a else None
 
     def check_combination(self) -> None:
         if self.tile_a and self.gpus % self.tile_a:
@@ -56,8 +85,9 @@ class MeshAttentionConfig(Config):
                     f"gpus={self.gpus} is out of range for mode='check' (one real process per rank): valid range is "
                     f"1..{MAX_CHECK_GPUS}; use mode='model' for up to 1024"
                 )
-            if self.dtype == "bfloat16":
-                raise ValueError("dtype='bfloat16' is only for mode='model': valid values in check mode are 'float32', 'float64'")
+            if self.dtype not in CHECK_DTYPES:
+                raise ValueError(f"dtype={self.dtype!r} is only for mode='model': valid values in check mode are "
+                                 + ", ".join(repr(d) for d in CHECK_DTYPES))
             work = self.batch * self.seq**2 * self.heads * self.head_dim
             if work > MAX_CHECK_WORK:
                 raise ValueError(

@@ -57,6 +57,7 @@ from typing import Literal, Mapping, Sequence
 
 import numpy as np
 
+from workbench.llm.mesh_attention.config import DTYPE_BYTES, MeshAttentionConfig
 from workbench.llm.mesh_attention.memory import mesh_memory, peak_terms, ring_family_memory, usp_memory
 from workbench.llm.mesh_attention.plan import (
     block_count,
@@ -95,15 +96,10 @@ FORWARD_FLOPS_PER_MAC = 4
 #: backward / forward FLOPs (FlashAttention-2, Dao 2023: 5 matmuls backward against 2 forward)
 BACKWARD_FLOP_FACTOR = 2.5
 
-#: valid ranges of the model's inputs (the model is meant for a live panel up to paper scale and beyond)
-RANGES: Mapping[str, tuple[int, int]] = {
-    "gpus": (1, 1024),
-    "seq": (1, 4_194_304),
-    "heads": (1, 1024),
-    "head_dim": (1, 1024),
-    "batch": (1, 1024),
-}
-DTYPE_BYTES: tuple[int, ...] = (1, 2, 4, 8)
+#: the model's inputs are the config's parameters: one range each (``MeshAttentionConfig``), checked the same way
+_SPECS = {s.name: s for s in MeshAttentionConfig.specs()}
+#: element sizes the model prices (the config's dtypes)
+ELEMENT_BYTES: tuple[int, ...] = tuple(sorted(set(DTYPE_BYTES.values())))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -183,13 +179,11 @@ class _Shape:
 # validation
 # ----------------------------------------------------------------------------------------------------------
 def _check_int(name: str, value: object) -> int:
-    lo, hi = RANGES[name]
-    valid = f"{lo}..{hi:_}" if hi >= 100_000 else f"{lo}..{hi}"  # as workbench.config writes ranges
+    """``value`` as an int in the config's range of parameter ``name`` (TypeError if not an integer)."""
+    spec = _SPECS[name]
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}={value!r} must be an int: valid range is {valid}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name}={value} is out of range: valid range is {valid}")
-    return int(value)
+        raise TypeError(f"{name}={value!r} must be an int: valid range is {spec.describe_range()}")
+    return spec.check(int(value))
 
 
 def _check_inputs(method, gpus, seq, heads, head_dim, batch, causal, dtype_bytes, cluster, topology_aware):
@@ -197,8 +191,9 @@ def _check_inputs(method, gpus, seq, heads, head_dim, batch, causal, dtype_bytes
         raise ValueError(f"method={method!r} is unknown: valid values are {', '.join(MODEL_METHODS)}")
     values = {name: _check_int(name, v) for name, v in
               (("gpus", gpus), ("seq", seq), ("heads", heads), ("head_dim", head_dim), ("batch", batch))}
-    if isinstance(dtype_bytes, bool) or dtype_bytes not in DTYPE_BYTES:
-        raise ValueError(f"dtype_bytes={dtype_bytes!r} is not allowed: valid values are {DTYPE_BYTES}")
+    if isinstance(dtype_bytes, bool) or dtype_bytes not in ELEMENT_BYTES:
+        raise ValueError(f"dtype_bytes={dtype_bytes!r} is not allowed: valid values are {ELEMENT_BYTES} "
+                         f"(bytes of {', '.join(DTYPE_BYTES)})")
     for name, flag in (("causal", causal), ("topology_aware", topology_aware)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name}={flag!r} must be a bool")
@@ -437,10 +432,11 @@ def model_attention(
 
     Parameters:
         method: "ring", "ulysses", "usp", "mesh" or "startrail" (modelled only).
-        gpus: ranks P, 1..1024. seq: tokens S, 1..4_194_304 (padded to the layout, as the kernels do).
-        heads, head_dim, batch: H (1..1024), D (1..1024), B (1..1024).
+        gpus, seq, heads, head_dim, batch: P, S (padded to the layout, as the kernels do), H, D, B, each in
+            the range :class:`~workbench.llm.mesh_attention.config.MeshAttentionConfig` declares (e.g. gpus
+            1..1024, seq 1..4_194_304, heads 1..256), refused in the same words as ``workbench run``.
         causal: causal mask (zigzag layout: every block half unmasked).
-        dtype_bytes: element size, one of 1, 2, 4, 8 (bf16 = 2).
+        dtype_bytes: element size of one of the config's dtypes: 2 (bfloat16), 4 (float32) or 8 (float64).
         cluster: the :class:`~workbench.cluster.ClusterSpec` (FLOP/s, links, node size).
         tile: Mesh (a, b) with a*b = P; None chooses ``plan.choose_tile``. Only for "mesh" (ValueError else).
         ulysses_degree: USP degree u (divides P and H); None: ``plan.default_ulysses_degree``. Used by "usp"

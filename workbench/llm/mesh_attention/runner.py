@@ -7,73 +7,122 @@ methods (and StarTrail) on the cluster model, for up to 1024 GPUs and 4M tokens.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Union
 
-from workbench.llm.mesh_attention.config import DTYPE_BYTES, MeshAttentionConfig
-from workbench.cluster import ClusterSpec
+from workbench.llm.mesh_attention.config import MeshAttentionConfig
 from workbench.registry import Technique
+from workbench.results import Result
+
+__all__ = ["CHECK_METHODS", "MODEL_METHODS", "MethodError", "ModelMethodResult", "CheckMethodResult",
+           "MeshAttentionResult", "model_results", "run", "format_table", "TECHNIQUE"]
 
 CHECK_METHODS = ("ring", "ulysses", "usp", "mesh")
 MODEL_METHODS = ("ring", "ulysses", "usp", "startrail", "mesh")
 
 
-def cluster_of(config: MeshAttentionConfig) -> ClusterSpec:
-    """The :class:`ClusterSpec` described by the config's cluster fields."""
-    return ClusterSpec(
-        gpu_tflops=config.gpu_tflops, gpu_memory_gb=config.gpu_memory_gb, gpus_per_node=config.gpus_per_node,
-        intra_node_bw_gbps=config.intra_bw, inter_node_bw_gbps=config.inter_bw,
-        intra_node_latency_us=config.intra_latency_us, inter_node_latency_us=config.inter_latency_us,
-    )
+@dataclass(frozen=True, kw_only=True)
+class MethodError(Result):
+    """A method that cannot run with these parameters (e.g. heads not divisible by the Ulysses degree)."""
+
+    method: str
+    error: str
 
 
-def tile_of(config: MeshAttentionConfig) -> tuple[int, int] | None:
-    return (config.tile_a, config.gpus // config.tile_a) if config.tile_a else None
+@dataclass(frozen=True, kw_only=True)
+class ModelMethodResult(Result):
+    """One method on the cluster model (``mode="model"``): bytes, peak memory and step time, slowest rank."""
+
+    method: str
+    tile: tuple[int, int] | None  # Mesh (a, b); Ring (1, P); None for the head-sharded methods and StarTrail
+    model_bytes_per_rank: tuple[int, ...]  # sent + received, fwd + bwd
+    model_peak_memory_bytes: int
+    model_seconds: float
+    model_compute_seconds: float
+    model_exposed_comm_seconds: float
 
 
-def model_results(config: MeshAttentionConfig, methods: tuple[str, ...] = MODEL_METHODS) -> list[dict[str, Any]]:
+@dataclass(frozen=True, kw_only=True)
+class CheckMethodResult(Result):
+    """One method run for real (``mode="check"``): errors against float64 SDPA, bytes counted vs the model."""
+
+    method: str
+    max_abs_err_out: float
+    max_abs_err_grad: float  # max of the three below
+    max_abs_err_dq: float
+    max_abs_err_dk: float
+    max_abs_err_dv: float
+    bytes_sent_per_rank: tuple[int, ...]
+    bytes_recv_per_rank: tuple[int, ...]
+    bytes_per_rank: tuple[int, ...]  # sent + received
+    forward_bytes_sent_per_rank: tuple[int, ...]
+    messages_sent_per_rank: tuple[int, ...]
+    bytes_sent_inter_node_per_rank: tuple[int, ...]
+    model_bytes_per_rank: tuple[int, ...]  # volume.py's closed form
+    model_bytes_sent_inter_node_per_rank: tuple[int, ...]
+    tile: tuple[int, int] | None
+    ulysses_degree: int | None
+    seconds: float  # slowest rank, fwd + bwd
+
+
+MethodResult = Union[CheckMethodResult, ModelMethodResult, MethodError]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeshAttentionResult(Result):
+    """What ``workbench run mesh-attention`` prints: the run's sizes, a label saying what ran, one entry per method."""
+
+    technique: str = "mesh-attention"
+    mode: str
+    gpus: int
+    seq: int
+    heads: int
+    head_dim: int
+    causal: bool
+    dtype: str
+    label: str
+    results: tuple[MethodResult, ...]
+
+
+def model_results(config: MeshAttentionConfig, methods: tuple[str, ...] = MODEL_METHODS
+                  ) -> list[ModelMethodResult | MethodError]:
     """Cluster-model results per method: bytes, peak memory and step time (each ``model_*``)."""
     from workbench.llm.mesh_attention.model import model_attention
 
-    cluster = cluster_of(config)
-    out = []
+    out: list[ModelMethodResult | MethodError] = []
     for method in methods:
         try:
             r = model_attention(
                 method, gpus=config.gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim,
-                causal=config.causal, dtype_bytes=DTYPE_BYTES[config.dtype], cluster=cluster, batch=config.batch,
-                tile=tile_of(config) if method == "mesh" else None,
-                ulysses_degree=config.ulysses_degree or None,
+                causal=config.causal, dtype_bytes=config.dtype_bytes, cluster=config.cluster, batch=config.batch,
+                tile=config.tile if method == "mesh" else None, ulysses_degree=config.ulysses_degree or None,
             )
         except ValueError as exc:
-            out.append({"method": method, "error": str(exc)})
+            out.append(MethodError(method=method, error=str(exc)))
             continue
-        out.append({
-            "method": method,
-            "tile": list(r.tile) if r.tile is not None else None,
-            "model_bytes_per_rank": [int(x) for x in r.bytes_per_rank],
-            "model_peak_memory_bytes": int(max(r.peak_memory_bytes)) if hasattr(r.peak_memory_bytes, "__len__")
-            else int(r.peak_memory_bytes),
-            "model_seconds": float(r.total_seconds),
-            "model_compute_seconds": float(r.compute_seconds),
-            "model_exposed_comm_seconds": float(r.exposed_comm_seconds),
-        })
+        out.append(ModelMethodResult(
+            method=method,
+            tile=tuple(r.tile) if r.tile is not None else None,
+            model_bytes_per_rank=tuple(int(x) for x in r.bytes_per_rank),
+            model_peak_memory_bytes=int(max(r.peak_memory_bytes)),
+            model_seconds=float(r.total_seconds),
+            model_compute_seconds=float(r.compute_seconds),
+            model_exposed_comm_seconds=float(r.exposed_comm_seconds),
+        ))
     return out
 
 
-def run(config: MeshAttentionConfig) -> dict[str, Any]:
-    """The JSON object ``workbench run mesh-attention`` prints (schema in the README and the issue)."""
-    head = {"technique": "mesh-attention", "mode": config.mode, "gpus": config.gpus, "seq": config.seq,
-            "heads": config.heads, "head_dim": config.head_dim, "causal": config.causal, "dtype": config.dtype}
+def run(config: MeshAttentionConfig) -> MeshAttentionResult:
+    """Run ``config``: the real check on ``config.gpus`` processes, or the cluster model (JSON keys in the README)."""
+    head = dict(mode=config.mode, gpus=config.gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim,
+                causal=config.causal, dtype=config.dtype)
     if config.mode == "model":
-        return {**head, "label": "cluster model (nothing was run)", "results": model_results(config)}
-    from workbench.llm.mesh_attention.check import run_check
+        return MeshAttentionResult(**head, label="cluster model (nothing was run)",
+                                   results=tuple(model_results(config)))
+    from workbench.llm.mesh_attention.check import CheckSpec, check_results
 
-    results = run_check(
-        gpus=config.gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim, causal=config.causal,
-        dtype=config.dtype, batch=config.batch, methods=CHECK_METHODS, tile=tile_of(config),
-        ulysses_degree=config.ulysses_degree or None, gpus_per_node=config.gpus_per_node, seed=config.seed,
-    )
-    return {**head, "label": f"real run on {config.gpus} processes (gloo)", "results": results}
+    results = check_results(CheckSpec.from_config(config, methods=CHECK_METHODS), seed=config.seed)
+    return MeshAttentionResult(**head, label=f"real run on {config.gpus} processes (gloo)", results=tuple(results))
 
 
 def _fmt_bytes(n: float) -> str:
@@ -119,4 +168,6 @@ TECHNIQUE = Technique(
     format_table=format_table,
     panel="widgets.llm.mesh_attention:MeshAttentionPanel",
     notebook="notebooks/llm/mesh_attention.ipynb",
+    smoke={"mode": "check", "gpus": 2, "seq": 20, "heads": 2, "head_dim": 4, "causal": True},
+    processes=True,
 )

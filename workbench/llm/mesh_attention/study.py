@@ -1,0 +1,214 @@
+"""What the Mesh-Attention panel draws and the notebook shows: model sweeps, block maps, headline ratios.
+
+Everything here is computed from the library (``model.model_attention`` for bytes, memory and time on the
+cluster model; ``plan.assignment_matrix`` for who computes which block) and memoised in this module only, keyed
+by everything a value depends on, so moving one panel slider re-prices only what changed.
+:func:`clear_caches` empties every cache. No UI: ``widgets/llm/mesh_attention.py`` only draws these views.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from workbench.cluster import ClusterSpec
+from workbench.llm.mesh_attention.config import MeshAttentionConfig
+from workbench.llm.mesh_attention.model import AttentionModelResult, model_attention
+from workbench.llm.mesh_attention.plan import assignment_matrix, choose_tile, make_mesh_plan
+from workbench.llm.mesh_attention.runner import MODEL_METHODS
+
+__all__ = [
+    "MODEL_METHODS", "SWEEP_GPUS", "HEAT_MAX", "PAPER_CLAIMS", "BlockMap", "MeshAttentionView", "model_point",
+    "block_maps", "mesh_attention_view", "headline_speedups", "paper_comparison", "max_count_difference",
+    "clear_caches",
+]
+
+#: GPU counts of the per-rank communication sweep (the chosen P joins them)
+SWEEP_GPUS: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+#: block maps show at most the first HEAT_MAX x HEAT_MAX blocks
+HEAT_MAX = 128
+
+#: what the paper reports (Chen et al., arXiv 2512.20968 v2 abstract, measured on up to 256 GPUs);
+#: per method: (average speed-up, largest speed-up) of Mesh over it; volume: v1's average byte reduction
+PAPER_CLAIMS: Mapping[str, Any] = {
+    "speedup": {"ring": (17.00, 32.27), "usp": (2.62, 4.36), "startrail": (2.94, 4.59)},
+    "usp_ulysses_degree": 8,
+    "volume_reduction_v1": 0.790,
+    "max_gpus": 256,
+}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# memoised model points
+# ----------------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=4096)
+def _priced(method: str, gpus: int, seq: int, heads: int, head_dim: int, batch: int, causal: bool, dtype_bytes: int,
+            cluster: ClusterSpec, tile: tuple[int, int] | None, ulysses_degree: int | None
+            ) -> AttentionModelResult | str:
+    try:
+        return model_attention(method, gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
+                               dtype_bytes=dtype_bytes, cluster=cluster, batch=batch, tile=tile,
+                               ulysses_degree=ulysses_degree)
+    except ValueError as exc:
+        return str(exc)
+
+
+def model_point(method: str, gpus: int, config: MeshAttentionConfig) -> AttentionModelResult | str:
+    """The model of ``method`` on ``gpus`` ranks at ``config``'s sizes and cluster, or the error text when the
+    method cannot run there (e.g. heads % P for Ulysses). The config's tile and Ulysses degree apply only at
+    ``gpus == config.gpus`` (elsewhere: automatic). Memoised on exactly the inputs that matter."""
+    at_config = gpus == config.gpus
+    return _priced(method, gpus, config.seq, config.heads, config.head_dim, config.batch, config.causal,
+                   config.dtype_bytes, config.cluster,
+                   config.tile if method == "mesh" and at_config else None,
+                   (config.ulysses_degree or None) if at_config else None)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# who computes which block
+# ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BlockMap:
+    """Who computes each block: ``ranks[i, j]`` for Q chunk ``q_chunks[i]`` and KV chunk ``kv_chunks[j]``
+    (chunks listed in display order, at most ``HEAT_MAX`` of each; -1 = block fully masked)."""
+
+    ranks: np.ndarray
+    q_chunks: np.ndarray
+    kv_chunks: np.ndarray
+
+
+@functools.lru_cache(maxsize=256)
+def block_maps(gpus: int, tile: tuple[int, int] | None, causal: bool, gpus_per_node: int) -> tuple[BlockMap, BlockMap]:
+    """Ring in natural chunk order; Mesh with Q and KV chunks grouped by tile (row groups, then column groups),
+    so each rank's a x b tile shows as one rectangle, as in the paper's figure."""
+    ring = assignment_matrix("ring", gpus, causal=causal)
+    natural = np.arange(gpus)
+    mesh = assignment_matrix("mesh", gpus, tile=tile, causal=causal, gpus_per_node=gpus_per_node)
+    plan = make_mesh_plan(gpus, tile or choose_tile(gpus, gpus_per_node=gpus_per_node), gpus_per_node)
+    grid = plan.rank_at.reshape(plan.b, plan.a)  # grid[I, J]: rank at tile cell (I, J)
+    q_order, kv_order = grid.reshape(-1), grid.T.reshape(-1)  # Q chunks by tile-row, KV chunks by tile-column
+    cut = slice(0, HEAT_MAX)
+    return (BlockMap(ring[cut, cut], natural[cut], natural[cut]),
+            BlockMap(mesh[np.ix_(q_order, kv_order)][cut, cut], q_order[cut], kv_order[cut]))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the panel's view
+# ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MeshAttentionView:
+    """What one redraw shows: sweeps over P, the model at the chosen P, and the two assignment matrices."""
+
+    config: MeshAttentionConfig
+    sweep: dict[str, tuple[list[int], list[float]]]  # method -> (P values, max bytes per rank)
+    point: dict[str, AttentionModelResult | str]  # method -> result at config.gpus, or error text
+    ring_map: BlockMap
+    mesh_map: BlockMap
+
+    @property
+    def ok(self) -> dict[str, AttentionModelResult]:
+        """Methods that run at the chosen point."""
+        return {m: r for m, r in self.point.items() if not isinstance(r, str)}
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """Methods that cannot run at the chosen point, with the reason."""
+        return {m: r for m, r in self.point.items() if isinstance(r, str)}
+
+    def chosen_bytes(self) -> list[float]:
+        """Max bytes per rank of every method that runs at the chosen P (the sweep's marked points)."""
+        return [b for ps, bs in self.sweep.values() for p, b in zip(ps, bs) if p == self.config.gpus]
+
+    def bytes_ratio(self) -> float | None:
+        """Max bytes per rank, Ring / Mesh (None when either cannot run, or nothing moves at P = 1)."""
+        ok = self.ok
+        if "ring" not in ok or "mesh" not in ok or ok["mesh"].bytes_per_rank.max() <= 0:
+            return None
+        return float(ok["ring"].bytes_per_rank.max() / ok["mesh"].bytes_per_rank.max())
+
+    def speedup(self, other: str) -> float | None:
+        """Modelled step time of ``other`` / Mesh's (None when either cannot run)."""
+        ok = self.ok
+        if other not in ok or "mesh" not in ok:
+            return None
+        return ok[other].total_seconds / ok["mesh"].total_seconds
+
+
+def mesh_attention_view(config: MeshAttentionConfig | Mapping[str, Any]) -> MeshAttentionView:
+    """The view of ``config`` (or a mapping of its parameters; the mode is forced to ``"model"``)."""
+    if not isinstance(config, MeshAttentionConfig):
+        config = MeshAttentionConfig.from_dict({**config, "mode": "model"})
+    elif config.mode != "model":
+        config = config.replace(mode="model")
+    sweep = {}
+    for method in MODEL_METHODS:
+        ps, bs = [], []
+        for p in sorted(set(SWEEP_GPUS) | {config.gpus}):
+            r = model_point(method, p, config)
+            if not isinstance(r, str):
+                ps.append(p)
+                bs.append(float(r.bytes_per_rank.max()))
+        sweep[method] = (ps, bs)
+    point = {m: model_point(m, config.gpus, config) for m in MODEL_METHODS}
+    mesh = point["mesh"]
+    tile = tuple(mesh.tile) if not isinstance(mesh, str) else None
+    ring_map, mesh_map = block_maps(config.gpus, tile, config.causal, config.cluster.gpus_per_node)
+    return MeshAttentionView(config, sweep, point, ring_map, mesh_map)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the notebook's headline
+# ----------------------------------------------------------------------------------------------------------
+def headline_speedups(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], seq_list: tuple[int, ...]
+                      ) -> dict[str, dict[str, list[float | None]]]:
+    """Model speed-up of Mesh over each other method, vs P (at ``base.seq``) and vs S (at ``base.gpus``).
+
+    Returns ``{"gpus": {method: [ratio per P]}, "seq": {method: [ratio per S]}}``; None where a method cannot
+    run. Tile and Ulysses degree are automatic at every point.
+    """
+    out: dict[str, dict[str, list[float | None]]] = {"gpus": {}, "seq": {}}
+    for axis, points in (("gpus", gpus_list), ("seq", seq_list)):
+        for method in MODEL_METHODS:
+            if method == "mesh":
+                continue
+            ratios: list[float | None] = []
+            for value in points:
+                config = base.replace(**{axis: value, "tile_a": 0, "ulysses_degree": 0})
+                mesh, other = model_point("mesh", config.gpus, config), model_point(method, config.gpus, config)
+                ok = not isinstance(mesh, str) and not isinstance(other, str)
+                ratios.append(other.total_seconds / mesh.total_seconds if ok else None)
+            out[axis][method] = ratios
+    return out
+
+
+def paper_comparison(model_run: Mapping[str, Any]) -> dict[str, float]:
+    """Ratios of a ``mode='model'`` run (its JSON) to set beside :data:`PAPER_CLAIMS`: ``bytes_ratio`` (Ring /
+    Mesh, max bytes per rank), ``expected_bytes_ratio`` ((sqrt(P)+1)/2), ``speedup_<method>`` (step time of the
+    method / Mesh's) and ``memory_ratio`` (peak memory, Mesh / Ring). Methods that could not run are left out."""
+    by = {r["method"]: r for r in model_run["results"] if "error" not in r}
+    out = {"expected_bytes_ratio": (model_run["gpus"] ** 0.5 + 1) / 2}
+    if "mesh" not in by:
+        return out
+    mesh = by["mesh"]
+    if "ring" in by:
+        out["bytes_ratio"] = max(by["ring"]["model_bytes_per_rank"]) / max(mesh["model_bytes_per_rank"])
+        out["memory_ratio"] = mesh["model_peak_memory_bytes"] / by["ring"]["model_peak_memory_bytes"]
+    for method, r in by.items():
+        if method != "mesh":
+            out[f"speedup_{method}"] = r["model_seconds"] / mesh["model_seconds"]
+    return out
+
+
+def max_count_difference(check_run: Mapping[str, Any]) -> int:
+    """Largest |counted - model| bytes on any rank of any method of a ``mode='check'`` run (its JSON); 0 = exact."""
+    ok = [r for r in check_run["results"] if "error" not in r]
+    return max((abs(c - m) for r in ok for c, m in zip(r["bytes_per_rank"], r["model_bytes_per_rank"])), default=0)
+
+
+def clear_caches() -> None:
+    """Empty every memo of this module (the model points and the block maps)."""
+    _priced.cache_clear()
+    block_maps.cache_clear()
