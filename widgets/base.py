@@ -76,6 +76,7 @@ class Panel:
         self.static = export_mode() if static is None else static
         config_cls = self.config or get_technique(self.technique).config
         self.specs = {s.name: s for s in config_cls.specs()}
+        values = {config_cls.ALIASES.get(k, k): v for k, v in values.items()}  # old names keep working
         unknown = set(values) - set(self.specs)
         if unknown:
             raise ValueError(f"unknown panel parameter(s) {sorted(unknown)}: valid parameters are {sorted(self.specs)}")

@@ -61,31 +61,31 @@ class ClusterSpec(Config):
     # FlashAttention-2 sustains roughly 35-40 % of it on Hopper for head_dim 128 forward + backward
     # (FlashAttention-3 paper, arXiv 2407.08608, Fig. 5-6 baselines), hence ~400 TFLOP/s.
     gpu_tflops: float = param(400.0, lo=0.001, hi=100_000.0, unit="TFLOP/s",
-                              help="effective dense FLOP rate of one GPU on attention kernels")
+                              label="GPU compute", help="effective dense FLOP rate of one GPU on attention kernels")
     # H100/H800 SXM: 80 GB HBM3.
-    gpu_memory_gb: float = param(80.0, lo=0.001, hi=100_000.0, unit="GB", help="memory of one GPU")
-    gpus_per_node: int = param(8, lo=1, hi=1024, unit="GPUs", help="GPUs sharing one NVLink domain")
+    gpu_memory_gb: float = param(80.0, lo=0.001, hi=100_000.0, unit="GB", label="GPU memory", help="memory of one GPU")
+    gpus_per_node: int = param(8, lo=1, hi=1024, unit="GPUs", label="GPUs per node", help="GPUs sharing one NVLink domain")
     # H800 NVLink: 400 GB/s bidirectional -> 200 GB/s per direction (H100: 450 per direction).
     intra_node_bw_gbps: float = param(200.0, lo=0.001, hi=100_000.0, unit="GB/s",
-                                      help="NVLink bandwidth per GPU per direction")
+                                      label="NVLink bandwidth", help="NVLink bandwidth per GPU per direction")
     # One 200 Gb/s HDR InfiniBand (or RoCE) NIC per GPU = 25 GB/s per direction.
     inter_node_bw_gbps: float = param(25.0, lo=0.001, hi=100_000.0, unit="GB/s",
-                                      help="network bandwidth per GPU per direction")
+                                      label="network bandwidth", help="network bandwidth per GPU per direction")
     # Per-message start-up cost of a NCCL send/recv; a few microseconds on NVLink, ~10 us across IB.
     intra_node_latency_us: float = param(5.0, lo=0.0, hi=1_000_000.0, unit="us",
-                                         help="start-up latency of one message inside a node")
+                                         label="NVLink latency", help="start-up latency of one message inside a node")
     inter_node_latency_us: float = param(10.0, lo=0.0, hi=1_000_000.0, unit="us",
-                                         help="start-up latency of one message between nodes")
+                                         label="network latency", help="start-up latency of one message between nodes")
     # ---- the host side of a node (offloading, data loading, CPU-only clusters) ----------------------------
     # DGX H100: 2 x 56-core Xeon 8480C and 2 TB DDR5 per 8-GPU node.
-    cpu_cores: int = param(112, lo=1, hi=100_000, unit="cores", help="CPU cores of one node")
-    host_memory_gb: float = param(2000.0, lo=0.001, hi=1_000_000.0, unit="GB", help="host (CPU) memory of one node")
+    cpu_cores: int = param(112, lo=1, hi=100_000, unit="cores", label="CPU cores", help="CPU cores of one node")
+    host_memory_gb: float = param(2000.0, lo=0.001, hi=1_000_000.0, unit="GB", label="host memory", help="host (CPU) memory of one node")
     # PCIe Gen5 x16: 64 GB/s per direction theoretical, ~50 GB/s achieved by cudaMemcpy.
     pcie_bw_gbps: float = param(50.0, lo=0.001, hi=100_000.0, unit="GB/s",
-                                help="host <-> GPU bandwidth per GPU per direction (PCIe)")
+                                label="PCIe bandwidth", help="host <-> GPU bandwidth per GPU per direction (PCIe)")
     # A node's NVMe array: 8 x Gen4 NVMe at ~6.5 / 3.5 GB/s sequential read / write each (DGX-class storage).
-    ssd_read_bw_gbps: float = param(50.0, lo=0.001, hi=100_000.0, unit="GB/s", help="SSD read bandwidth of one node")
-    ssd_write_bw_gbps: float = param(25.0, lo=0.001, hi=100_000.0, unit="GB/s", help="SSD write bandwidth of one node")
+    ssd_read_bw_gbps: float = param(50.0, lo=0.001, hi=100_000.0, unit="GB/s", label="SSD read", help="SSD read bandwidth of one node")
+    ssd_write_bw_gbps: float = param(25.0, lo=0.001, hi=100_000.0, unit="GB/s", label="SSD write", help="SSD write bandwidth of one node")
 
     # ---- derived SI quantities -------------------------------------------------------------------------
     @property

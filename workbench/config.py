@@ -82,7 +82,8 @@ class ParamSpec:
     def title(self) -> str:
         """What a panel shows: the declared ``label``, else the name in words, with the unit."""
         text = self.label or self.name.rpartition(".")[2].replace("_", " ")
-        return text + (f" ({self.unit})" if self.unit else "")
+        shown = self.unit and self.unit.lower() not in text.lower()  # "GPUs per node", not "... (GPUs)"
+        return text + (f" ({self.unit})" if shown else "")
 
     def describe_range(self) -> str:
         """Human text of the valid values, e.g. ``1..16 (GPUs)`` or ``one of 'float32', 'float64'``."""

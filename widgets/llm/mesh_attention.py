@@ -60,8 +60,6 @@ class MeshAttentionPanel(Panel):
                 "dtype": "bfloat16"}
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
-        # the cluster's old flat names (inter_bw=..., gpus_per_node=...) keep working as panel parameters
-        values = {MeshAttentionConfig.ALIASES.get(k, k): v for k, v in values.items()}
         gpus = values.get("gpus", self.panel_defaults()["gpus"])
         self.options = {**self.options, "tile_a": self._tile_options(int(gpus))}
         super().__init__(static=static, **values)
