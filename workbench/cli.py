@@ -73,17 +73,48 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: options `workbench lab` passes to JupyterLab (documented in `workbench lab --help`)
+LAB_OPTIONS = (
+    "--LabApp.default_url=/lab/tree/index.ipynb",  # open on the index notebook
+    "--ServerApp.answer_yes=True",  # Ctrl-C stops the server at once (no y/n prompt)
+    "--LabApp.news_url=None",  # no "get notified about official Jupyter news?" toast
+    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+)
+
+
+def lab_command(extra: Sequence[str] = ()) -> list[str]:
+    """The JupyterLab command line of ``workbench lab`` (as root, with ``--allow-root`` as Jupyter's docker
+    stacks do)."""
+    command = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={REPO_ROOT / 'notebooks'}", *LAB_OPTIONS]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")
+    return [*command, *extra]
+
+
+def register_notebook_filter(repo: Path = REPO_ROOT) -> bool:
+    """Register git's clean filter for the stored notebooks in ``repo`` (see :mod:`workbench.notebook_filter`)."""
+    if not (repo / ".git").exists():
+        return False
+    clean = f"{sys.executable} -m workbench.notebook_filter"
+    done = subprocess.run(["git", "-C", str(repo), "config", "filter.workbench-notebooks.clean", clean],
+                          capture_output=True)
+    return done.returncode == 0
+
+
 def cmd_lab(args: argparse.Namespace) -> int:
-    notebooks = REPO_ROOT / "notebooks"
     env = dict(os.environ)
     shared = REPO_ROOT.parent / "shared" / "data"
     if "WORKBENCH_DATA" not in env and shared.is_dir():  # a checkout beside the shared data folder uses it
         env["WORKBENCH_DATA"] = str(shared)
-    command = [
-        sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={notebooks}",
-        "--LabApp.default_url=/lab/tree/index.ipynb", *args.jupyter_args,
-    ]
-    return subprocess.call(command, env=env)
+    command = lab_command(args.jupyter_args)
+    if "--allow-root" in command:
+        print("note: running as root, so JupyterLab starts with --allow-root (as Jupyter's docker stacks do)",
+              file=sys.stderr)
+    register_notebook_filter()
+    try:
+        return subprocess.call(command, env=env)
+    except KeyboardInterrupt:  # JupyterLab has stopped by itself (answer_yes)
+        return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -99,7 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("lab", help="open JupyterLab on notebooks/ (index notebook); other options go to jupyter lab")
+    p = sub.add_parser(
+        "lab", help="open JupyterLab on notebooks/ (index notebook); other options go to jupyter lab",
+        description="Open JupyterLab on notebooks/ at the index notebook. It is started with "
+        + " ".join(LAB_OPTIONS) + " (and --allow-root when run as root); any other option is passed on to "
+        "JupyterLab. Notebooks keep their outputs on disk, while git sees them clean: `workbench lab` registers "
+        "the clean filter named in .gitattributes (python -m workbench.notebook_filter).")
     p.set_defaults(func=cmd_lab)
 
     p = sub.add_parser("list", help="list techniques with a one-line description")
