@@ -10,14 +10,8 @@ from typing import Any
 
 from workbench.registry import Technique
 from workbench.solvers.refloat.config import RefloatConfig
-from workbench.solvers.refloat.formats import make_format
 from workbench.solvers.refloat.model import FORMULA
-from workbench.solvers.refloat.study import FormatRun, prepare, solve_format, speedup
-
-
-def _fmt_of(config: RefloatConfig, name: str):
-    return make_format(name, e_m=config.e_m, f_m=config.f_m, e_v=config.e_v, f_v=config.f_v, bsize=config.bsize,
-                       base=config.base)
+from workbench.solvers.refloat.study import FormatRun, format_of, prepare, solve_format, speedup
 
 
 def solve(config: RefloatConfig, format_name: str | None = None) -> FormatRun:
@@ -27,7 +21,7 @@ def solve(config: RefloatConfig, format_name: str | None = None) -> FormatRun:
     definite while its values are untouched (float64, refloat-artifact); FileNotFoundError for missing files.
     """
     problem = prepare(config.matrix, precondition=config.precondition, seed=config.seed)
-    return solve_format(problem, _fmt_of(config, format_name or config.format), config.solver,
+    return solve_format(problem, format_of(config, format_name), config.solver,
                         max_iter=config.max_iter, criterion=config.criterion, threshold=config.threshold,
                         rtol=config.rtol, strict=True)
 
