@@ -25,7 +25,6 @@ from workbench.solvers.refloat.study import (
     matrix_choices,
     refloat_view,
     solver_for,
-    stop_level,
     sweep_config,
 )
 from widgets.base import Panel
@@ -150,7 +149,8 @@ class RefloatPanel(Panel):
                                       f"({config.criterion} criterion, dotted)")
         timing.data[0].x = [view.runs[n].format.label for n in FORMATS]
         timing.data[0].y = [view.runs[n].timing.total_seconds for n in FORMATS]
-        timing.data[0].text = [f"{view.runs[n].iterations} its" + ("" if view.runs[n].converged else " (no conv.)")
+        timing.data[0].text = [f"{view.runs[n].iterations} its" + ("" if view.runs[n].converged else " (wrong x)"
+                                                                   if view.runs[n].wrong_solution else " (no conv.)")
                                for n in FORMATS]
         timing.data[0].marker.pattern.shape = ["" if view.runs[n].converged else "/" for n in FORMATS]
         centers = (view.edges[:-1] + view.edges[1:]) / 2
@@ -167,11 +167,11 @@ class RefloatPanel(Panel):
         for name in ("refloat", "refloat-artifact"):
             run = view.runs[name]
             s = view.speedups[name]
-            state = (f"{run.iterations} its" if run.converged else f"<b style='color:#b00020'>{run.result.status}"
+            state = (f"{run.iterations} its" if run.converged else f"<b style='color:#b00020'>{run.status}"
                      f"</b> after {run.iterations}")
             parts.append(f"{html.escape(run.format.label)}: {state}"
                          + (f", <b>{s:.2f}x</b> over baseline" if s is not None else "")
-                         + (f", true ||b-Ax||^2 = {run.true_residual:.2g}" if run.converged else ""))
+                         + (f", true ||b-Ax||^2 = {run.true_residual:.2g}" if run.stopped_on_quantised else ""))
         f64 = view.runs["float64"]
         parts.append(f"float64: {f64.iterations} its" + ("" if f64.converged else " (no convergence)"))
         return "<small>solves are real; times are the ReRAM model</small><br>" + " &middot; ".join(parts)
@@ -186,7 +186,7 @@ class RefloatPanel(Panel):
             self.progress.value += 1
 
         self.sweep = sweep_config(config, e_values=PANEL_SWEEP_E, f_values=PANEL_SWEEP_F, on_cell=step)
-        built = sweep_figure(self.sweep, threshold=stop_level(config),
+        built = sweep_figure(self.sweep,
                              title=f"{config.matrix}: ReFloat over the matrix's (e_m, f_m), vectors ({config.e_v}, "
                                    f"{config.f_v}); x = no convergence, * = wrong solution")
         fig = self.figures[4]

@@ -45,7 +45,7 @@ def residual_figure(runs: dict[str, FormatRun], *, threshold: float | None = 1e-
 
 
 def legend_label(label: str, run: FormatRun) -> str:
-    mark = f"{run.iterations} its" if run.converged else f"{run.result.status} at {run.iterations}"
+    mark = f"{run.iterations} its" if run.converged else f"{run.status} at {run.iterations}"
     return f"{label}: {mark}"
 
 
@@ -131,20 +131,21 @@ def time_figure(runs: dict[str, FormatRun], *, title: str = "") -> go.Figure:
     fig.add_trace(go.Bar(x=labels, y=[runs[k].timing.total_seconds for k in labels],
                          marker=dict(color=[COLORS[runs[k].format.name] for k in labels],
                                      pattern=dict(shape=["" if runs[k].converged else "/" for k in labels])),
-                         text=[f"{runs[k].iterations} its" + ("" if runs[k].converged else " (no conv.)")
+                         text=[f"{runs[k].iterations} its" + ("" if runs[k].converged else
+                                                               " (wrong x)" if runs[k].wrong_solution else " (no conv.)")
                                for k in labels], textposition="outside"))
     return fig
 
 
-def sweep_figure(sweep: Sweep, *, title: str = "", threshold: float = 1e-8) -> go.Figure:
+def sweep_figure(sweep: Sweep, *, title: str = "") -> go.Figure:
     """Heatmap over (e, f). Converged cells (trace 0): colour = modelled time relative to the fastest converged
-    cell (log10), text = iterations, with '*' where the run met its stopping rule on the stored matrix but the
-    solution is wrong (true ``||b - A x||^2`` above ``WRONG_SOLUTION_FACTOR`` x the threshold). Cells that did
-    not converge (trace 1): grey, 'x'."""
-    failed = sweep.iterations < 0
+    cell (log10), text = iterations. Cells that did not converge (trace 1): grey, 'x', or the iterations with '*'
+    where the run met its stopping rule on the stored matrix but the original system's residual misses the
+    criterion (a wrong solution)."""
+    failed = ~sweep.converged if sweep.converged is not None else sweep.iterations < 0
     z = np.where(failed, np.nan, np.log10(np.where(failed, 1.0, sweep.relative_seconds())))
     text = [[str(int(k)) + ("*" if w else "") if k >= 0 else "x" for k, w in zip(row, wrow)]
-            for row, wrow in zip(sweep.iterations, sweep.wrong(threshold))]
+            for row, wrow in zip(sweep.iterations, sweep.wrong())]
     x, y = [str(f) for f in sweep.f_values], [str(e) for e in sweep.e_values]
     fig = go.Figure(layout=dict(
         title=title or f"ReFloat over the {sweep.axis}'s (e, f): iterations (x = no convergence)",
@@ -155,7 +156,7 @@ def sweep_figure(sweep: Sweep, *, title: str = "", threshold: float = 1e-8) -> g
                              hovertemplate="e=%{y}, f=%{x}: %{text} iterations<extra></extra>"))
     fig.add_trace(go.Heatmap(z=np.where(failed, 0.0, np.nan), x=x, y=y, text=text, texttemplate="%{text}",
                              colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
-                             hovertemplate="e=%{y}, f=%{x}: no convergence<extra></extra>"))
+                             hovertemplate="e=%{y}, f=%{x}: %{text} (no convergence)<extra></extra>"))
     return fig
 
 
@@ -168,7 +169,7 @@ def iterations_markdown(summaries: Sequence[MatrixSummary]) -> str:
         cells = []
         for label in labels:
             r = s.runs[label]
-            cells.append(str(r.iterations) if r.converged else f"x ({r.result.status})")
+            cells.append(str(r.iterations) if r.converged else f"x ({r.status})")
         lines.append(f"| {s.name} | {s.n} | {s.blocks} | {s.solver} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -182,7 +183,7 @@ def speedup_markdown(summaries: Sequence[MatrixSummary]) -> str:
         cells = []
         for label in labels:
             v = s.speedups[label]
-            cells.append("-" if v is None else f"{v:.3g}x" + (" (wrong x)" if s.wrong[label] else ""))
+            cells.append("wrong x" if s.wrong[label] else "-" if v is None else f"{v:.3g}x")
         b = f"{base.timing.total_seconds * 1e6:.4g} us" + ("" if base.converged else " (no conv.)")
         lines.append(f"| {s.name} | {b} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -198,9 +199,11 @@ def verdict_markdown(summaries: Sequence[MatrixSummary]) -> str:
 
 
 def overview_figure(summaries: Sequence[MatrixSummary], *, max_iter: int = 1000) -> go.Figure:
-    """Iterations per matrix and format (log scale); runs that did not converge drawn hatched at ``max_iter``."""
+    """Iterations per matrix and format (log scale); runs that did not converge drawn hatched, at ``max_iter``
+    unless they stopped on the stored matrix with a wrong solution (then at their iterations)."""
     labels = list(summaries[0].runs) if summaries else []
-    fig = go.Figure(layout=dict(title="Iterations to converge (||r||^2 <= 1e-8); hatched = no convergence",
+    fig = go.Figure(layout=dict(title="Iterations to converge (||b - A x||^2 <= 1e-8); hatched = no convergence "
+                                      "(at max_iter) or a wrong solution",
                                 barmode="group", yaxis=dict(title="iterations", type="log"), height=420,
                                 legend=dict(orientation="h", y=-0.3)))
     for label in labels:
@@ -208,10 +211,10 @@ def overview_figure(summaries: Sequence[MatrixSummary], *, max_iter: int = 1000)
         name = runs[0].format.name
         fig.add_trace(go.Bar(
             name=label, x=[s.name for s in summaries],
-            y=[r.iterations if r.converged else max_iter for r in runs],
+            y=[r.iterations if r.stopped_on_quantised else max_iter for r in runs],
             marker=dict(color=COLORS[name], opacity=1.0 if "16" not in label else 0.6,
                         pattern=dict(shape=["" if r.converged else "/" for r in runs])),
-            customdata=[r.result.status for r in runs],
+            customdata=[r.status for r in runs],
             hovertemplate="%{x}: %{y} iterations (%{customdata})<extra>" + label + "</extra>"))
     return fig
 
@@ -248,12 +251,12 @@ def eigen_markdown(rows: Sequence[tuple[str, float, float, float, float]]) -> st
     return "\n".join(lines)
 
 
-def sweep_limits_markdown(sweeps: dict[tuple[str, str], Sweep], *, tolerance: float = 1e-6) -> str:
+def sweep_limits_markdown(sweeps: dict[tuple[str, str], Sweep]) -> str:
     """Markdown table of :func:`~workbench.solvers.refloat.study.sweep_limits`: per matrix, the smallest exponent
     width e (matrix, then vectors) at which some fraction width converges to the right solution."""
     lines = ["| matrix | smallest matrix e that converges (vectors exact) | smallest vector e that converges "
              "(matrix exact) |", "|---|---|---|"]
-    for name, axes in sweep_limits(sweeps, tolerance=tolerance).items():
+    for name, axes in sweep_limits(sweeps).items():
         cells = []
         for axis in ("matrix", "vector"):
             got = axes[axis]

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from workbench.cli import main
@@ -35,9 +36,37 @@ def test_cli_json_schema(shared_data):
     out = json.loads(proc.stdout)
     for key, kind in SCHEMA.items():
         assert isinstance(out[key], kind), key
-    assert isinstance(out["speedup_vs_baseline"], float)
     assert (out["technique"], out["matrix"], out["solver"], out["format"]) == ("refloat", "mesh1e1", "cg", "refloat")
-    assert out["converged"] and out["iterations"] == 12 and out["final_residual"] <= 1e-8
+    assert out["iterations"] == 12 and out["final_residual"] <= 1e-8
+
+
+def test_converged_means_the_original_system_is_solved(shared_data):
+    """Issue 11: ReFloat (3,3 / 3,8) on mesh1e1 meets ||r||^2 <= 1e-8 on the quantised matrix in 12 iterations,
+    but ||b - A x||^2 = 0.117 with the original A: not converged, stopped on the quantised system, no speed-up."""
+    proc = run_cli("run", "refloat", "--matrix", "mesh1e1", "--format", "refloat", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["converged"] is False and out["stopped_on_quantised"] is True
+    assert out["status"] == "wrong_solution" and "does not meet the criterion" in out["message"]
+    assert out["true_residual"] == pytest.approx(0.1165, abs=1e-3) and out["stored_residual"] <= 1e-8
+    assert out["final_residual"] <= 1e-8 and out["speedup_vs_baseline"] is None
+    assert out["baseline_converged"] is True  # the baseline's x does solve A x = b
+    artifact = run(RefloatConfig(matrix="mesh1e1", format="refloat-artifact")).to_json()
+    assert artifact["converged"] is True and artifact["stopped_on_quantised"] is True
+    assert artifact["true_residual"] <= 1e-8 and isinstance(artifact["speedup_vs_baseline"], float)
+
+
+@pytest.mark.parametrize("criterion, params", [("absolute", {"threshold": 1e-8}), ("relative", {"rtol": 1e-6})])
+def test_converged_checks_the_true_residual_with_the_same_criterion(shared_data, criterion, params):
+    from workbench.solvers.krylov import meets_criterion
+
+    for fmt in ("float64", "refloat", "refloat-artifact"):
+        out = run(RefloatConfig(matrix="mesh1e1", format=fmt, criterion=criterion, **params)).to_json()
+        b = np.ones(out["n"])
+        expected = out["stopped_on_quantised"] and meets_criterion(out["true_residual"], b, criterion=criterion,
+                                                                    **params)
+        assert out["converged"] is expected
+        assert (out["status"] == "wrong_solution") is (out["stopped_on_quantised"] and not out["converged"])
 
 
 @pytest.mark.parametrize("fmt", ["float64", "refloat", "refloat-artifact", "baseline"])

@@ -93,7 +93,7 @@ def test_summary_paper_comparison_and_limits(shared_data):
             assert s.speedups[label] == study.speedup(run, s.runs["baseline"])
     mesh = summaries[0]
     assert mesh.wrong["refloat (3,3 / 3,8)"] and not mesh.wrong["float64"]
-    assert mesh.verdicts["refloat (3,3 / 3,8)"].startswith("converges on the stored matrix but to the wrong")
+    assert mesh.verdicts["refloat (3,3 / 3,8)"].startswith("wrong solution: stops on the stored matrix")
     comparison = study.paper_comparison(summaries, max_iter=200)
     assert comparison.tested == ("mesh1e1", "bcsstk02") and comparison.untested == ()
     assert "mesh1e1" in comparison.holds["refloat-artifact (3,3 / 3,8)"]
@@ -125,3 +125,21 @@ def test_caches_follow_the_data_directory_and_clear(shared_data, tmp_path, monke
     study.clear_caches()
     again = study.prepare("mesh1e1")
     assert again is not first and np.array_equal(again.A.toarray(), first.A.toarray())
+
+
+def test_a_stop_on_the_quantised_matrix_is_not_convergence(shared_data):
+    """Issue 11: mesh1e1 at ReFloat (3,3 / 3,8) stops in 12 iterations on the stored matrix with
+    ||b - A x||^2 = 0.117 for the original A; the study, its sweeps and its verdicts call that not converged."""
+    s = study.summarise("mesh1e1", max_iter=200)
+    run = s.runs["refloat (3,3 / 3,8)"]
+    assert run.stopped_on_quantised and not run.converged and run.wrong_solution
+    assert run.status == "wrong_solution" and run.result.status == "converged"
+    assert run.true_residual == pytest.approx(0.1165, abs=1e-3) and run.stored_residual <= 1e-8
+    assert s.speedups["refloat (3,3 / 3,8)"] is None and s.wrong["refloat (3,3 / 3,8)"]
+    assert s.runs["float64"].converged and not s.runs["float64"].wrong_solution
+    assert "not converged" in s.verdicts["refloat (3,3 / 3,8)"]
+    sweep = study.sweep_bits("mesh1e1", "cg", axis="vector", e_values=(11,), f_values=(52,), max_iter=50)
+    assert sweep.iterations[0, 0] == 12 and not sweep.converged[0, 0] and sweep.wrong()[0, 0]
+    assert np.isnan(sweep.seconds[0, 0])  # no time to solution without a solution
+    view = study.refloat_view(RefloatConfig(matrix="mesh1e1"))
+    assert view.runs["refloat"].status == "wrong_solution" and view.speedups["refloat"] is None

@@ -57,10 +57,15 @@ class RefloatResult(Result):
     Keys of the issue's schema: technique, matrix, solver, format, iterations, converged, final_residual
     (``||r||^2`` of the recursive residual, what the stopping rule tests), modelled_seconds,
     speedup_vs_baseline (baseline modelled seconds / this run's; null when this run did not converge).
+
+    converged means the right answer: the solver stopped on its rule *and* the original system's residual
+    true_residual (``||b - A x||^2`` with the unquantised A) meets the same criterion. stopped_on_quantised is
+    the solver's own stop (its recursive residual met the rule on the stored, possibly quantised, matrix);
+    stopped_on_quantised without converged is status ``wrong_solution``. stored_residual: ``||b - A_q x||^2``.
+
     Extra keys: status, message, the criterion (threshold for absolute, rtol for relative, the other null),
-    sizes, blocks, the bits priced, saturation shares, the CG indefiniteness iteration, the true residual
-    ``||b - A x||^2`` with the unquantised A, the model's terms, the baseline's iterations and time, and the
-    per-SpMV speed-up.
+    sizes, blocks, the bits priced, saturation shares, the CG indefiniteness iteration, the true residual, the
+    model's terms, the baseline's iterations, convergence (same meaning) and time, and the per-SpMV speed-up.
     """
 
     technique: str = "refloat"
@@ -93,6 +98,8 @@ class RefloatResult(Result):
     baseline_converged: bool
     baseline_modelled_seconds: float
     speedup_per_spmv: float
+    stopped_on_quantised: bool
+    stored_residual: float
 
 
 def run(config: RefloatConfig) -> RefloatResult:
@@ -111,12 +118,12 @@ def run(config: RefloatConfig) -> RefloatResult:
         solver=config.solver,
         format=config.format,
         iterations=int(res.iterations),
-        converged=bool(res.converged),
+        converged=bool(run_.converged),
         final_residual=float(res.final_residual),
         modelled_seconds=float(timing.total_seconds),
         speedup_vs_baseline=None if s is None else float(s),
-        status=res.status,
-        message=res.message,
+        status=run_.status,
+        message=run_.message,
         criterion=config.criterion,
         threshold=config.threshold if config.criterion == "absolute" else None,
         rtol=config.rtol if config.criterion == "relative" else None,
@@ -137,6 +144,8 @@ def run(config: RefloatConfig) -> RefloatResult:
         baseline_converged=bool(base.converged),
         baseline_modelled_seconds=float(base.timing.total_seconds),
         speedup_per_spmv=float(base.timing.spmv_seconds / timing.spmv_seconds),
+        stopped_on_quantised=bool(run_.stopped_on_quantised),
+        stored_residual=float(run_.stored_residual),
     )
 
 

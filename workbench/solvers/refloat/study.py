@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from workbench.data.registry import resolve_data_dir
 from workbench.solvers import matrices
-from workbench.solvers.krylov import SolveResult, bicgstab, cg
+from workbench.solvers.krylov import SolveResult, bicgstab, cg, meets_criterion
 from workbench.solvers.matrices import LoadedMatrix, load_matrix, matrix_names
 from workbench.solvers.refloat.block_format import QuantisedMatrix
 from workbench.solvers.refloat.config import FORMATS, RefloatConfig
@@ -116,8 +116,14 @@ def stored_matrix(problem: Problem, fmt: Format) -> QuantisedMatrix:
 class FormatRun:
     """One solve: the format, the solver's result, the stored matrix, the modelled time and residual checks.
 
-    true_residual: ``||b - A x||^2`` with the unquantised (scaled) A; stored_residual: the same with the stored
-    matrix (the system the solver actually solved).
+    true_residual: ``||b - A x||^2`` with the unquantised (scaled, when preconditioned) A: the original
+    system's residual; stored_residual: the same with the stored matrix (the system the solver iterated on);
+    true_meets_criterion: whether ``true_residual`` meets the run's stopping criterion.
+
+    ``converged`` means the right answer: the solver stopped on its rule *and* the original system's residual
+    meets the same criterion. ``stopped_on_quantised`` is the solver's own stop (its recursive residual, on the
+    stored matrix, met the rule); a run with ``stopped_on_quantised`` but not ``converged`` solved the
+    quantised system only (:attr:`wrong_solution`, status ``wrong_solution``).
     """
 
     format: Format
@@ -127,14 +133,39 @@ class FormatRun:
     timing: ReramTiming
     true_residual: float
     stored_residual: float
+    true_meets_criterion: bool
 
     @property
     def iterations(self) -> int:
         return self.result.iterations
 
     @property
-    def converged(self) -> bool:
+    def stopped_on_quantised(self) -> bool:
+        """The stopping rule was met on the system the solver iterated (the stored matrix; A itself for the
+        formats that leave the matrix untouched)."""
         return self.result.converged
+
+    @property
+    def converged(self) -> bool:
+        """The solver stopped and ``x`` solves the original system to the criterion."""
+        return self.result.converged and self.true_meets_criterion
+
+    @property
+    def wrong_solution(self) -> bool:
+        """Met the stopping rule on the stored matrix, but ``x`` does not solve the original system."""
+        return self.result.converged and not self.true_meets_criterion
+
+    @property
+    def status(self) -> str:
+        """The solver's status, or ``wrong_solution`` when it stopped on the stored matrix with a wrong ``x``."""
+        return "wrong_solution" if self.wrong_solution else self.result.status
+
+    @property
+    def message(self) -> str:
+        if not self.wrong_solution:
+            return self.result.message
+        return (f"stopping rule met on the stored matrix in {self.iterations} iterations, but the original system's "
+                f"||b - A x||^2 = {self.true_residual:.3g} does not meet the criterion: not converged")
 
 
 def check_solver(problem: Problem, solver: str) -> None:
@@ -174,7 +205,8 @@ def solve_format(problem: Problem, fmt: Format, solver: str, *, max_iter: int = 
     with np.errstate(all="ignore"):
         true_res = float(np.sum((problem.b - problem.A @ result.x) ** 2))
         stored_res = float(np.sum((problem.b - stored.matrix @ result.x) ** 2))
-    return FormatRun(fmt, solver, result, stored, timing, true_res, stored_res)
+    meets = meets_criterion(true_res, problem.b, criterion=criterion, threshold=threshold, rtol=rtol)
+    return FormatRun(fmt, solver, result, stored, timing, true_res, stored_res, meets)
 
 
 def compare_formats(matrix: str, solver: str, formats: Iterable[tuple[str, int, int, int, int]] = PAPER_FORMATS, *,
@@ -190,8 +222,9 @@ def compare_formats(matrix: str, solver: str, formats: Iterable[tuple[str, int, 
 
 @dataclass(frozen=True)
 class Sweep:
-    """Iterations (``-1`` where not converged), modelled seconds (NaN where not converged) and the true residual
-    ``||b - A x||^2`` of the final iterate, over a grid ``e_values x f_values`` (arrays of that shape)."""
+    """Over a grid ``e_values x f_values`` (arrays of that shape): iterations (``-1`` where the solver did not
+    stop on its rule), modelled seconds (NaN where not converged), the true residual ``||b - A x||^2`` of the
+    final iterate, and converged (stopped, and the original system's residual meets the criterion)."""
 
     axis: str
     e_values: tuple[int, ...]
@@ -200,14 +233,12 @@ class Sweep:
     seconds: np.ndarray
     true_residual: np.ndarray | None = None
     fixed: tuple[int, int, int, int] = (3, 3, 3, 8)
+    converged: np.ndarray | None = None
 
-    def wrong(self, threshold: float = 1e-8) -> np.ndarray:
-        """Cells that met the stopping rule on the stored matrix with a wrong solution (true ``||b - A x||^2``
-        above ``WRONG_SOLUTION_FACTOR`` x ``threshold``); all False when the sweep kept no true residuals."""
-        if self.true_residual is None:
-            return np.zeros(self.iterations.shape, dtype=bool)
-        with np.errstate(invalid="ignore"):
-            return (self.iterations >= 0) & (self.true_residual > WRONG_SOLUTION_FACTOR * threshold)
+    def wrong(self) -> np.ndarray:
+        """Cells that met the stopping rule on the stored matrix with a wrong solution (stopped, not converged)."""
+        converged = self.converged if self.converged is not None else self.iterations >= 0
+        return (self.iterations >= 0) & ~converged
 
     def relative_seconds(self) -> np.ndarray:
         """Modelled seconds over the fastest converged cell's (NaN where not converged)."""
@@ -227,34 +258,33 @@ def sweep_bits(matrix: str, solver: str, *, axis: str, e_values: Iterable[int], 
     its = np.full((len(e_values), len(f_values)), -1, dtype=np.int64)
     secs = np.full(its.shape, np.nan)
     true = np.full(its.shape, np.nan)
+    ok = np.zeros(its.shape, dtype=bool)
     em, fm, ev, fv = fixed
     for i, e in enumerate(e_values):
         for j, f in enumerate(f_values):
             bits = dict(e_m=e, f_m=f, e_v=ev, f_v=fv) if axis == "matrix" else dict(e_m=em, f_m=fm, e_v=e, f_v=f)
             run = solve_format(problem, make_format("refloat", bsize=bsize, base=base, **bits), solver,
                                max_iter=max_iter, criterion=criterion, threshold=threshold, rtol=rtol)
-            true[i, j] = run.true_residual
-            if run.converged:
+            true[i, j], ok[i, j] = run.true_residual, run.converged
+            if run.stopped_on_quantised:
                 its[i, j] = run.iterations
+            if run.converged:
                 secs[i, j] = run.timing.total_seconds
-    return Sweep(axis, e_values, f_values, its, secs, true, fixed)
+    return Sweep(axis, e_values, f_values, its, secs, true, fixed, ok)
 
 
 def speedup(run: FormatRun, baseline: FormatRun) -> float | None:
-    """Modelled time-to-solution ratio baseline / run; None when ``run`` did not converge (no solution time)."""
+    """Modelled time-to-solution ratio baseline / run; None when ``run`` did not converge (no solution time,
+    including a wrong solution)."""
     if not run.converged:
         return None
     return baseline.timing.total_seconds / run.timing.total_seconds
 
 
-#: a converged run whose true residual ||b - A x||^2 exceeds this many times the threshold solved another system
-WRONG_SOLUTION_FACTOR = 100.0
-
-
-def wrong_solution(run: FormatRun, threshold: float = 1e-8) -> bool:
-    """True when ``run`` met its stopping rule on the stored matrix but ``x`` does not solve the original system:
-    ``||b - A x||^2 > WRONG_SOLUTION_FACTOR * threshold`` with the unquantised A."""
-    return run.true_residual > WRONG_SOLUTION_FACTOR * threshold
+def wrong_solution(run: FormatRun) -> bool:
+    """True when ``run`` met its stopping rule on the stored matrix but ``x`` does not solve the original system
+    (its true ``||b - A x||^2`` misses the criterion): :attr:`FormatRun.wrong_solution`."""
+    return run.wrong_solution
 
 
 def default_solver(matrix: LoadedMatrix) -> str:
@@ -297,12 +327,12 @@ def summarise(matrix: str, *, solver: str | None = None, formats=SUMMARY_FORMATS
     blocks = next(iter(runs.values())).stored.num_blocks
     base = runs.get("baseline")
     speedups = {label: speedup(run, base) if base is not None else None for label, run in runs.items()}
-    wrong = {label: run.converged and wrong_solution(run, threshold) for label, run in runs.items()}
+    wrong = {label: run.wrong_solution for label, run in runs.items()}
     return MatrixSummary(problem.name, solver, problem.A.shape[0], problem.A.nnz, blocks, runs,
-                         verdict(runs, max_iter=max_iter, threshold=threshold), threshold, speedups, wrong)
+                         verdict(runs, max_iter=max_iter), threshold, speedups, wrong)
 
 
-def verdict(runs: dict[str, FormatRun], *, max_iter: int, threshold: float = 1e-8) -> dict[str, str]:
+def verdict(runs: dict[str, FormatRun], *, max_iter: int) -> dict[str, str]:
     """Per quantised format: does the paper's claim (converges like float64, to the solution of the original
     system, and faster than the baseline on the ReRAM model) hold on this matrix? ``runs`` maps labels to runs
     and holds 'float64' and 'baseline'."""
@@ -313,18 +343,22 @@ def verdict(runs: dict[str, FormatRun], *, max_iter: int, threshold: float = 1e-
             continue
         if not ref.converged:
             out[label] = (f"untestable: float64 itself does not converge in {max_iter} iterations "
-                          f"({ref.result.status}); this format: {run.result.status} after {run.iterations}")
+                          f"({ref.status}); this format: {run.status} after {run.iterations}")
+            continue
+        if run.wrong_solution:
+            out[label] = (f"wrong solution: stops on the stored matrix after {run.iterations} iterations "
+                          f"({run.iterations / max(ref.iterations, 1):.2f}x float64's {ref.iterations}), but the true "
+                          f"||b - A x||^2 = {run.true_residual:.2g} misses the criterion: not converged, no time to "
+                          "solution")
             continue
         if not run.converged:
-            out[label] = (f"fails: {run.result.status} after {run.iterations} iterations, where float64 converges "
+            out[label] = (f"fails: {run.status} after {run.iterations} iterations, where float64 converges "
                           f"in {ref.iterations}")
             continue
         s = speedup(run, base)
         extra = "" if base.converged else " (baseline did not converge: a lower bound)"
         ratio = run.iterations / max(ref.iterations, 1)
-        wrong = wrong_solution(run, threshold)
-        head = ("converges on the stored matrix but to the wrong solution" if wrong
-                else "holds" if s is not None and s >= 1 else "converges, no speed-up")
+        head = "holds" if s is not None and s >= 1 else "converges, no speed-up"
         out[label] = (f"{head}: {run.iterations} iterations ({ratio:.2f}x float64's {ref.iterations}), true "
                       f"||b - A x||^2 = {run.true_residual:.2g}, modelled speed-up {s:.2f}x over the baseline{extra}")
     return out
@@ -336,7 +370,8 @@ def summary_rows(summaries: Sequence[MatrixSummary]) -> list[dict[str, Any]]:
     for s in summaries:
         for label, run in s.runs.items():
             rows.append({"matrix": s.name, "solver": s.solver, "format": label, "iterations": run.iterations,
-                         "converged": run.converged, "status": run.result.status,
+                         "converged": run.converged, "stopped_on_quantised": run.stopped_on_quantised,
+                         "status": run.status,
                          "true_residual": run.true_residual, "modelled_seconds": run.timing.total_seconds,
                          "speedup_vs_baseline": s.speedups[label], "blocks": s.blocks})
     return rows
@@ -387,11 +422,11 @@ def paper_comparison(summaries: Sequence[MatrixSummary], *, max_iter: int) -> Pa
         multi_round=tuple((s.name, s.blocks) for s in summaries if s.blocks > base_engines), max_iter=max_iter)
 
 
-def sweep_limits(sweeps: Mapping[tuple[str, str], Sweep], *, tolerance: float = 1e-6
+def sweep_limits(sweeps: Mapping[tuple[str, str], Sweep]
                  ) -> dict[str, dict[str, tuple[int, list[int]] | tuple[int, ...] | None]]:
     """Per matrix and axis ('matrix', 'vector'): the smallest exponent width e at which some fraction width
-    converges to the right solution (true ``||b - A x||^2 <= tolerance``), as ``(e, [f, ...])``; the tuple of
-    e values tried when none does; None when that sweep was not run."""
+    converges (to the right solution: the original system's residual meets the criterion), as ``(e, [f, ...])``;
+    the tuple of e values tried when none does; None when that sweep was not run."""
     out: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(name for name, _ in sweeps):
         out[name] = {}
@@ -400,8 +435,7 @@ def sweep_limits(sweeps: Mapping[tuple[str, str], Sweep], *, tolerance: float = 
             if sw is None:
                 out[name][axis] = None
                 continue
-            with np.errstate(invalid="ignore"):
-                good = (sw.iterations >= 0) & (sw.true_residual <= tolerance)
+            good = sw.converged if sw.converged is not None else sw.iterations >= 0
             ok = [(e, [f for f, g in zip(sw.f_values, row) if g]) for e, row in zip(sw.e_values, good) if row.any()]
             out[name][axis] = ok[0] if ok else tuple(sw.e_values)
     return out
@@ -485,7 +519,8 @@ def run_format(config: RefloatConfig, name: str, *, data_dir: str | None = None)
         return run
     timing = solve_timing(run.iterations, config.solver, num_blocks=run.stored.num_blocks, bsize=fmt.bsize,
                           e_m=fmt.e_m, f_m=fmt.f_m, e_v=fmt.e_v, f_v=fmt.f_v)
-    return FormatRun(fmt, run.solver, run.result, run.stored, timing, run.true_residual, run.stored_residual)
+    return FormatRun(fmt, run.solver, run.result, run.stored, timing, run.true_residual, run.stored_residual,
+                     run.true_meets_criterion)
 
 
 @functools.lru_cache(maxsize=64)
@@ -567,15 +602,18 @@ def sweep_config(config: RefloatConfig, *, e_values: Iterable[int] = PANEL_SWEEP
     its = np.full((len(e_values), len(f_values)), -1, dtype=np.int64)
     secs = np.full(its.shape, np.nan)
     true = np.full(its.shape, np.nan)
+    ok = np.zeros(its.shape, dtype=bool)
     for i, e in enumerate(e_values):
         for j, f in enumerate(f_values):
             run = run_format(config.replace(e_m=e, f_m=f), "refloat")
-            true[i, j] = run.true_residual
+            true[i, j], ok[i, j] = run.true_residual, run.converged
+            if run.stopped_on_quantised:
+                its[i, j] = run.iterations
             if run.converged:
-                its[i, j], secs[i, j] = run.iterations, run.timing.total_seconds
+                secs[i, j] = run.timing.total_seconds
             if on_cell is not None:
                 on_cell()
-    return Sweep("matrix", e_values, f_values, its, secs, true, (config.e_m, config.f_m, config.e_v, config.f_v))
+    return Sweep("matrix", e_values, f_values, its, secs, true, (config.e_m, config.f_m, config.e_v, config.f_v), ok)
 
 
 def clear_caches() -> None:
