@@ -1,16 +1,13 @@
-"""ReFloat panel and notebook figures: residual histories per format, modelled ReRAM time, the matrix's sparsity,
-per-block exponent bases and saturation, and (behind a button) a sweep over the matrix's (e, f).
+"""ReFloat panel: residual histories per format, modelled ReRAM time, the matrix's sparsity, per-block exponent
+bases and saturation, and (behind a button) a sweep over the matrix's (e, f).
 
-Every number drawn comes from ``workbench.solvers`` (``study.solve_format`` for solves and modelled time,
-``refloat_format`` for bases and saturation); solves are memoised per format, so moving a bit slider re-runs
-only the solves that depend on it.
+Every number drawn comes from ``workbench.solvers.refloat.study`` (``refloat_view`` for one configuration,
+``sweep_config`` for the sweep; both memoised there); this module only builds and updates figures.
 """
 
 from __future__ import annotations
 
-import functools
 import html
-from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as W
@@ -19,93 +16,27 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from workbench.solvers.refloat.config import FORMATS, RefloatConfig
-from workbench.solvers.refloat.formats import Format, make_format
-from workbench.solvers.matrices import load_matrix, matrix_names
-from workbench.solvers.refloat.model import FORMULA, solve_timing
-from workbench.solvers.refloat.study import FormatRun, Sweep, default_solver, prepare, solve_format, speedup
+from workbench.solvers.refloat.model import FORMULA
+from workbench.solvers.refloat.study import (
+    PANEL_SWEEP_E,
+    PANEL_SWEEP_F,
+    RefloatView,
+    Sweep,
+    matrix_choices,
+    refloat_view,
+    solver_for,
+    sweep_config,
+)
 from widgets.base import Panel
 from widgets.solvers.refloat_figures import (
     COLORS,
     DASH,
-    block_grids,
     block_title,
     grid_shapes,
     legend_label,
     log_counts,
     sweep_figure,
 )
-
-SPY_CELLS = 160  # the sparsity picture bins the matrix into at most SPY_CELLS x SPY_CELLS cells
-SWEEP_E = (2, 3, 4, 5, 6, 8)
-SWEEP_F = (0, 1, 3, 5, 8, 12, 16, 23, 52)
-
-
-def _format_of(values: dict[str, Any], name: str) -> Format:
-    return make_format(name, e_m=values["e_m"], f_m=values["f_m"], e_v=values["e_v"], f_v=values["f_v"],
-                       bsize=values["bsize"], base=values["base"])
-
-
-@functools.lru_cache(maxsize=256)
-def _numeric_run(key: tuple, fmt: Format, solver: str, max_iter: int, criterion: str, threshold: float,
-                 rtol: float) -> FormatRun:
-    problem = prepare(key[0], precondition=key[1], seed=key[2])
-    return solve_format(problem, fmt, solver, max_iter=max_iter, criterion=criterion, threshold=threshold, rtol=rtol)
-
-
-def run_format(config: RefloatConfig, name: str) -> FormatRun:
-    """The solve of ``config`` in format ``name``, memoised on what changes its numbers.
-
-    The artifact's numbers depend only on ``f_v`` (its matrix is untouched and its vectors only lose fraction
-    bits), so its other widths enter only the re-priced time.
-    """
-    values = config.to_dict()
-    fmt = _format_of(values, name)
-    numeric = fmt
-    if name == "refloat-artifact":
-        numeric = make_format(name, f_v=config.f_v, bsize=config.bsize)
-    run = _numeric_run((config.matrix, config.precondition, config.seed), numeric, config.solver, config.max_iter,
-                       config.criterion, config.threshold, config.rtol)
-    if numeric is fmt:
-        return run
-    timing = solve_timing(run.iterations, config.solver, num_blocks=run.stored.num_blocks, bsize=fmt.bsize,
-                          e_m=fmt.e_m, f_m=fmt.f_m, e_v=fmt.e_v, f_v=fmt.f_v)
-    return FormatRun(fmt, run.solver, run.result, run.stored, timing, run.true_residual, run.stored_residual)
-
-
-@functools.lru_cache(maxsize=64)
-def _density(matrix: str, precondition: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    A = prepare(matrix, precondition=precondition, seed=seed).A
-    n = A.shape[0]
-    cells = min(n, SPY_CELLS)
-    rows = np.repeat(np.arange(n), np.diff(A.indptr))
-    counts, edges, _ = np.histogram2d(rows, A.indices, bins=cells, range=[[0, n], [0, n]])
-    return counts, edges
-
-
-@dataclass(frozen=True)
-class RefloatView:
-    """What one redraw shows: the config, one run per format, and the focused format's stored matrix."""
-
-    config: RefloatConfig
-    runs: dict[str, FormatRun]
-    focus: FormatRun
-    density: np.ndarray
-    edges: np.ndarray
-
-
-def view_of(matrix: str, **overrides: Any) -> RefloatView:
-    """:func:`refloat_view` at the config defaults for ``matrix`` (solver chosen by the matrix unless given)."""
-    values = {s.name: s.default for s in RefloatConfig.specs()}
-    values.update(matrix=matrix, solver=default_solver(load_matrix(matrix)), **overrides)
-    return refloat_view(values)
-
-
-def refloat_view(values: dict[str, Any]) -> RefloatView:
-    """All four formats at ``values`` (a panel's control values)."""
-    config = RefloatConfig.from_dict(values)
-    runs = {name: run_format(config, name) for name in FORMATS}
-    density, edges = _density(config.matrix, config.precondition, config.seed)
-    return RefloatView(config, runs, runs[config.format], density, edges)
 
 
 # ---- the panel -----------------------------------------------------------------------------------------------
@@ -127,7 +58,8 @@ class RefloatPanel(Panel):
         self._matrix_dropdown()
         self.run_button = W.Button(description="Run (e_m, f_m) sweep", tooltip="ReFloat over the matrix's bits "
                                    "at the current vector bits (one solve per cell)")
-        self.progress = W.IntProgress(value=0, min=0, max=len(SWEEP_E) * len(SWEEP_F), description="sweep")
+        self.progress = W.IntProgress(value=0, min=0, max=len(PANEL_SWEEP_E) * len(PANEL_SWEEP_F),
+                                      description="sweep")
         self.run_button.on_click(lambda _: self.run_sweep())
         self.show_formats = {name: W.Checkbox(value=True, description=name, indent=False,
                                               layout=W.Layout(width="150px")) for name in FORMATS}
@@ -139,7 +71,7 @@ class RefloatPanel(Panel):
     def _matrix_dropdown(self) -> None:
         """The matrix control as a dropdown of the registry's matrices (plus a few Wathen sizes)."""
         old = self.controls["matrix"]
-        names = [*dict.fromkeys([*matrix_names(), "wathen-10-10", "wathen-30-30"])]
+        names = matrix_choices()
         if old.value not in names:
             names.append(old.value)
         new = W.Dropdown(options=names, value=old.value, description=old.description, style=old.style,
@@ -151,10 +83,10 @@ class RefloatPanel(Panel):
     def adjust_controls(self, changed: str) -> None:
         if changed == "matrix":
             try:
-                loaded = load_matrix(self.controls["matrix"].value, seed=self.values()["seed"])
+                solver = solver_for(self.controls["matrix"].value, seed=self.values()["seed"])
             except (ValueError, FileNotFoundError):
                 return  # shown by the redraw
-            self.controls["solver"].value = default_solver(loaded)
+            self.controls["solver"].value = solver
 
     def _toggle(self, name: str, visible: bool) -> None:
         residual = self.figures[0]
@@ -212,66 +144,49 @@ class RefloatPanel(Panel):
             residual.data[i].x, residual.data[i].y = np.arange(res.size), res
             residual.data[i].name = legend_label(run.format.label, run)
             longest = max(longest, res.size - 1)
-        if config.criterion == "absolute":
-            residual.data[-1].x, residual.data[-1].y = [0, longest], [config.threshold] * 2
-        else:
-            level = (config.rtol * float(np.linalg.norm(prepare(config.matrix, precondition=config.precondition,
-                                                                seed=config.seed).b))) ** 2
-            residual.data[-1].x, residual.data[-1].y = [0, longest], [level] * 2
+        residual.data[-1].x, residual.data[-1].y = [0, longest], [view.stop_level] * 2
         residual.layout.title.text = (f"{config.matrix}, {config.solver}: recursive residual ||r||^2 per iteration "
                                       f"({config.criterion} criterion, dotted)")
         timing.data[0].x = [view.runs[n].format.label for n in FORMATS]
         timing.data[0].y = [view.runs[n].timing.total_seconds for n in FORMATS]
-        timing.data[0].text = [f"{view.runs[n].iterations} its" + ("" if view.runs[n].converged else " (no conv.)")
+        timing.data[0].text = [f"{view.runs[n].iterations} its" + ("" if view.runs[n].converged else " (wrong x)"
+                                                                   if view.runs[n].wrong_solution else " (no conv.)")
                                for n in FORMATS]
         timing.data[0].marker.pattern.shape = ["" if view.runs[n].converged else "/" for n in FORMATS]
         centers = (view.edges[:-1] + view.edges[1:]) / 2
         spy.data[0].z, spy.data[0].x, spy.data[0].y = log_counts(view.density), centers, centers
         spy.layout.shapes = grid_shapes(float(view.edges[-1]), config.bsize)
         spy.layout.title.text = f"{config.matrix}: n = {int(view.edges[-1])}, nnz = {view.focus.stored.matrix.nnz}"
-        focus = view.focus.stored
-        base, up, down = block_grids(focus)
+        base, up, down = view.focus_grids
         blocks.data[0].z = base
         blocks.data[1].z = up + down
-        blocks.layout.title.text = f"{config.format} storage: " + block_title(focus)
+        blocks.layout.title.text = f"{config.format} storage: " + block_title(view.focus.stored)
 
     def notes(self, view: RefloatView, values: dict[str, Any]) -> str:
-        base = view.runs["baseline"]
         parts = []
         for name in ("refloat", "refloat-artifact"):
             run = view.runs[name]
-            s = speedup(run, base)
-            state = (f"{run.iterations} its" if run.converged else f"<b style='color:#b00020'>{run.result.status}"
+            s = view.speedups[name]
+            state = (f"{run.iterations} its" if run.converged else f"<b style='color:#b00020'>{run.status}"
                      f"</b> after {run.iterations}")
             parts.append(f"{html.escape(run.format.label)}: {state}"
                          + (f", <b>{s:.2f}x</b> over baseline" if s is not None else "")
-                         + (f", true ||b-Ax||^2 = {run.true_residual:.2g}" if run.converged else ""))
+                         + (f", true ||b-Ax||^2 = {run.true_residual:.2g}" if run.stopped_on_quantised else ""))
         f64 = view.runs["float64"]
         parts.append(f"float64: {f64.iterations} its" + ("" if f64.converged else " (no convergence)"))
         return "<small>solves are real; times are the ReRAM model</small><br>" + " &middot; ".join(parts)
 
     # ---- heavy: the sweep ------------------------------------------------------------------------------------
     def run_sweep(self) -> Sweep:
-        """ReFloat over (e_m, f_m) in SWEEP_E x SWEEP_F at the current vector bits; fills the sweep figure."""
-        values = self.values()
-        config = RefloatConfig.from_dict(values)
-        its = np.full((len(SWEEP_E), len(SWEEP_F)), -1, dtype=np.int64)
-        secs = np.full(its.shape, np.nan)
-        true = np.full(its.shape, np.nan)
+        """ReFloat over (e_m, f_m) in the study's panel grid at the current vector bits; fills the sweep figure."""
+        config = RefloatConfig.from_dict(self.values())
         self.progress.value = 0
-        for i, e in enumerate(SWEEP_E):
-            for j, f in enumerate(SWEEP_F):
-                run = run_format(config.replace(e_m=e, f_m=f), "refloat")
-                true[i, j] = run.true_residual
-                if run.converged:
-                    its[i, j], secs[i, j] = run.iterations, run.timing.total_seconds
-                self.progress.value += 1
-        self.sweep = Sweep("matrix", SWEEP_E, SWEEP_F, its, secs, true, (config.e_m, config.f_m, config.e_v,
-                                                                         config.f_v))
-        threshold = config.threshold if config.criterion == "absolute" else (
-            config.rtol * float(np.linalg.norm(prepare(config.matrix, precondition=config.precondition,
-                                                       seed=config.seed).b))) ** 2
-        built = sweep_figure(self.sweep, threshold=threshold,
+
+        def step() -> None:
+            self.progress.value += 1
+
+        self.sweep = sweep_config(config, e_values=PANEL_SWEEP_E, f_values=PANEL_SWEEP_F, on_cell=step)
+        built = sweep_figure(self.sweep,
                              title=f"{config.matrix}: ReFloat over the matrix's (e_m, f_m), vectors ({config.e_v}, "
                                    f"{config.f_v}); x = no convergence, * = wrong solution")
         fig = self.figures[4]

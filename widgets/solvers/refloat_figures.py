@@ -1,7 +1,8 @@
 """ReFloat figures and tables for the notebook and the panel: residual histories, sparsity with the block grid,
 per-block exponent bases and saturation, modelled time, (e, f) sweeps, per-matrix overviews and verdict tables.
 
-Pure functions of results computed in ``workbench.solvers`` (nothing is solved here).
+Pure functions of results computed in ``workbench.solvers.refloat.study`` (nothing is solved, swept or
+decided here: the figures and tables only draw and format what the study returns).
 """
 
 from __future__ import annotations
@@ -13,8 +14,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from workbench.solvers.refloat.block_format import QuantisedMatrix
-from workbench.solvers.refloat.model import cycles_per_mvm, engines, spmv_seconds
-from workbench.solvers.refloat.study import WRONG_SOLUTION_FACTOR, FormatRun, MatrixSummary, Sweep, speedup, wrong_solution
+from workbench.solvers.refloat.study import (
+    PAPER_CLAIMS,
+    FormatRun,
+    MatrixSummary,
+    PaperComparison,
+    Sweep,
+    block_grids,
+    sweep_limits,
+)
 
 COLORS = {"float64": "#222222", "refloat": "#1f77b4", "refloat-artifact": "#ff7f0e", "baseline": "#2ca02c"}
 DASH = {"float64": "dot", "refloat": "solid", "refloat-artifact": "dash", "baseline": "dashdot"}
@@ -37,7 +45,7 @@ def residual_figure(runs: dict[str, FormatRun], *, threshold: float | None = 1e-
 
 
 def legend_label(label: str, run: FormatRun) -> str:
-    mark = f"{run.iterations} its" if run.converged else f"{run.result.status} at {run.iterations}"
+    mark = f"{run.iterations} its" if run.converged else f"{run.status} at {run.iterations}"
     return f"{label}: {mark}"
 
 
@@ -64,18 +72,6 @@ def grid_shapes(n: float, bsize: int) -> list[dict]:
     style = dict(color="rgba(214,39,40,0.5)", width=1)
     return ([dict(type="line", x0=v, x1=v, y0=0, y1=n, line=style) for v in lines]
             + [dict(type="line", x0=0, x1=n, y0=v, y1=v, line=style) for v in lines])
-
-
-def block_grids(stored: QuantisedMatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(base, saturated up, saturated down) on the block grid (block rows, block columns); NaN = empty block."""
-    rows, cols = stored.block_shape
-    base = np.full(rows * cols, np.nan)
-    up = np.full(rows * cols, np.nan)
-    down = np.full(rows * cols, np.nan)
-    frac_up, frac_down = stored.saturation_per_block()
-    base[stored.blocks] = stored.bases
-    up[stored.blocks], down[stored.blocks] = frac_up, frac_down
-    return base.reshape(rows, cols), up.reshape(rows, cols), down.reshape(rows, cols)
 
 
 def block_figure(stored: QuantisedMatrix, *, title: str = "") -> go.Figure:
@@ -135,23 +131,21 @@ def time_figure(runs: dict[str, FormatRun], *, title: str = "") -> go.Figure:
     fig.add_trace(go.Bar(x=labels, y=[runs[k].timing.total_seconds for k in labels],
                          marker=dict(color=[COLORS[runs[k].format.name] for k in labels],
                                      pattern=dict(shape=["" if runs[k].converged else "/" for k in labels])),
-                         text=[f"{runs[k].iterations} its" + ("" if runs[k].converged else " (no conv.)")
+                         text=[f"{runs[k].iterations} its" + ("" if runs[k].converged else
+                                                               " (wrong x)" if runs[k].wrong_solution else " (no conv.)")
                                for k in labels], textposition="outside"))
     return fig
 
 
-def sweep_figure(sweep: Sweep, *, title: str = "", threshold: float = 1e-8) -> go.Figure:
+def sweep_figure(sweep: Sweep, *, title: str = "") -> go.Figure:
     """Heatmap over (e, f). Converged cells (trace 0): colour = modelled time relative to the fastest converged
-    cell (log10), text = iterations, with '*' where the run met its stopping rule on the stored matrix but the
-    solution is wrong (true ``||b - A x||^2`` above ``WRONG_SOLUTION_FACTOR`` x the threshold). Cells that did
-    not converge (trace 1): grey, 'x'."""
-    secs = sweep.seconds
-    best = np.nanmin(secs) if np.any(np.isfinite(secs)) else 1.0
-    failed = sweep.iterations < 0
-    z = np.where(failed, np.nan, np.log10(np.where(failed, 1.0, secs) / best))
-    true = sweep.true_residual if sweep.true_residual is not None else np.zeros(secs.shape)
-    text = [[str(int(k)) + ("*" if t > WRONG_SOLUTION_FACTOR * threshold else "") if k >= 0 else "x"
-             for k, t in zip(row, trow)] for row, trow in zip(sweep.iterations, true)]
+    cell (log10), text = iterations. Cells that did not converge (trace 1): grey, 'x', or the iterations with '*'
+    where the run met its stopping rule on the stored matrix but the original system's residual misses the
+    criterion (a wrong solution)."""
+    failed = ~sweep.converged if sweep.converged is not None else sweep.iterations < 0
+    z = np.where(failed, np.nan, np.log10(np.where(failed, 1.0, sweep.relative_seconds())))
+    text = [[str(int(k)) + ("*" if w else "") if k >= 0 else "x" for k, w in zip(row, wrow)]
+            for row, wrow in zip(sweep.iterations, sweep.wrong())]
     x, y = [str(f) for f in sweep.f_values], [str(e) for e in sweep.e_values]
     fig = go.Figure(layout=dict(
         title=title or f"ReFloat over the {sweep.axis}'s (e, f): iterations (x = no convergence)",
@@ -162,22 +156,8 @@ def sweep_figure(sweep: Sweep, *, title: str = "", threshold: float = 1e-8) -> g
                              hovertemplate="e=%{y}, f=%{x}: %{text} iterations<extra></extra>"))
     fig.add_trace(go.Heatmap(z=np.where(failed, 0.0, np.nan), x=x, y=y, text=text, texttemplate="%{text}",
                              colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
-                             hovertemplate="e=%{y}, f=%{x}: no convergence<extra></extra>"))
+                             hovertemplate="e=%{y}, f=%{x}: %{text} (no convergence)<extra></extra>"))
     return fig
-
-
-def summary_rows(summaries: Sequence[MatrixSummary]) -> list[dict[str, Any]]:
-    """One dict per (matrix, format): iterations, converged, true residual, modelled seconds, speed-up."""
-    rows = []
-    for s in summaries:
-        base = s.runs["baseline"]
-        for label, run in s.runs.items():
-            sp_ = speedup(run, base)
-            rows.append({"matrix": s.name, "solver": s.solver, "format": label, "iterations": run.iterations,
-                         "converged": run.converged, "status": run.result.status,
-                         "true_residual": run.true_residual, "modelled_seconds": run.timing.total_seconds,
-                         "speedup_vs_baseline": sp_, "blocks": s.blocks})
-    return rows
 
 
 def iterations_markdown(summaries: Sequence[MatrixSummary]) -> str:
@@ -189,7 +169,7 @@ def iterations_markdown(summaries: Sequence[MatrixSummary]) -> str:
         cells = []
         for label in labels:
             r = s.runs[label]
-            cells.append(str(r.iterations) if r.converged else f"x ({r.result.status})")
+            cells.append(str(r.iterations) if r.converged else f"x ({r.status})")
         lines.append(f"| {s.name} | {s.n} | {s.blocks} | {s.solver} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -202,9 +182,8 @@ def speedup_markdown(summaries: Sequence[MatrixSummary]) -> str:
         base = s.runs["baseline"]
         cells = []
         for label in labels:
-            v = speedup(s.runs[label], base)
-            wrong = v is not None and wrong_solution(s.runs[label], s.threshold)
-            cells.append("-" if v is None else f"{v:.3g}x" + (" (wrong x)" if wrong else ""))
+            v = s.speedups[label]
+            cells.append("wrong x" if s.wrong[label] else "-" if v is None else f"{v:.3g}x")
         b = f"{base.timing.total_seconds * 1e6:.4g} us" + ("" if base.converged else " (no conv.)")
         lines.append(f"| {s.name} | {b} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -220,9 +199,11 @@ def verdict_markdown(summaries: Sequence[MatrixSummary]) -> str:
 
 
 def overview_figure(summaries: Sequence[MatrixSummary], *, max_iter: int = 1000) -> go.Figure:
-    """Iterations per matrix and format (log scale); runs that did not converge drawn hatched at ``max_iter``."""
+    """Iterations per matrix and format (log scale); runs that did not converge drawn hatched, at ``max_iter``
+    unless they stopped on the stored matrix with a wrong solution (then at their iterations)."""
     labels = list(summaries[0].runs) if summaries else []
-    fig = go.Figure(layout=dict(title="Iterations to converge (||r||^2 <= 1e-8); hatched = no convergence",
+    fig = go.Figure(layout=dict(title="Iterations to converge (||b - A x||^2 <= 1e-8); hatched = no convergence "
+                                      "(at max_iter) or a wrong solution",
                                 barmode="group", yaxis=dict(title="iterations", type="log"), height=420,
                                 legend=dict(orientation="h", y=-0.3)))
     for label in labels:
@@ -230,10 +211,10 @@ def overview_figure(summaries: Sequence[MatrixSummary], *, max_iter: int = 1000)
         name = runs[0].format.name
         fig.add_trace(go.Bar(
             name=label, x=[s.name for s in summaries],
-            y=[r.iterations if r.converged else max_iter for r in runs],
+            y=[r.iterations if r.stopped_on_quantised else max_iter for r in runs],
             marker=dict(color=COLORS[name], opacity=1.0 if "16" not in label else 0.6,
                         pattern=dict(shape=["" if r.converged else "/" for r in runs])),
-            customdata=[r.result.status for r in runs],
+            customdata=[r.status for r in runs],
             hovertemplate="%{x}: %{y} iterations (%{customdata})<extra>" + label + "</extra>"))
     return fig
 
@@ -247,13 +228,13 @@ def speedup_figure(summaries: Sequence[MatrixSummary]) -> go.Figure:
                                 barmode="group", yaxis=dict(title="speed-up (x)", type="log"), height=420,
                                 legend=dict(orientation="h", y=-0.3)))
     for label in labels:
-        vals = [None if wrong_solution(s.runs[label], s.threshold) else speedup(s.runs[label], s.runs["baseline"])
-                for s in summaries]
+        vals = [None if s.wrong[label] else s.speedups[label] for s in summaries]
         fig.add_trace(go.Bar(name=label, x=[s.name for s in summaries], y=vals,
                              marker=dict(color=COLORS[summaries[0].runs[label].format.name],
                                          opacity=1.0 if "16" not in label else 0.6)))
-    fig.add_hrect(y0=5.02, y1=84.28, fillcolor="#ffd700", opacity=0.2, line_width=0,
-                  annotation_text="paper: 5.02x-84.28x", annotation_position="top left")
+    lo, hi = PAPER_CLAIMS["speedup_range"]
+    fig.add_hrect(y0=lo, y1=hi, fillcolor="#ffd700", opacity=0.2, line_width=0,
+                  annotation_text=f"paper: {lo}x-{hi}x", annotation_position="top left")
     shown = [v for trace in fig.data for v in trace.y if v is not None and v > 0]
     lo, hi = min(shown + [1.0]) / 2, max(shown + [100.0]) * 2
     fig.update_yaxes(range=[np.log10(lo), np.log10(hi)])  # a log axis range is given in log10 units
@@ -270,55 +251,51 @@ def eigen_markdown(rows: Sequence[tuple[str, float, float, float, float]]) -> st
     return "\n".join(lines)
 
 
-def sweep_limits_markdown(sweeps: dict[tuple[str, str], Sweep], *, tolerance: float = 1e-6) -> str:
-    """Markdown table: per matrix, the smallest exponent width e (matrix, then vectors) at which some fraction
-    width converges to the right solution (true ``||b - A x||^2 <= tolerance``)."""
-    names = list(dict.fromkeys(name for name, _ in sweeps))
+def sweep_limits_markdown(sweeps: dict[tuple[str, str], Sweep]) -> str:
+    """Markdown table of :func:`~workbench.solvers.refloat.study.sweep_limits`: per matrix, the smallest exponent
+    width e (matrix, then vectors) at which some fraction width converges to the right solution."""
     lines = ["| matrix | smallest matrix e that converges (vectors exact) | smallest vector e that converges "
              "(matrix exact) |", "|---|---|---|"]
-    for name in names:
+    for name, axes in sweep_limits(sweeps).items():
         cells = []
         for axis in ("matrix", "vector"):
-            sw = sweeps.get((name, axis))
-            if sw is None:
+            got = axes[axis]
+            if got is None:
                 cells.append("-")
-                continue
-            good = (sw.iterations >= 0) & (sw.true_residual <= tolerance)
-            ok = [(e, [f for f, g in zip(sw.f_values, row) if g]) for e, row in zip(sw.e_values, good) if row.any()]
-            cells.append(f"e = {ok[0][0]} (with f in {ok[0][1]})" if ok else f"none of e in {list(sw.e_values)}")
+            elif isinstance(got[1], list):
+                cells.append(f"e = {got[0]} (with f in {got[1]})")
+            else:
+                cells.append(f"none of e in {list(got)}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def paper_comparison_markdown(summaries: Sequence[MatrixSummary], *, max_iter: int) -> str:
-    """The claim-by-claim comparison with the paper: on how many matrices convergence and speed-up hold, for
-    the faithful format and for the published code's behaviour, and what the model gives per SpMV."""
-    tested = [s for s in summaries if s.runs["float64"].converged]
-    untested = [s.name for s in summaries if not s.runs["float64"].converged]
-
-    def holds(label: str) -> list[str]:
-        return [s.name for s in tested if label in s.verdicts and s.verdicts[label].startswith("holds")]
+def paper_comparison_markdown(comparison: PaperComparison) -> str:
+    """The claim-by-claim comparison with the paper (from ``study.paper_comparison``): on how many matrices
+    convergence and speed-up hold, for the faithful format and for the published code's behaviour, and what the
+    model gives per SpMV."""
+    c = comparison
+    tested = len(c.tested)
 
     def cell(label: str) -> str:
-        got = holds(label)
-        return f"{len(got)} of {len(tested)}" + (f": {', '.join(got)}" if got else "")
+        got = c.holds.get(label, ())
+        return f"{len(got)} of {tested}" + (f": {', '.join(got)}" if got else "")
 
-    per_spmv = spmv_seconds(num_blocks=1, bsize=128, e_m=6, f_m=52, e_v=6, f_v=52) / spmv_seconds(
-        num_blocks=1, bsize=128, e_m=3, f_m=3, e_v=3, f_v=8)
-    base_engines = engines(6, 52)
-    big = [f"{s.name} ({s.blocks:,} blocks)" for s in summaries if s.blocks > base_engines]
-    gains = [(speedup(r, s.runs["baseline"]), s.name, k) for s in tested for k, r in s.runs.items()
-             if r.format.name in ("refloat", "refloat-artifact") and not wrong_solution(r, s.threshold)]
-    gains = [g for g in gains if g[0] is not None]
-    rng = (f"{min(gains)[0]:.2f}x ({min(gains)[1]}, {min(gains)[2]}) to {max(gains)[0]:.2f}x ({max(gains)[1]}, "
-           f"{max(gains)[2]})" if gains else "none (no quantised run converged)")
+    lo, hi = PAPER_CLAIMS["speedup_range"]
+    base_engines, refloat_engines = c.engines
+    if c.gains:
+        (g0, n0, l0), (g1, n1, l1) = c.gains
+        rng = f"{g0:.2f}x ({n0}, {l0}) to {g1:.2f}x ({n1}, {l1})"
+    else:
+        rng = "none (no quantised run converged)"
+    big = [f"{name} ({blocks:,} blocks)" for name, blocks in c.multi_round]
     rounds = (f"Only {', '.join(big)} need{'s' if len(big) == 1 else ''} more than one round of the baseline's "
               f"{base_engines:,} engines, so the baseline rewrites its crossbars every SpMV there; that is where "
               "the gain grows past the per-SpMV figure, towards the paper's range" if big else
               f"No matrix here needs more than one round of the baseline's {base_engines:,} engines, so the gain "
               "cannot exceed the per-SpMV figure")
-    faithful = len(holds("refloat (3,3 / 3,8)")) + len(holds("refloat (3,3 / 3,16)"))
-    artifact = len(holds("refloat-artifact (3,3 / 3,8)")) + len(holds("refloat-artifact (3,3 / 3,16)"))
+    faithful = c.count("refloat (3,3 / 3,8)", "refloat (3,3 / 3,16)")
+    artifact = c.count("refloat-artifact (3,3 / 3,8)", "refloat-artifact (3,3 / 3,16)")
     if faithful < artifact:
         conclusion = (f"The speed-up side of the claim follows from the formula, but the convergence side does not "
                       f"survive the format: the published code's behaviour holds in {artifact} (matrix, vector "
@@ -327,12 +304,13 @@ def paper_comparison_markdown(summaries: Sequence[MatrixSummary], *, max_iter: i
     else:
         conclusion = (f"Here the format as described holds in {faithful} (matrix, vector width) cases and the "
                       f"published code's behaviour in {artifact}.")
+    cycles_base, cycles_refloat = c.cycles
     return f"""
 **How this compares with the paper** (claim: CG/BiCGSTAB still converge at matrix (3, 3) and vectors (3, 8)
-or (3, 16), with a 5.02x-84.28x solver-time gain over the baseline accelerator).
+or (3, 16), with a {lo}x-{hi}x solver-time gain over the baseline accelerator).
 
-Float64 itself converges within {max_iter} iterations on {len(tested)} of the {len(summaries)} matrices
-(not on: {", ".join(untested) or "none"}); the claim can only be tested there. It holds (converges, to the
+Float64 itself converges within {c.max_iter} iterations on {tested} of the {tested + len(c.untested)} matrices
+(not on: {", ".join(c.untested) or "none"}); the claim can only be tested there. It holds (converges, to the
 right solution, faster than the baseline) on:
 
 | | vectors (3, 8) | vectors (3, 16) |
@@ -341,7 +319,7 @@ right solution, faster than the baseline) on:
 | the published code's behaviour | {cell("refloat-artifact (3,3 / 3,8)")} | {cell("refloat-artifact (3,3 / 3,16)")} |
 
 Modelled speed-ups (model, not measured) of the quantised runs that reach the right solution range from {rng}. Per SpMV,
-(3, 3 / 3, 8) is {per_spmv:.2f}x faster than the baseline's (6, 52 / 6, 52) when both fit on the chip in one
-round ({engines(3, 3):,} ReFloat engines vs {base_engines:,} baseline engines; {cycles_per_mvm(6, 52, 6, 52)} vs
-{cycles_per_mvm(3, 3, 3, 8)} cycles per MVM). {rounds}; extra iterations eat into it. {conclusion}
+(3, 3 / 3, 8) is {c.per_spmv:.2f}x faster than the baseline's (6, 52 / 6, 52) when both fit on the chip in one
+round ({refloat_engines:,} ReFloat engines vs {base_engines:,} baseline engines; {cycles_base} vs
+{cycles_refloat} cycles per MVM). {rounds}; extra iterations eat into it. {conclusion}
 """

@@ -51,6 +51,8 @@ class SolveResult:
 
     @property
     def converged(self) -> bool:
+        """The stopping rule was met by the recursive residual of the system ``matvec`` multiplies by (which
+        may be a quantised matrix: whether ``x`` solves the original system is the caller's check)."""
         return self.status == "converged"
 
     @property
@@ -69,6 +71,14 @@ def _stop_reason(res: float, k: int, max_iter: int, done) -> "Status | None":
     if k >= max_iter:
         return "max_iter"
     return None
+
+def meets_criterion(residual_sq: float, b: np.ndarray, *, criterion: Criterion = "absolute", threshold: float = 1e-8,
+                    rtol: float = 1e-10) -> bool:
+    """Whether a squared residual norm ``||b - A x||^2`` meets the stopping criterion the solvers use
+    (absolute: ``<= threshold``; relative: ``||r|| < rtol * ||b||``); False for a non-finite residual."""
+    return bool(np.isfinite(residual_sq)) and bool(_stop_test(np.asarray(b, dtype=np.float64), criterion,
+                                                              threshold, rtol)(residual_sq))
+
 
 def _stop_test(b: np.ndarray, criterion: Criterion, threshold: float, rtol: float) -> Callable[[float], bool]:
     if criterion == "absolute":

@@ -103,16 +103,22 @@ def _cached_file(path: str, mtime_ns: int) -> sp.csr_matrix:
     return read_matrix_market(path)
 
 
+def clear_file_cache() -> None:
+    """Forget every memoised Matrix Market read."""
+    _cached_file.cache_clear()
+
+
 def _is_symmetric(A: sp.csr_matrix) -> bool:
     diff = A - A.T
     return diff.nnz == 0 or not np.any(diff.data)
 
 
-@functools.lru_cache(maxsize=32)
 def load_matrix(ref: str, *, seed: int = 0, data_dir: str | None = None) -> LoadedMatrix:
-    """The matrix called ``ref`` (registry name, ``wathen-NX-NY`` or ``.mtx`` path); cached per arguments.
+    """The matrix called ``ref`` (registry name, ``wathen-NX-NY`` or ``.mtx`` path).
 
-    Treat the returned ``A`` as read-only (it is shared between calls).
+    Not memoised itself (a technique's study caches what it prepares, keyed by the data directory); file reads
+    are memoised per (resolved path, modification time), see :func:`clear_file_cache`. Treat the returned ``A``
+    as read-only (it may be shared between calls).
     Example: ``load_matrix("bcsstk01").A.shape == (48, 48)``.
     """
     ref = str(ref).strip()

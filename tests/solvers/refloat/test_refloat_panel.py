@@ -80,6 +80,14 @@ def test_matrix_choice_sets_the_solver_and_errors_show_in_the_status(shared_data
     assert panel.error is None
 
 
+def test_wrong_solution_is_not_shown_as_converged(shared_data_module):
+    """Issue 11: the panel reads the same field as the CLI (mesh1e1, ReFloat (3,3 / 3,8): wrong solution)."""
+    panel = RefloatPanel(matrix="mesh1e1")
+    assert "wrong_solution" in panel.status.value and "0.12" in panel.status.value
+    assert panel.figures[1].data[0].text[1] == "12 its (wrong x)"
+    assert panel.figures[0].data[1].name.endswith("wrong_solution at 12")
+
+
 def test_format_toggles_hide_traces(panel):
     panel.show_formats["baseline"].value = False
     assert panel.figures[0].data[3].visible == "legendonly"

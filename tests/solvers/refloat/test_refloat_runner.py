@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from workbench.cli import main
 from workbench.solvers.refloat.config import RefloatConfig
 from workbench.solvers.refloat.formats import make_format
-from workbench.solvers.refloat.runner import format_table, run
+from workbench.solvers.refloat.runner import TECHNIQUE, RefloatResult, format_table, run
 from workbench.solvers.refloat.study import prepare, solve_format
 
 SCHEMA = {"technique": str, "matrix": str, "solver": str, "format": str, "iterations": int, "converged": bool,
@@ -34,15 +36,45 @@ def test_cli_json_schema(shared_data):
     out = json.loads(proc.stdout)
     for key, kind in SCHEMA.items():
         assert isinstance(out[key], kind), key
-    assert isinstance(out["speedup_vs_baseline"], float)
     assert (out["technique"], out["matrix"], out["solver"], out["format"]) == ("refloat", "mesh1e1", "cg", "refloat")
-    assert out["converged"] and out["iterations"] == 12 and out["final_residual"] <= 1e-8
+    assert out["iterations"] == 12 and out["final_residual"] <= 1e-8
+
+
+def test_converged_means_the_original_system_is_solved(shared_data):
+    """Issue 11: ReFloat (3,3 / 3,8) on mesh1e1 meets ||r||^2 <= 1e-8 on the quantised matrix in 12 iterations,
+    but ||b - A x||^2 = 0.117 with the original A: not converged, stopped on the quantised system, no speed-up."""
+    proc = run_cli("run", "refloat", "--matrix", "mesh1e1", "--format", "refloat", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["converged"] is False and out["stopped_on_quantised"] is True
+    assert out["status"] == "wrong_solution" and "does not meet the criterion" in out["message"]
+    assert out["true_residual"] == pytest.approx(0.1165, abs=1e-3) and out["stored_residual"] <= 1e-8
+    assert out["final_residual"] <= 1e-8 and out["speedup_vs_baseline"] is None
+    assert out["baseline_converged"] is True  # the baseline's x does solve A x = b
+    artifact = run(RefloatConfig(matrix="mesh1e1", format="refloat-artifact")).to_json()
+    assert artifact["converged"] is True and artifact["stopped_on_quantised"] is True
+    assert artifact["true_residual"] <= 1e-8 and isinstance(artifact["speedup_vs_baseline"], float)
+
+
+@pytest.mark.parametrize("criterion, params", [("absolute", {"threshold": 1e-8}), ("relative", {"rtol": 1e-6})])
+def test_converged_checks_the_true_residual_with_the_same_criterion(shared_data, criterion, params):
+    from workbench.solvers.krylov import meets_criterion
+
+    for fmt in ("float64", "refloat", "refloat-artifact"):
+        out = run(RefloatConfig(matrix="mesh1e1", format=fmt, criterion=criterion, **params)).to_json()
+        b = np.ones(out["n"])
+        expected = out["stopped_on_quantised"] and meets_criterion(out["true_residual"], b, criterion=criterion,
+                                                                    **params)
+        assert out["converged"] is expected
+        assert (out["status"] == "wrong_solution") is (out["stopped_on_quantised"] and not out["converged"])
 
 
 @pytest.mark.parametrize("fmt", ["float64", "refloat", "refloat-artifact", "baseline"])
 def test_run_agrees_with_a_direct_solve(shared_data, fmt):
     config = RefloatConfig(matrix="bcsstk02", format=fmt, f_v=16, max_iter=300)
-    out = run(config)
+    result = run(config)
+    assert isinstance(result, RefloatResult)
+    out = result.to_json()
     problem = prepare("bcsstk02")
     direct = solve_format(problem, make_format(fmt, f_v=16), "cg", max_iter=300)
     base = solve_format(problem, make_format("baseline"), "cg", max_iter=300)
@@ -51,6 +83,35 @@ def test_run_agrees_with_a_direct_solve(shared_data, fmt):
     expected = base.timing.total_seconds / direct.timing.total_seconds if direct.converged else None
     assert out["speedup_vs_baseline"] == expected
     assert out["blocks"] == 1 and fmt in format_table(out)
+
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "runs.json").read_text())["runs"]
+
+
+def _same(got, want, where="") -> None:
+    """Same JSON structure (keys in the same order) and values (floats to 1e-12 relative: the solves are
+    deterministic, the tolerance only absorbs a different BLAS)."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want), f"{where}: keys {list(got)} != {list(want)}"
+        for k in want:
+            _same(got[k], want[k], f"{where}.{k}")
+    elif isinstance(want, float) and not isinstance(want, bool):
+        assert isinstance(got, float) and got == pytest.approx(want, rel=1e-12), f"{where}: {got} != {want}"
+    else:
+        assert type(got) is type(want) and got == want, f"{where}: {got!r} != {want!r}"
+
+
+@pytest.mark.parametrize("case", GOLDEN, ids=lambda c: "-".join(str(v) for v in c["params"].values()))
+def test_json_is_unchanged_by_the_typed_result(shared_data, case):
+    """The JSON of the runs saved before ``run`` returned a typed result (tests/solvers/refloat/golden)."""
+    out = TECHNIQUE.run_dict(case["params"])
+    _same(json.loads(json.dumps(out)), case["json"])
+    assert format_table(out).startswith("refloat  matrix=")
+
+
+def test_smoke_run_round_trips():
+    out = TECHNIQUE.run_dict(TECHNIQUE.smoke)
+    assert json.loads(json.dumps(out)) == out and out["iterations"] >= 1
 
 
 def test_not_converged_run_has_null_speedup(shared_data, capsys):

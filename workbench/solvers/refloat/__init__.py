@@ -8,6 +8,6 @@
 | ``formats.py`` | the named formats: float64, refloat, refloat-artifact (the published code), baseline (Feinberg) |
 | ``spmv.py`` | block SpMV with one partial sum per (row, block column), as a crossbar computes |
 | ``model.py`` | the artifact's ReRAM performance model (crossbars, cycles, rounds, write time) |
-| ``study.py`` | one solve in a format, format comparisons, (e, f) sweeps, verdicts |
+| ``study.py`` | one solve in a format, format comparisons, (e, f) sweeps, the panel's memoised view, per-block grids, ``PAPER_CLAIMS``, verdicts, ``clear_caches()`` |
 | ``runner.py`` | ``run(config)`` for the CLI, ``TECHNIQUE`` |
 """

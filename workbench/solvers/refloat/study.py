@@ -1,9 +1,15 @@
-"""One solve in a named format, and the comparisons the notebook and the CLI report (formats, bit sweeps, verdicts).
+"""One solve in a named format, and everything the notebook, the panel and the CLI show of it: format
+comparisons, bit sweeps, the panel's view, per-block grids, the paper's claims and the verdicts.
 
 ``solve_format`` prepares the system (b = ones, optional symmetric Jacobi scaling), stores the matrix in the
-format (cached per matrix and format), runs CG or BiCGSTAB with the format's search-direction quantiser and
-prices the run on the ReRAM model. ``compare_formats`` does that for several formats, ``sweep_bits`` over a grid
-of (e, f), and ``verdict`` says in words whether the paper's claim holds on a matrix.
+format, runs CG or BiCGSTAB with the format's search-direction quantiser and prices the run on the ReRAM model.
+``compare_formats`` does that for several formats, ``sweep_bits`` / ``sweep_config`` over a grid of (e, f),
+``refloat_view`` every format at one configuration (what the panel draws), and ``verdict`` /
+``paper_comparison`` say in words and numbers whether the paper's claims (:data:`PAPER_CLAIMS`) hold.
+
+Caches: every memo of this technique lives here (the prepared systems, the stored matrices, the solves and
+the sparsity pictures), keyed by everything it depends on, the data directory included (resolved when the
+call is made, so a changed ``WORKBENCH_DATA`` gives fresh entries); :func:`clear_caches` empties them all.
 """
 
 from __future__ import annotations
@@ -11,19 +17,29 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
-from workbench.solvers.refloat.formats import Format, make_format
-from workbench.solvers.krylov import SolveResult, bicgstab, cg
-from workbench.solvers.matrices import LoadedMatrix, load_matrix
+from workbench.data.registry import resolve_data_dir
+from workbench.solvers import matrices
+from workbench.solvers.krylov import SolveResult, bicgstab, cg, meets_criterion
+from workbench.solvers.matrices import LoadedMatrix, load_matrix, matrix_names
 from workbench.solvers.refloat.block_format import QuantisedMatrix
-from workbench.solvers.refloat.model import ReramTiming, solve_timing
+from workbench.solvers.refloat.config import FORMATS, RefloatConfig
+from workbench.solvers.refloat.formats import Format, make_format
+from workbench.solvers.refloat.model import ReramTiming, cycles_per_mvm, engines, solve_timing, spmv_seconds
 from workbench.solvers.refloat.spmv import BlockSpMV
+from workbench.solvers.spectrum import extreme_eigenvalues
 
 log = logging.getLogger(__name__)
+
+#: what the paper claims (Song et al., SC'23): CG and BiCGSTAB still converge with the matrix at (e, f) =
+#: ``matrix_bits`` and the vectors at one of ``vector_bits``, with a solver-time gain over the baseline accelerator
+#: (Feinberg et al.) between ``speedup_range[0]`` and ``speedup_range[1]`` (x)
+PAPER_CLAIMS = {"matrix_bits": (3, 3), "vector_bits": ((3, 8), (3, 16)), "speedup_range": (5.02, 84.28),
+                "threshold": 1e-8, "max_iter": 1000}
 
 #: the paper's settings: matrix (3, 3), vectors (3, 8), and (3, 16) as its run script uses for some matrices
 PAPER_FORMATS = (("float64", 3, 3, 3, 8), ("refloat", 3, 3, 3, 8), ("refloat", 3, 3, 3, 16),
@@ -43,24 +59,34 @@ class Problem:
     b: np.ndarray
     precondition: str
     scale: np.ndarray | None
-    key: tuple[str, str, int]  # (matrix reference, precondition, seed): what :func:`prepare` was called with
+    key: tuple[str, str, int, str]  # (matrix reference, precondition, seed, resolved data directory)
 
     @property
     def name(self) -> str:
         return self.matrix.name
 
 
-@functools.lru_cache(maxsize=32)
-def prepare(matrix: str, *, precondition: str = "none", seed: int = 0) -> Problem:
+def _data_key(data_dir: str | None) -> str:
+    return str(resolve_data_dir(data_dir)[0])
+
+
+def prepare(matrix: str, *, precondition: str = "none", seed: int = 0, data_dir: str | None = None) -> Problem:
     """The system for ``matrix`` with b = ones; ``precondition='jacobi'`` scales symmetrically by |diag|^-1/2.
 
-    Raises ValueError when Jacobi scaling meets a zero diagonal entry.
+    Cached per (matrix, precondition, seed, data directory); treat the arrays as read-only.
+    Raises ValueError when Jacobi scaling meets a zero diagonal entry (or for an unknown matrix).
     """
-    loaded = load_matrix(matrix, seed=seed)
+    return _prepare(matrix, precondition, seed, _data_key(data_dir))
+
+
+@functools.lru_cache(maxsize=32)
+def _prepare(matrix: str, precondition: str, seed: int, data_dir: str) -> Problem:
+    key = (matrix, precondition, seed, data_dir)
+    loaded = load_matrix(matrix, seed=seed, data_dir=data_dir)
     A = loaded.A
     b = np.ones(A.shape[0])
     if precondition == "none":
-        return Problem(loaded, A, b, precondition, None, (matrix, precondition, seed))
+        return Problem(loaded, A, b, precondition, None, key)
     if precondition != "jacobi":
         raise ValueError(f"precondition={precondition!r} is not allowed: valid values are 'none', 'jacobi'")
     diag = np.abs(A.diagonal())
@@ -71,13 +97,12 @@ def prepare(matrix: str, *, precondition: str = "none", seed: int = 0) -> Proble
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
     scaled = A.copy()
     scaled.data = A.data * (d[rows] * d[A.indices])  # d_i d_j == d_j d_i exactly: symmetry is kept bit for bit
-    return Problem(loaded, scaled, d * b, precondition, d, (matrix, precondition, seed))
+    return Problem(loaded, scaled, d * b, precondition, d, key)
 
 
 @functools.lru_cache(maxsize=24)
-def _stored(key: tuple[str, str, int], fmt: Format) -> tuple[QuantisedMatrix, BlockSpMV]:
-    matrix, precondition, seed = key
-    problem = prepare(matrix, precondition=precondition, seed=seed)
+def _stored(key: tuple[str, str, int, str], fmt: Format) -> tuple[QuantisedMatrix, BlockSpMV]:
+    problem = _prepare(*key)
     q = fmt.quantise_matrix(problem.A)
     return q, BlockSpMV(q.matrix, fmt.bsize)
 
@@ -91,8 +116,14 @@ def stored_matrix(problem: Problem, fmt: Format) -> QuantisedMatrix:
 class FormatRun:
     """One solve: the format, the solver's result, the stored matrix, the modelled time and residual checks.
 
-    true_residual: ``||b - A x||^2`` with the unquantised (scaled) A; stored_residual: the same with the stored
-    matrix (the system the solver actually solved).
+    true_residual: ``||b - A x||^2`` with the unquantised (scaled, when preconditioned) A: the original
+    system's residual; stored_residual: the same with the stored matrix (the system the solver iterated on);
+    true_meets_criterion: whether ``true_residual`` meets the run's stopping criterion.
+
+    ``converged`` means the right answer: the solver stopped on its rule *and* the original system's residual
+    meets the same criterion. ``stopped_on_quantised`` is the solver's own stop (its recursive residual, on the
+    stored matrix, met the rule); a run with ``stopped_on_quantised`` but not ``converged`` solved the
+    quantised system only (:attr:`wrong_solution`, status ``wrong_solution``).
     """
 
     format: Format
@@ -102,14 +133,39 @@ class FormatRun:
     timing: ReramTiming
     true_residual: float
     stored_residual: float
+    true_meets_criterion: bool
 
     @property
     def iterations(self) -> int:
         return self.result.iterations
 
     @property
-    def converged(self) -> bool:
+    def stopped_on_quantised(self) -> bool:
+        """The stopping rule was met on the system the solver iterated (the stored matrix; A itself for the
+        formats that leave the matrix untouched)."""
         return self.result.converged
+
+    @property
+    def converged(self) -> bool:
+        """The solver stopped and ``x`` solves the original system to the criterion."""
+        return self.result.converged and self.true_meets_criterion
+
+    @property
+    def wrong_solution(self) -> bool:
+        """Met the stopping rule on the stored matrix, but ``x`` does not solve the original system."""
+        return self.result.converged and not self.true_meets_criterion
+
+    @property
+    def status(self) -> str:
+        """The solver's status, or ``wrong_solution`` when it stopped on the stored matrix with a wrong ``x``."""
+        return "wrong_solution" if self.wrong_solution else self.result.status
+
+    @property
+    def message(self) -> str:
+        if not self.wrong_solution:
+            return self.result.message
+        return (f"stopping rule met on the stored matrix in {self.iterations} iterations, but the original system's "
+                f"||b - A x||^2 = {self.true_residual:.3g} does not meet the criterion: not converged")
 
 
 def check_solver(problem: Problem, solver: str) -> None:
@@ -149,7 +205,8 @@ def solve_format(problem: Problem, fmt: Format, solver: str, *, max_iter: int = 
     with np.errstate(all="ignore"):
         true_res = float(np.sum((problem.b - problem.A @ result.x) ** 2))
         stored_res = float(np.sum((problem.b - stored.matrix @ result.x) ** 2))
-    return FormatRun(fmt, solver, result, stored, timing, true_res, stored_res)
+    meets = meets_criterion(true_res, problem.b, criterion=criterion, threshold=threshold, rtol=rtol)
+    return FormatRun(fmt, solver, result, stored, timing, true_res, stored_res, meets)
 
 
 def compare_formats(matrix: str, solver: str, formats: Iterable[tuple[str, int, int, int, int]] = PAPER_FORMATS, *,
@@ -165,8 +222,9 @@ def compare_formats(matrix: str, solver: str, formats: Iterable[tuple[str, int, 
 
 @dataclass(frozen=True)
 class Sweep:
-    """Iterations (``-1`` where not converged), modelled seconds (NaN where not converged) and the true residual
-    ``||b - A x||^2`` of the final iterate, over a grid ``e_values x f_values`` (arrays of that shape)."""
+    """Over a grid ``e_values x f_values`` (arrays of that shape): iterations (``-1`` where the solver did not
+    stop on its rule), modelled seconds (NaN where not converged), the true residual ``||b - A x||^2`` of the
+    final iterate, and converged (stopped, and the original system's residual meets the criterion)."""
 
     axis: str
     e_values: tuple[int, ...]
@@ -175,6 +233,17 @@ class Sweep:
     seconds: np.ndarray
     true_residual: np.ndarray | None = None
     fixed: tuple[int, int, int, int] = (3, 3, 3, 8)
+    converged: np.ndarray | None = None
+
+    def wrong(self) -> np.ndarray:
+        """Cells that met the stopping rule on the stored matrix with a wrong solution (stopped, not converged)."""
+        converged = self.converged if self.converged is not None else self.iterations >= 0
+        return (self.iterations >= 0) & ~converged
+
+    def relative_seconds(self) -> np.ndarray:
+        """Modelled seconds over the fastest converged cell's (NaN where not converged)."""
+        best = np.nanmin(self.seconds) if np.any(np.isfinite(self.seconds)) else 1.0
+        return self.seconds / best
 
 
 def sweep_bits(matrix: str, solver: str, *, axis: str, e_values: Iterable[int], f_values: Iterable[int],
@@ -189,34 +258,33 @@ def sweep_bits(matrix: str, solver: str, *, axis: str, e_values: Iterable[int], 
     its = np.full((len(e_values), len(f_values)), -1, dtype=np.int64)
     secs = np.full(its.shape, np.nan)
     true = np.full(its.shape, np.nan)
+    ok = np.zeros(its.shape, dtype=bool)
     em, fm, ev, fv = fixed
     for i, e in enumerate(e_values):
         for j, f in enumerate(f_values):
             bits = dict(e_m=e, f_m=f, e_v=ev, f_v=fv) if axis == "matrix" else dict(e_m=em, f_m=fm, e_v=e, f_v=f)
             run = solve_format(problem, make_format("refloat", bsize=bsize, base=base, **bits), solver,
                                max_iter=max_iter, criterion=criterion, threshold=threshold, rtol=rtol)
-            true[i, j] = run.true_residual
-            if run.converged:
+            true[i, j], ok[i, j] = run.true_residual, run.converged
+            if run.stopped_on_quantised:
                 its[i, j] = run.iterations
+            if run.converged:
                 secs[i, j] = run.timing.total_seconds
-    return Sweep(axis, e_values, f_values, its, secs, true, fixed)
+    return Sweep(axis, e_values, f_values, its, secs, true, fixed, ok)
 
 
 def speedup(run: FormatRun, baseline: FormatRun) -> float | None:
-    """Modelled time-to-solution ratio baseline / run; None when ``run`` did not converge (no solution time)."""
+    """Modelled time-to-solution ratio baseline / run; None when ``run`` did not converge (no solution time,
+    including a wrong solution)."""
     if not run.converged:
         return None
     return baseline.timing.total_seconds / run.timing.total_seconds
 
 
-#: a converged run whose true residual ||b - A x||^2 exceeds this many times the threshold solved another system
-WRONG_SOLUTION_FACTOR = 100.0
-
-
-def wrong_solution(run: FormatRun, threshold: float = 1e-8) -> bool:
-    """True when ``run`` met its stopping rule on the stored matrix but ``x`` does not solve the original system:
-    ``||b - A x||^2 > WRONG_SOLUTION_FACTOR * threshold`` with the unquantised A."""
-    return run.true_residual > WRONG_SOLUTION_FACTOR * threshold
+def wrong_solution(run: FormatRun) -> bool:
+    """True when ``run`` met its stopping rule on the stored matrix but ``x`` does not solve the original system
+    (its true ``||b - A x||^2`` misses the criterion): :attr:`FormatRun.wrong_solution`."""
+    return run.wrong_solution
 
 
 def default_solver(matrix: LoadedMatrix) -> str:
@@ -236,6 +304,9 @@ class MatrixSummary:
     runs: dict[str, FormatRun]
     verdicts: dict[str, str]
     threshold: float
+    #: per label: modelled speed-up over the baseline (None: no convergence) and "solved the stored system only"
+    speedups: dict[str, float | None]
+    wrong: dict[str, bool]
 
 
 SUMMARY_FORMATS = (("float64", 3, 3, 3, 8), ("refloat", 3, 3, 3, 8), ("refloat", 3, 3, 3, 16),
@@ -254,11 +325,14 @@ def summarise(matrix: str, *, solver: str | None = None, formats=SUMMARY_FORMATS
         fmt = make_format(name, e_m=em, f_m=fm, e_v=ev, f_v=fv, bsize=bsize, base=base)
         runs[fmt.label] = solve_format(problem, fmt, solver, max_iter=max_iter, threshold=threshold)
     blocks = next(iter(runs.values())).stored.num_blocks
+    base = runs.get("baseline")
+    speedups = {label: speedup(run, base) if base is not None else None for label, run in runs.items()}
+    wrong = {label: run.wrong_solution for label, run in runs.items()}
     return MatrixSummary(problem.name, solver, problem.A.shape[0], problem.A.nnz, blocks, runs,
-                         verdict(runs, max_iter=max_iter, threshold=threshold), threshold)
+                         verdict(runs, max_iter=max_iter), threshold, speedups, wrong)
 
 
-def verdict(runs: dict[str, FormatRun], *, max_iter: int, threshold: float = 1e-8) -> dict[str, str]:
+def verdict(runs: dict[str, FormatRun], *, max_iter: int) -> dict[str, str]:
     """Per quantised format: does the paper's claim (converges like float64, to the solution of the original
     system, and faster than the baseline on the ReRAM model) hold on this matrix? ``runs`` maps labels to runs
     and holds 'float64' and 'baseline'."""
@@ -269,18 +343,282 @@ def verdict(runs: dict[str, FormatRun], *, max_iter: int, threshold: float = 1e-
             continue
         if not ref.converged:
             out[label] = (f"untestable: float64 itself does not converge in {max_iter} iterations "
-                          f"({ref.result.status}); this format: {run.result.status} after {run.iterations}")
+                          f"({ref.status}); this format: {run.status} after {run.iterations}")
+            continue
+        if run.wrong_solution:
+            out[label] = (f"wrong solution: stops on the stored matrix after {run.iterations} iterations "
+                          f"({run.iterations / max(ref.iterations, 1):.2f}x float64's {ref.iterations}), but the true "
+                          f"||b - A x||^2 = {run.true_residual:.2g} misses the criterion: not converged, no time to "
+                          "solution")
             continue
         if not run.converged:
-            out[label] = (f"fails: {run.result.status} after {run.iterations} iterations, where float64 converges "
+            out[label] = (f"fails: {run.status} after {run.iterations} iterations, where float64 converges "
                           f"in {ref.iterations}")
             continue
         s = speedup(run, base)
         extra = "" if base.converged else " (baseline did not converge: a lower bound)"
         ratio = run.iterations / max(ref.iterations, 1)
-        wrong = wrong_solution(run, threshold)
-        head = ("converges on the stored matrix but to the wrong solution" if wrong
-                else "holds" if s is not None and s >= 1 else "converges, no speed-up")
+        head = "holds" if s is not None and s >= 1 else "converges, no speed-up"
         out[label] = (f"{head}: {run.iterations} iterations ({ratio:.2f}x float64's {ref.iterations}), true "
                       f"||b - A x||^2 = {run.true_residual:.2g}, modelled speed-up {s:.2f}x over the baseline{extra}")
     return out
+
+
+def summary_rows(summaries: Sequence[MatrixSummary]) -> list[dict[str, Any]]:
+    """One dict per (matrix, format): iterations, converged, true residual, modelled seconds, speed-up."""
+    rows = []
+    for s in summaries:
+        for label, run in s.runs.items():
+            rows.append({"matrix": s.name, "solver": s.solver, "format": label, "iterations": run.iterations,
+                         "converged": run.converged, "stopped_on_quantised": run.stopped_on_quantised,
+                         "status": run.status,
+                         "true_residual": run.true_residual, "modelled_seconds": run.timing.total_seconds,
+                         "speedup_vs_baseline": s.speedups[label], "blocks": s.blocks})
+    return rows
+
+
+# ---- the claim-by-claim comparison with the paper --------------------------------------------------------------
+@dataclass(frozen=True)
+class PaperComparison:
+    """Where the paper's claims (:data:`PAPER_CLAIMS`) hold over a set of matrices.
+
+    tested / untested: matrices where float64 itself converges (the claim is testable) or not; holds: per
+    quantised format label, the tested matrices where the verdict is 'holds'; gains: (speed-up, matrix, label)
+    of the slowest and fastest quantised run that reached the right solution (None: none did); per_spmv: the
+    model's baseline / ReFloat (3,3 / 3,8) time per SpMV in one round; engines / cycles: (baseline, ReFloat);
+    multi_round: (matrix, blocks) of matrices that need more than one round of the baseline's engines.
+    """
+
+    tested: tuple[str, ...]
+    untested: tuple[str, ...]
+    holds: dict[str, tuple[str, ...]]
+    gains: tuple[tuple[float, str, str], tuple[float, str, str]] | None
+    per_spmv: float
+    engines: tuple[int, int]
+    cycles: tuple[int, int]
+    multi_round: tuple[tuple[str, int], ...]
+    max_iter: int
+
+    def count(self, *labels: str) -> int:
+        """Cases (matrix, format) among ``labels`` where the claim holds."""
+        return sum(len(self.holds.get(label, ())) for label in labels)
+
+
+def paper_comparison(summaries: Sequence[MatrixSummary], *, max_iter: int) -> PaperComparison:
+    """The claim-by-claim comparison of ``summaries`` (from :func:`summarise`) with :data:`PAPER_CLAIMS`."""
+    tested = [s for s in summaries if s.runs["float64"].converged]
+    labels = dict.fromkeys(label for s in summaries for label in s.verdicts)
+    holds = {label: tuple(s.name for s in tested if s.verdicts.get(label, "").startswith("holds")) for label in labels}
+    (em, fm), (ev, fv) = PAPER_CLAIMS["matrix_bits"], PAPER_CLAIMS["vector_bits"][0]
+    per_spmv = spmv_seconds(num_blocks=1, bsize=128, e_m=6, f_m=52, e_v=6, f_v=52) / spmv_seconds(
+        num_blocks=1, bsize=128, e_m=em, f_m=fm, e_v=ev, f_v=fv)
+    base_engines = engines(6, 52)
+    gains = [(s.speedups[k], s.name, k) for s in tested for k, r in s.runs.items()
+             if r.format.name in ("refloat", "refloat-artifact") and not s.wrong[k] and s.speedups[k] is not None]
+    return PaperComparison(
+        tested=tuple(s.name for s in tested), untested=tuple(s.name for s in summaries if s not in tested),
+        holds=holds, gains=(min(gains), max(gains)) if gains else None, per_spmv=per_spmv,
+        engines=(base_engines, engines(em, fm)), cycles=(cycles_per_mvm(6, 52, 6, 52), cycles_per_mvm(em, fm, ev, fv)),
+        multi_round=tuple((s.name, s.blocks) for s in summaries if s.blocks > base_engines), max_iter=max_iter)
+
+
+def sweep_limits(sweeps: Mapping[tuple[str, str], Sweep]
+                 ) -> dict[str, dict[str, tuple[int, list[int]] | tuple[int, ...] | None]]:
+    """Per matrix and axis ('matrix', 'vector'): the smallest exponent width e at which some fraction width
+    converges (to the right solution: the original system's residual meets the criterion), as ``(e, [f, ...])``;
+    the tuple of e values tried when none does; None when that sweep was not run."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(name for name, _ in sweeps):
+        out[name] = {}
+        for axis in ("matrix", "vector"):
+            sw = sweeps.get((name, axis))
+            if sw is None:
+                out[name][axis] = None
+                continue
+            good = sw.converged if sw.converged is not None else sw.iterations >= 0
+            ok = [(e, [f for f, g in zip(sw.f_values, row) if g]) for e, row in zip(sw.e_values, good) if row.any()]
+            out[name][axis] = ok[0] if ok else tuple(sw.e_values)
+    return out
+
+
+def sweep_axes(names: Iterable[str], *, e_values: Iterable[int], f_values: Iterable[int], max_iter: int = 1000,
+               fixed: tuple[int, int, int, int] = (11, 52, 11, 52)) -> dict[tuple[str, str], Sweep]:
+    """Both sweeps per matrix (the matrix's (e, f) with the vectors at ``fixed``, then the vectors'), each
+    with the matrix's default solver; keyed ``(name, axis)``."""
+    e_values, f_values = tuple(e_values), tuple(f_values)
+    out = {}
+    for name in names:
+        solver = default_solver(prepare(name).matrix)
+        for axis in ("matrix", "vector"):
+            out[name, axis] = sweep_bits(name, solver, axis=axis, e_values=e_values, f_values=f_values,
+                                         fixed=fixed, max_iter=max_iter)
+    return out
+
+
+def eigen_rows(summaries: Sequence[MatrixSummary], *, max_n: int, e_m: int = 3, f_m: int = 3
+               ) -> list[tuple[str, float, float, float, float]]:
+    """(matrix, smallest eigenvalue of A, of A stored at ReFloat (e_m, f_m), share saturated up, down) for the
+    CG matrices of ``summaries`` up to order ``max_n`` (dense eigenvalues)."""
+    rows = []
+    for s in summaries:
+        if s.solver != "cg" or s.n > max_n:
+            continue
+        problem = prepare(s.name)
+        stored = stored_matrix(problem, make_format("refloat", e_m=e_m, f_m=f_m))
+        rows.append((s.name, extreme_eigenvalues(problem.A).smallest, extreme_eigenvalues(stored.matrix).smallest,
+                     float(stored.saturated_up.mean()), float(stored.saturated_down.mean())))
+    return rows
+
+
+def block_grids(stored: QuantisedMatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(base, share saturated up, share saturated down) on the block grid (block rows x block columns); NaN
+    marks an empty block."""
+    rows, cols = stored.block_shape
+    base = np.full(rows * cols, np.nan)
+    up = np.full(rows * cols, np.nan)
+    down = np.full(rows * cols, np.nan)
+    frac_up, frac_down = stored.saturation_per_block()
+    base[stored.blocks] = stored.bases
+    up[stored.blocks], down[stored.blocks] = frac_up, frac_down
+    return base.reshape(rows, cols), up.reshape(rows, cols), down.reshape(rows, cols)
+
+
+# ---- the panel's view: every format at one configuration, memoised ---------------------------------------------
+SPY_CELLS = 160  # the sparsity picture bins the matrix into at most SPY_CELLS x SPY_CELLS cells
+#: the panel's (e_m, f_m) sweep grid
+PANEL_SWEEP_E = (2, 3, 4, 5, 6, 8)
+PANEL_SWEEP_F = (0, 1, 3, 5, 8, 12, 16, 23, 52)
+#: generated matrices offered next to the registry's
+PANEL_WATHEN = ("wathen-10-10", "wathen-30-30")
+
+
+def format_of(config: RefloatConfig, name: str | None = None) -> Format:
+    """The format ``name`` (default ``config.format``) at ``config``'s widths, block size and base rule."""
+    return make_format(name or config.format, e_m=config.e_m, f_m=config.f_m, e_v=config.e_v, f_v=config.f_v,
+                       bsize=config.bsize, base=config.base)
+
+
+@functools.lru_cache(maxsize=256)
+def _numeric_run(key: tuple[str, str, int, str], fmt: Format, solver: str, max_iter: int, criterion: str,
+                 threshold: float, rtol: float) -> FormatRun:
+    return solve_format(_prepare(*key), fmt, solver, max_iter=max_iter, criterion=criterion, threshold=threshold,
+                        rtol=rtol)
+
+
+def run_format(config: RefloatConfig, name: str, *, data_dir: str | None = None) -> FormatRun:
+    """The solve of ``config`` in format ``name``, memoised on what changes its numbers.
+
+    The artifact's numbers depend only on ``f_v`` (its matrix is untouched and its vectors only lose fraction
+    bits), so its other widths enter only the re-priced time.
+    """
+    fmt = format_of(config, name)
+    numeric = make_format(name, f_v=config.f_v, bsize=config.bsize) if name == "refloat-artifact" else fmt
+    key = (config.matrix, config.precondition, config.seed, _data_key(data_dir))
+    run = _numeric_run(key, numeric, config.solver, config.max_iter, config.criterion, config.threshold, config.rtol)
+    if numeric is fmt:
+        return run
+    timing = solve_timing(run.iterations, config.solver, num_blocks=run.stored.num_blocks, bsize=fmt.bsize,
+                          e_m=fmt.e_m, f_m=fmt.f_m, e_v=fmt.e_v, f_v=fmt.f_v)
+    return FormatRun(fmt, run.solver, run.result, run.stored, timing, run.true_residual, run.stored_residual,
+                     run.true_meets_criterion)
+
+
+@functools.lru_cache(maxsize=64)
+def _density(key: tuple[str, str, int, str]) -> tuple[np.ndarray, np.ndarray]:
+    A = _prepare(*key).A
+    n = A.shape[0]
+    cells = min(n, SPY_CELLS)
+    rows = np.repeat(np.arange(n), np.diff(A.indptr))
+    counts, edges, _ = np.histogram2d(rows, A.indices, bins=cells, range=[[0, n], [0, n]])
+    return counts, edges
+
+
+def density(matrix: str, *, precondition: str = "none", seed: int = 0, data_dir: str | None = None
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Nonzeros per cell of the prepared matrix on an at most ``SPY_CELLS`` x ``SPY_CELLS`` grid, and the cell
+    edges (in rows); memoised."""
+    return _density((matrix, precondition, seed, _data_key(data_dir)))
+
+
+def stop_level(config: RefloatConfig, *, data_dir: str | None = None) -> float:
+    """The squared residual the stopping rule compares ``||r||^2`` with: the threshold (absolute criterion) or
+    ``(rtol ||b||)^2`` (relative)."""
+    if config.criterion == "absolute":
+        return config.threshold
+    b = prepare(config.matrix, precondition=config.precondition, seed=config.seed, data_dir=data_dir).b
+    return (config.rtol * float(np.linalg.norm(b))) ** 2
+
+
+def solver_for(matrix: str, *, seed: int = 0, data_dir: str | None = None) -> str:
+    """:func:`default_solver` of ``matrix`` (ValueError / FileNotFoundError as :func:`prepare`)."""
+    return default_solver(prepare(matrix, seed=seed, data_dir=data_dir).matrix)
+
+
+def matrix_choices(data_dir: str | None = None) -> list[str]:
+    """The matrices a panel offers: the registry's (SPD first, by size), then :data:`PANEL_WATHEN`."""
+    return [*dict.fromkeys([*matrix_names(data_dir), *PANEL_WATHEN])]
+
+
+@dataclass(frozen=True)
+class RefloatView:
+    """What one redraw shows: the config, one run per format (with its speed-up over the baseline), the focused
+    format's run, the sparsity picture and the stopping rule's level."""
+
+    config: RefloatConfig
+    runs: dict[str, FormatRun]
+    focus: FormatRun
+    density: np.ndarray
+    edges: np.ndarray
+    speedups: dict[str, float | None]
+    stop_level: float
+
+    @property
+    def focus_grids(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`block_grids` of the focused format's stored matrix."""
+        return block_grids(self.focus.stored)
+
+
+def view_of(matrix: str, **overrides: Any) -> RefloatView:
+    """:func:`refloat_view` at the config defaults for ``matrix`` (solver chosen by the matrix unless given)."""
+    values = {s.name: s.default for s in RefloatConfig.specs()}
+    values.update(matrix=matrix, solver=solver_for(matrix, seed=overrides.get("seed", 0)), **overrides)
+    return refloat_view(values)
+
+
+def refloat_view(values: Mapping[str, Any] | RefloatConfig) -> RefloatView:
+    """All four formats at ``values`` (a panel's control values, or a config)."""
+    config = values if isinstance(values, RefloatConfig) else RefloatConfig.from_dict(values)
+    runs = {name: run_format(config, name) for name in FORMATS}
+    counts, edges = density(config.matrix, precondition=config.precondition, seed=config.seed)
+    speedups = {name: speedup(run, runs["baseline"]) for name, run in runs.items()}
+    return RefloatView(config, runs, runs[config.format], counts, edges, speedups, stop_level(config))
+
+
+def sweep_config(config: RefloatConfig, *, e_values: Iterable[int] = PANEL_SWEEP_E,
+                 f_values: Iterable[int] = PANEL_SWEEP_F, on_cell: Callable[[], None] | None = None) -> Sweep:
+    """ReFloat over the matrix's (e_m, f_m) in ``e_values x f_values`` at ``config``'s other settings (every
+    solve memoised as :func:`run_format`); ``on_cell()`` is called after each cell (a progress bar)."""
+    e_values, f_values = tuple(e_values), tuple(f_values)
+    its = np.full((len(e_values), len(f_values)), -1, dtype=np.int64)
+    secs = np.full(its.shape, np.nan)
+    true = np.full(its.shape, np.nan)
+    ok = np.zeros(its.shape, dtype=bool)
+    for i, e in enumerate(e_values):
+        for j, f in enumerate(f_values):
+            run = run_format(config.replace(e_m=e, f_m=f), "refloat")
+            true[i, j], ok[i, j] = run.true_residual, run.converged
+            if run.stopped_on_quantised:
+                its[i, j] = run.iterations
+            if run.converged:
+                secs[i, j] = run.timing.total_seconds
+            if on_cell is not None:
+                on_cell()
+    return Sweep("matrix", e_values, f_values, its, secs, true, (config.e_m, config.f_m, config.e_v, config.f_v), ok)
+
+
+def clear_caches() -> None:
+    """Forget every memo of this technique: prepared systems, stored matrices, solves, sparsity pictures and
+    the matrix files read."""
+    for cached in (_prepare, _stored, _numeric_run, _density):
+        cached.cache_clear()
+    matrices.clear_file_cache()
