@@ -107,9 +107,9 @@ def test_missing_data_message_names_env(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_data_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert data_dir() == PROJECT_ROOT / "data"
+    default = data_dir()  # the folder beside the checkout, the project's data/ or the per-user one
     monkeypatch.setenv("WORKBENCH_DATA", "")
-    assert data_dir() == PROJECT_ROOT / "data"  # empty means unset
+    assert data_dir() == default  # empty means unset (the full order: tests/data/test_data_home.py)
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path / "env"))
     assert data_dir() == tmp_path / "env"
     assert data_dir(tmp_path / "arg") == tmp_path / "arg"

@@ -1,8 +1,9 @@
 """Dataset registry and fetcher: where the workbench's real datasets lie and how to get them.
 
 The manifest is ``data/registry.json``; the data directory is an explicit argument, else
-``$WORKBENCH_DATA``, else the project's ``data/`` folder (a checkout's shared copy is
-``../shared/data``).
+``$WORKBENCH_DATA``, else ``../shared/data`` beside the checkout, else the project's ``data/`` folder when it
+holds a dataset, else a per-user folder. :func:`ensure_dataset` downloads a missing dataset on first use
+(``$WORKBENCH_DATA_MIRROR`` replaces the origins); :func:`cache_dir` is where generated files go.
 
 Example:
     >>> from workbench.data import dataset_path, list_datasets
@@ -13,11 +14,12 @@ Example:
 """
 
 from workbench.data.convert import ConvertSpec
-from workbench.data.fetch import ChecksumError, fetch, fetch_file
+from workbench.data.fetch import ChecksumError, ensure_dataset, fetch, fetch_file
 from workbench.data.registry import (
     DATA_ENV_VAR,
     DatasetInfo,
     FileInfo,
+    cache_dir,
     data_dir,
     dataset_path,
     dataset_status,
@@ -33,7 +35,9 @@ __all__ = [
     "ConvertSpec",
     "DatasetInfo",
     "FileInfo",
+    "cache_dir",
     "data_dir",
+    "ensure_dataset",
     "dataset_path",
     "dataset_status",
     "fetch",

@@ -17,9 +17,9 @@ from pathlib import Path, PurePosixPath
 from urllib.error import URLError
 
 from workbench.data.convert import convert
-from workbench.data.registry import DatasetRef, FileInfo, file_status, get_dataset, resolve_data_dir
+from workbench.data.registry import DatasetRef, FileInfo, dataset_path, file_status, get_dataset, resolve_data_dir
 
-__all__ = ["ChecksumError", "Progress", "fetch", "fetch_file"]
+__all__ = ["ChecksumError", "MIRROR_ENV_VAR", "Progress", "ensure_dataset", "fetch", "fetch_file", "source_url"]
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,10 @@ Progress = Callable[[str, int, "int | None"], None]
 """``progress(relative path, bytes received, total bytes or None)``, called per chunk."""
 
 URL_SCHEMES = ("https", "http", "file")
+#: a base URL that replaces every file's origin: ``{mirror}/{file.path}`` (an institution's copy, or a test server)
+MIRROR_ENV_VAR = "WORKBENCH_DATA_MIRROR"
+#: set to 0 to turn off downloading a missing dataset on first use
+AUTO_FETCH_ENV_VAR = "WORKBENCH_DATA_AUTOFETCH"
 CHUNK_BYTES = 1 << 20
 USER_AGENT = "research-workbench-data-fetch"
 
@@ -69,6 +73,12 @@ def _download(url: str, dest_dir: Path, label: str, progress: Progress | None, t
     return tmp, digest.hexdigest()
 
 
+def source_url(file: FileInfo) -> str:
+    """Where ``file`` is downloaded from: ``$WORKBENCH_DATA_MIRROR/<path>`` when a mirror is set, else its origin."""
+    mirror = os.environ.get(MIRROR_ENV_VAR, "").rstrip("/")
+    return f"{mirror}/{file.path}" if mirror else file.url
+
+
 def fetch_file(
     file: FileInfo,
     root: Path,
@@ -98,8 +108,9 @@ def fetch_file(
     if status == "mismatch":
         log.warning("%s exists with a different sha256; downloading it again", file.path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    log.info("downloading %s from %s", file.path, file.url)
-    tmp, digest = _download(file.url, target.parent, file.path, progress, timeout)
+    url = source_url(file)
+    log.info("downloading %s from %s", file.path, url)
+    tmp, digest = _download(url, target.parent, file.path, progress, timeout)
     try:
         if file.convert is None:
             _check(f"{file.path} from {file.url}", file.url_sha256 or file.sha256, digest)
@@ -152,3 +163,50 @@ def fetch(
     root = resolve_data_dir(data_dir)[0]
     log.info("fetching dataset %s into %s", info.name, root)
     return [fetch_file(f, root, progress=progress, force=force, timeout=timeout) for f in info.files]
+
+
+def _progress_bar() -> tuple[Progress, Callable[[], None]]:
+    from tqdm.auto import tqdm
+
+    bars: dict[str, tqdm] = {}
+
+    def update(label: str, done: int, total: int | None) -> None:
+        bar = bars.get(label)
+        if bar is None:
+            bar = bars[label] = tqdm(total=total, unit="B", unit_scale=True, desc=label, leave=False)
+        bar.update(done - bar.n)
+
+    def close() -> None:
+        for bar in bars.values():
+            bar.close()
+
+    return update, close
+
+
+def ensure_dataset(name: DatasetRef, data_dir: str | os.PathLike[str] | None = None, *, timeout: float = 30.0) -> Path:
+    """The dataset's path, as :func:`workbench.data.dataset_path`; a missing dataset is downloaded first (with a
+    progress bar and checksums) unless ``WORKBENCH_DATA_AUTOFETCH=0``.
+
+    Raises:
+        FileNotFoundError: still missing: one line naming the data directory and ``workbench data fetch NAME``.
+    """
+    info = get_dataset(name)
+    try:
+        return dataset_path(info, data_dir)
+    except FileNotFoundError as missing:
+        if os.environ.get(AUTO_FETCH_ENV_VAR, "1") == "0":
+            raise
+        root, how = resolve_data_dir(data_dir)
+        log.warning("dataset %s is not in %s (%s): downloading it", info.name, root, how)
+        update, close = _progress_bar()
+        try:
+            fetch(info, root, progress=update, timeout=timeout)
+        except (OSError, ValueError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise FileNotFoundError(
+                f"dataset {info.name!r} is not in {root} ({how}) and could not be downloaded ({reason}); run "
+                f"`workbench data fetch {info.name}` where the network is reachable, set {MIRROR_ENV_VAR} to a "
+                f"mirror, or set WORKBENCH_DATA to a folder that holds it") from missing
+        finally:
+            close()
+        return dataset_path(info, data_dir)

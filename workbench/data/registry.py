@@ -4,9 +4,11 @@ The manifest names each dataset, its licence and origin, and per file its path u
 directory, a public download URL and the sha256 of the file as it lies in the shared data folder.
 It is read in one place, :func:`load_manifest`.
 
-The data directory is, in order: an explicit argument, the environment variable
-``WORKBENCH_DATA`` (the one documented setting), the project's ``data/`` folder. A checkout sees
-the shared copy at ``../shared/data``.
+The data directory is, in order (as scikit-learn's ``get_data_home``): an explicit argument, the
+environment variable ``WORKBENCH_DATA``, a data folder beside the checkout (``../shared/data``), the
+project's ``data/`` folder when it holds a dataset, else a per-user folder (``platformdirs``). Every
+command, notebook and test resolves it here. Generated caches (datasets a technique generates,
+compiled kernels) go to :func:`cache_dir`, never into a possibly read-only data folder.
 """
 
 from __future__ import annotations
@@ -20,11 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+import platformdirs
+
 from workbench.data.convert import ConvertSpec
 
 __all__ = [
+    "CACHE_ENV_VAR",
     "DATA_ENV_VAR",
     "MANIFEST_PATH",
+    "cache_dir",
     "DatasetInfo",
     "FileInfo",
     "data_dir",
@@ -40,8 +46,12 @@ __all__ = [
 ]
 
 DATA_ENV_VAR = "WORKBENCH_DATA"
+CACHE_ENV_VAR = "WORKBENCH_CACHE"
+APP_NAME = "research-workbench"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MANIFEST_PATH = PROJECT_ROOT / "data" / "registry.json"
+#: a data folder beside the checkout (where this project's shared copy lies)
+BESIDE_CHECKOUT = PROJECT_ROOT.parent / "shared" / "data"
 
 FileStatus = Literal["ok", "mismatch", "missing", "unverified"]
 DatasetStatus = Literal["present", "partial", "missing"]
@@ -204,17 +214,32 @@ def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> tuple[Pa
     env = os.environ.get(DATA_ENV_VAR, "")
     if env:
         return Path(os.path.abspath(Path(env).expanduser())), f"from {DATA_ENV_VAR}"
-    return PROJECT_ROOT / "data", "default: the project's data/ folder"
+    if BESIDE_CHECKOUT.is_dir():
+        return BESIDE_CHECKOUT, "the data folder beside the checkout"
+    project = PROJECT_ROOT / "data"
+    if any((project / f.path).is_file() for info in load_manifest() for f in info.files):
+        return project, "the project's data/ folder"
+    return Path(platformdirs.user_data_dir(APP_NAME)) / "data", "the per-user data folder"
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The data directory: ``explicit``, else ``$WORKBENCH_DATA``, else the project's ``data/``.
+    """The data directory: ``explicit``, else ``$WORKBENCH_DATA``, else ``../shared/data`` beside the checkout,
+    else the project's ``data/`` if it holds a dataset, else the per-user data folder.
 
     Example:
         >>> data_dir("/tmp/wb-data")
         PosixPath('/tmp/wb-data')
     """
     return resolve_data_dir(explicit)[0]
+
+
+def cache_dir(*parts: str) -> Path:
+    """A per-user cache folder for generated files (``$WORKBENCH_CACHE``, else platformdirs' user cache
+    folder), created on first use: ``cache_dir("quest")``."""
+    root = Path(os.environ.get(CACHE_ENV_VAR) or platformdirs.user_cache_dir(APP_NAME))
+    path = root.joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:

@@ -293,10 +293,10 @@ def load_graph(spec: str, *, data_dir: str | os.PathLike[str] | None = None) -> 
 
     spec = spec.strip()
     if spec in REGISTRY_GRAPHS:
-        from workbench.data.registry import dataset_path
+        from workbench.data.fetch import ensure_dataset
 
         kind, dataset = REGISTRY_GRAPHS[spec]
-        path = dataset_path(spec, data_dir)
+        path = ensure_dataset(spec, data_dir)
         if kind == "mtx":
             return load_mtx(path, name=spec)
         if kind == "edges":

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from workbench.data.registry import dataset_path
+from workbench.data.fetch import ensure_dataset
 from workbench.solvers.wathen import parse_wathen_name, wathen
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def registry_matrices(data_dir: str | os.PathLike[str] | None = None) -> dict[st
     """Name -> (kind, path) of every matrix in the registry datasets (FileNotFoundError if a folder is missing)."""
     out: dict[str, tuple[str, Path]] = {}
     for dataset, kind in DATASETS.items():
-        folder = dataset_path(dataset, data_dir)
+        folder = ensure_dataset(dataset, data_dir)
         for path in sorted(folder.glob("*.mtx")):
             out[path.stem] = (kind, path)
     return out
