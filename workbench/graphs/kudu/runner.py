@@ -14,22 +14,15 @@ Example::
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from typing import Any
 
 from workbench.graphs.engines import register_engine
 from workbench.graphs.kudu.config import KuduConfig
 from workbench.graphs.kudu.count import KuduResult, count_distributed
-from workbench.graphs.kudu.model import MODEL_LABEL, Cluster, Measured, project, replicated
+from workbench.graphs.kudu.model import MODEL_LABEL, Measured, cluster_summary, project, replicated
 from workbench.registry import Technique
 
 __all__ = ["run", "format_table", "TECHNIQUE", "result_fields", "model_block", "pattern_count_engine"]
-
-
-def cluster_of(config: KuduConfig) -> Cluster:
-    return Cluster(machines=config.model_machines, cores=config.model_cores,
-                   bandwidth_gbps=config.model_bandwidth_gbps, latency_us=config.model_latency_us,
-                   memory_gb=config.model_memory_gb)
 
 
 def result_fields(result: KuduResult) -> dict[str, Any]:
@@ -51,15 +44,16 @@ def result_fields(result: KuduResult) -> dict[str, Any]:
 def model_block(result: KuduResult, config: KuduConfig, *, vertices: int, edges: int) -> dict[str, Any]:
     """The paper-scale projection of this run (and of the replicated-graph design), or why there is none."""
     measured = Measured.of(result, vertices=vertices, edges=edges)
-    head = {"label": MODEL_LABEL, "edges": config.model_edges, "cluster": asdict(cluster_of(config)),
+    head = {"label": MODEL_LABEL, "edges": config.model_edges,
+            "cluster": cluster_summary(config.cluster, config.model_machines),
             "per_edge": measured.per_edge()}
     if len(result.ranks) < 2:
         return {**head, "error": "the model needs a real run with workers >= 2 (one process fetches nothing)"}
     if not result.completed:
         return {**head, "error": "the run was abandoned (max_embeddings exceeded), so its costs are partial"}
-    cluster = cluster_of(config)
-    return {**head, "projection": project(measured, config.model_edges, cluster).to_dict(),
-            "replicated": replicated(measured, config.model_edges, cluster).to_dict()}
+    cluster, machines = config.cluster, config.model_machines
+    return {**head, "projection": project(measured, config.model_edges, cluster, machines).to_dict(),
+            "replicated": replicated(measured, config.model_edges, cluster, machines).to_dict()}
 
 
 def run(config: KuduConfig) -> dict[str, Any]:
