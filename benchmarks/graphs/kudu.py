@@ -16,7 +16,8 @@ from typing import Any
 
 from benchmarks.common import Section, Table, fmt_ratio
 from workbench.graphs.enumerate import count
-from workbench.graphs.kudu.model import MODEL_LABEL, PAPER_CLAIMS, Cluster, project_all
+from workbench.graphs.kudu.config import KuduConfig
+from workbench.graphs.kudu.model import MODEL_LABEL, PAPER_CLAIMS, cluster_summary, project_all
 from workbench.graphs.kudu.study import strategy_sweep
 from workbench.graphs.loaders import load_graph
 from workbench.graphs.patterns import parse_pattern
@@ -83,16 +84,17 @@ def _model_table(rows: list[dict[str, Any]], graph: str, pattern: str, workers: 
     chunk = TABLE_CHUNK[graph]
     chosen = [r for r in rows if r["graph"] == graph and r["pattern"] == pattern and r["workers"] == workers
               and r["label"] in ("dfs", "bfs", f"naive C={chunk}", f"hybrid C={chunk}")]
-    cluster = Cluster()
+    config = KuduConfig()  # the model's default cluster: 256 CPU nodes
+    cluster = cluster_summary(config.cluster, config.model_machines)
     edges = PAPER_CLAIMS["largest_graph_edges"]
-    projs = project_all([r["measured"] for r in chosen], edges, cluster)
+    projs = project_all([r["measured"] for r in chosen], edges, config.cluster, config.model_machines)
     body = tuple((p.strategy, f"{p.seconds:.3g}", _fmt_bytes(p.bytes_per_machine), _fmt_bytes(p.memory_bytes),
                   "yes" if p.fits else "NO") for p in projs)
     caption = (f"{MODEL_LABEL}: {pattern} with the per-edge costs of {graph} at P = {workers}, carried to "
-               f"{edges:.0e} edges on {cluster.machines} machines x {cluster.cores} cores, {cluster.bandwidth_gbps:g} GB/s, "
-               f"{cluster.latency_us:g} us, {cluster.memory_gb:g} GB each")
+               f"{edges:.0e} edges on {cluster['machines']} machines x {cluster['cores']} cores, "
+               f"{cluster['bandwidth_gbps']:g} GB/s, {cluster['latency_us']:g} us, {cluster['memory_gb']:g} GB each")
     return Table(headers=("design", "modelled seconds", "fetched per machine", "memory per machine",
-                          f"fits {cluster.memory_gb:g} GB"), rows=body, caption=caption), {p.strategy: p for p in projs}
+                          f"fits {cluster['memory_gb']:g} GB"), rows=body, caption=caption), {p.strategy: p for p in projs}
 
 
 def run(*, quick: bool) -> list[Section]:

@@ -8,125 +8,32 @@ one by one, and fills the motif chart. Everything drawn comes from ``workbench.g
 
 from __future__ import annotations
 
-import functools
-import math
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import ipywidgets as W
-import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from workbench.graphs.cost_model import predict_seconds
 from workbench.graphs.dwarvesgraph.config import DwarvesGraphConfig
-from workbench.graphs.cost_model import GraphStats, plan_cost, predict_seconds
-from workbench.graphs.graph import Graph
-from workbench.graphs.induced import supergraphs
-from workbench.graphs.loaders import load_graph
-from workbench.graphs.miner import Miner, PlanChoice
-from workbench.graphs.patterns import NAMED, Pattern, motifs, parse_pattern
+from workbench.graphs.dwarvesgraph.study import (SIZES, SYNTHETIC_FAMILIES, DwarvesView, Measurements, circle_layout,
+                                                 decomposition_roles, dwarves_view, measure_view, motif_list,
+                                                 synthetic_spec)
+from workbench.graphs.miner import PlanChoice
+from workbench.graphs.patterns import NAMED, Pattern
 from widgets.base import Panel
 
-GRAPHS = ("karate", "planetoid-cora", "planetoid-citeseer", "wiki-vote", "planetoid-pubmed",
-          "synthetic: R-MAT", "synthetic: Erdos-Renyi", "synthetic: grid")
-SIZES = tuple(range(8, 15))  # log2(vertices) of the synthetic graphs
+GRAPHS = ("karate", "planetoid-cora", "planetoid-citeseer", "wiki-vote", "planetoid-pubmed", *SYNTHETIC_FAMILIES)
 PATTERNS = tuple(n for n in NAMED if n not in ("edge", "6-clique"))
 COLORS = {"cut": "#d62728", "comp": ("#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"), "plain": "#7f7f7f",
           "enumerate": "#ff7f0e", "decompose": "#1f77b4"}
 MAX_BARS = 12
 
 
-def synthetic_spec(family: str, log2n: int) -> str:
-    """Spec of the synthetic graph with about 2^log2n vertices (R-MAT edge factor 8; ER mean degree 8)."""
-    n = 1 << log2n
-    if family.endswith("R-MAT"):
-        return f"rmat-{log2n}-8"
-    if family.endswith("Erdos-Renyi"):
-        return f"er-{n}-{8.0 / (n - 1):.3g}"
-    side = int(round(math.sqrt(n)))
-    return f"grid-{side}-{max(n // side, 1)}"
-
-
-@functools.lru_cache(maxsize=16)
-def _graph(spec: str, data_dir: str) -> Graph:
-    return load_graph(spec, data_dir=data_dir or None).by_degree()
-
-
-@functools.lru_cache(maxsize=16)
-def _miner(spec: str, data_dir: str) -> Miner:
-    return Miner(_graph(spec, data_dir), ordered=True)
-
-
-@functools.lru_cache(maxsize=64)
-def _stats(spec: str) -> GraphStats:
-    return GraphStats.of(_graph(spec, ""))
-
-
-@functools.lru_cache(maxsize=256)
-def _analysis(spec: str, data_dir: str, pattern_text: str) -> tuple[list[PlanChoice], list]:
-    miner = _miner(spec, data_dir)
-    pattern = parse_pattern(pattern_text)
-    cands = miner.candidates(pattern)
-    tree = miner.needed_plans([pattern]) if pattern.k > 2 else []
-    return cands, tree
-
-
-@dataclass
-class DwarvesView:
-    """What one redraw shows (no kernel has run): the pattern, the plan candidates, the size sweep."""
-
-    config: DwarvesGraphConfig
-    pattern: Pattern
-    candidates: list[PlanChoice]
-    sweep: dict[str, tuple[list[int], list[float]]]
-    transform: list[tuple[Pattern, int]] = field(default_factory=list)
-
-
-def dwarves_view(values: dict[str, Any]) -> DwarvesView:
-    config = DwarvesGraphConfig.from_dict(values)
-    pattern = parse_pattern(config.pattern)
-    cands, tree = _analysis(config.graph, config.data_dir, config.pattern)
-    best_enum = next((c for c in cands if c.kind == "enumerate"), None)
-    best_dec = next((c for c in cands if c.kind == "decompose"), None)
-    sweep: dict[str, tuple[list[int], list[float]]] = {}
-    sizes = [1 << s for s in SIZES]
-    family = "synthetic: R-MAT" if not config.graph.startswith(("er-", "grid-")) else (
-        "synthetic: Erdos-Renyi" if config.graph.startswith("er-") else "synthetic: grid")
-    stats = [_stats(synthetic_spec(family, s)) for s in SIZES]
-    if best_enum is not None:
-        sweep["enumerate"] = (sizes, [predict_seconds(plan_cost(best_enum.kernel, st)) for st in stats])
-    if best_dec is not None:
-        kernels = [k for k in tree] or [best_dec.kernel]
-        sweep["decompose"] = (sizes, [predict_seconds(sum(plan_cost(k, st) for k in kernels)) for st in stats])
-    transform = supergraphs(pattern) if config.induced == "vertex" else []
-    return DwarvesView(config, pattern, cands, sweep, transform)
-
-
-def resolve_graph(spec: str, data_dir: str = "", *, fallback: str = "rmat-12-8") -> tuple[Graph, str]:
-    """Load ``spec`` (``data_dir`` if it exists, else the registry default); when a dataset is absent, the
-    synthetic ``fallback`` instead, with a note saying so (for notebooks run without the shared data)."""
-    from pathlib import Path
-
-    where = data_dir if data_dir and Path(data_dir).is_dir() else ""
-    try:
-        return load_graph(spec, data_dir=where or None), ""
-    except FileNotFoundError as exc:
-        return load_graph(fallback), f"**{spec} is not available here ({exc}); using {fallback} instead.**"
-
-
-def motif_list(k: int) -> tuple[Pattern, ...]:
-    return motifs(k) if k else ()
-
-
-def _layout(k: int) -> np.ndarray:
-    angles = np.pi / 2 - 2 * np.pi * np.arange(k) / max(k, 1)
-    return np.stack([np.cos(angles), np.sin(angles)], axis=1)
-
-
 def pattern_traces(pattern: Pattern, roles: dict[int, str] | None = None) -> tuple[dict, dict]:
     """(edge trace kwargs, node trace kwargs) drawing ``pattern`` on a circle, nodes coloured by role
     (``"cut"``, ``"c0"``, ``"c1"``...; default plain)."""
-    pos = _layout(pattern.k)
+    pos = circle_layout(pattern.k)
     xs, ys = [], []
     for a, b in pattern.edges:
         xs += [pos[a, 0], pos[b, 0], None]
@@ -136,17 +43,6 @@ def pattern_traces(pattern: Pattern, roles: dict[int, str] | None = None) -> tup
               COLORS["comp"][int(roles[v][1:]) % 5] if v in roles else COLORS["plain"] for v in range(pattern.k)]
     return (dict(x=xs, y=ys), dict(x=pos[:, 0].tolist(), y=pos[:, 1].tolist(), text=[str(v) for v in range(pattern.k)],
                                    marker=dict(color=colors, size=22, line=dict(width=1, color="white"))))
-
-
-def decomposition_roles(choice: PlanChoice | None) -> dict[int, str]:
-    if choice is None or choice.decomposition is None:
-        return {}
-    d = choice.decomposition
-    roles = {v: "cut" for v in d.cut}
-    comps = ([d.bridge] if d.bridge else []) + [order for order, _ in d.classes]
-    for i, comp in enumerate(comps):
-        roles.update({v: f"c{i}" for v in comp})
-    return roles
 
 
 class DwarvesGraphPanel(Panel):
@@ -164,14 +60,14 @@ class DwarvesGraphPanel(Panel):
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         graph = values.get("graph", self.panel_defaults()["graph"])
         family = graph if graph in GRAPHS else next(
-            (f for f in GRAPHS[5:] if any(graph == synthetic_spec(f, s) for s in SIZES)), "synthetic: R-MAT")
+            (f for f in SYNTHETIC_FAMILIES if any(graph == synthetic_spec(f, s) for s in SIZES)), "synthetic: R-MAT")
         size = next((s for s in SIZES if graph == synthetic_spec(family, s)), 11)
         self.family = W.Dropdown(options=GRAPHS, value=family, description="graph", layout=W.Layout(width="300px"))
         self.size = W.IntSlider(value=size, min=SIZES[0], max=SIZES[-1], description="log2 vertices (synthetic)",
                                 continuous_update=False, style={"description_width": "initial"})
         self.run_button = W.Button(description="Run (count for real)", button_style="primary")
         self.progress = W.IntProgress(min=0, max=3, value=0, layout=W.Layout(width="200px"))
-        self.measured: dict[str, Any] = {}
+        self.measured: Measurements | None = None  # the last Run (drawn while its setting is shown)
         super().__init__(static=static, **values)
         graph = self.controls["graph"]
         graph.layout.display = "none"  # driven by the dropdown + size slider
@@ -223,11 +119,16 @@ class DwarvesGraphPanel(Panel):
         return [pat, cost, sweep, motifs]
 
     def compute(self, values: dict[str, Any]) -> DwarvesView:
-        return dwarves_view(values)
+        return dwarves_view(DwarvesGraphConfig.from_dict(values))
+
+    def _current(self, values: dict[str, Any]) -> Measurements | None:
+        """The last Run's measurements if they belong to the shown (graph, pattern, induced)."""
+        m = self.measured
+        return m if m is not None and m.key == self._key(values) else None
 
     def draw(self, figures: list[Any], view: DwarvesView, values: dict[str, Any]) -> None:
         pat, cost, sweep, motifs = figures
-        chosen = view.candidates[0] if view.candidates else None
+        chosen = view.chosen
         edge, node = pattern_traces(view.pattern, decomposition_roles(chosen))
         pat.data[0].x, pat.data[0].y = edge["x"], edge["y"]
         pat.data[1].x, pat.data[1].y, pat.data[1].text = node["x"], node["y"], node["text"]
@@ -250,22 +151,25 @@ class DwarvesGraphPanel(Panel):
         cost.data[0].y = [predict_seconds(c.units) for c in cands]
         cost.data[0].hovertext = [c.describe() for c in cands]
         cost.data[0].marker.color = [COLORS[c.kind] if i else "#d62728" for i, c in enumerate(cands)]
-        m = self.measured.get("plans", {}) if self.measured.get("key") == self._key(values) else {}
+        current = self._current(values)
+        m = current.plans if current else {}
         cost.data[1].x = [lab for lab, c in zip(labels, cands) if c.describe() in m]
         cost.data[1].y = [m[c.describe()] for c in cands if c.describe() in m]
 
         for i, kind in enumerate(("enumerate", "decompose")):
             xs, ys = view.sweep.get(kind, ([], []))
             sweep.data[i].x, sweep.data[i].y = xs, ys
-            point = self.measured.get("engines", {}).get(kind) if self.measured.get("key") == self._key(values) else None
+            point = current.engines.get(kind) if current and current.engines else None
             sweep.data[2 + i].x = [point[0]] if point else []
             sweep.data[2 + i].y = [point[1]] if point else []
 
-        counts = self.measured.get("motifs", []) if self.measured.get("graph") == values["graph"] else []
+        m = self.measured
+        counts = m.motifs if m is not None and m.graph == values["graph"] else []
         if counts and len(counts) == len(motif_list(values["motifs"])):
             motifs.data[0].x = [c["pattern"] for c in counts]
             motifs.data[0].y = [max(c["count"], 0.5) for c in counts]
-            motifs.layout.title.text = f"{len(counts)} motifs on {values['graph']} ({self.measured.get('motif_label', '')})"
+            motifs.layout.title.text = (f"{len(counts)} motifs on {values['graph']} ({m.key[2]}-induced, "
+                                        f"{m.motif_seconds:.3g} s)")
         else:
             names = [p.label for p in motif_list(values["motifs"])]
             motifs.data[0].x, motifs.data[0].y = names, [None] * len(names)
@@ -273,57 +177,42 @@ class DwarvesGraphPanel(Panel):
                                         if names else "Motif counts (set motifs > 0 and press Run)")
 
     def notes(self, view: DwarvesView, values: dict[str, Any]) -> str:
-        c = view.candidates[0] if view.candidates else None
+        c = view.chosen
         text = f"<small>chosen: <b>{c.describe() if c else 'closed form'}</b>"
         if c is not None:
             text += f"; predicted {predict_seconds(c.total_units):.3g} s incl. shrinkages (model)"
         if view.transform:
             text += "<br>vertex-induced: V = " + " ".join(f"{k:+d}&middot;E({q.label})" for q, k in view.transform)
-        if self.measured.get("key") == self._key(values) and "summary" in self.measured:
-            text += f"<br>{self.measured['summary']}"
+        current = self._current(values)
+        if current is not None:
+            text += f"<br>{self.summary(current)}"
         return text + "</small>"
+
+    @staticmethod
+    def summary(m: Measurements) -> str:
+        """One line on the measured engines (HTML)."""
+        if m.engines is None:
+            return f"enumeration skipped: the model predicts more than {m.enumerate_limit_s:g} s"
+        dec, enu = m.engines["decompose"][1], m.engines["enumerate"][1]
+        return (f"count {m.count:,} (both engines agree); decomposition {dec:.3g} s vs enumeration {enu:.3g} s "
+                f"= <b>{m.speedup:.1f}x</b> (measured)")
 
     @staticmethod
     def _key(values: dict[str, Any]) -> tuple:
         return (values["graph"], values["pattern"], values["induced"])
 
     # ---- heavy work behind the button -------------------------------------------------------------------
-    def run_measurements(self, *, enumerate_limit_s: float = 30.0) -> dict[str, Any]:
-        """Count with both engines, time the 6 cheapest plans, count motifs; then redraw. Returns the data."""
-        from workbench.graphs.dwarvesgraph.study import engine_pair, plan_study
-
-        values = self.values()
-        view = self.compute(values)
-        graph = _graph(values["graph"], values["data_dir"])
+    def run_measurements(self, *, enumerate_limit_s: float = 30.0) -> Measurements:
+        """Count for real (:func:`~workbench.graphs.dwarvesgraph.study.measure_view`), then redraw."""
         self.progress.value = 0
-        out: dict[str, Any] = {"key": self._key(values), "graph": values["graph"]}
-        rows = plan_study(graph, view.pattern, top=6, sample=False) if view.pattern.k > 2 else []
-        out["plans"] = {r["plan"]: r["measured_seconds"] for r in rows}
-        self.progress.value = 1
-        predicted_enum = view.sweep.get("enumerate")
-        skip_enum = False
-        if predicted_enum and view.candidates:
-            best_enum = next((c for c in view.candidates if c.kind == "enumerate"), None)
-            skip_enum = best_enum is not None and predict_seconds(best_enum.units) > enumerate_limit_s
-        if not skip_enum:
-            pair = engine_pair(graph, view.pattern, values["induced"])
-            out["engines"] = {k: (graph.n, v["seconds"]) for k, v in pair.items()}
-            ratio = pair["enumerate"]["seconds"] / max(pair["decompose"]["seconds"], 1e-9)
-            out["summary"] = (f"count {pair['decompose']['count']:,} (both engines agree); decomposition "
-                              f"{pair['decompose']['seconds']:.3g} s vs enumeration {pair['enumerate']['seconds']:.3g} s "
-                              f"= <b>{ratio:.1f}x</b> (measured)")
-        else:
-            out["summary"] = "enumeration skipped: the model predicts more than 30 s"
-        self.progress.value = 2
-        if values["motifs"]:
-            miner = Miner(graph, ordered=True)
-            res = miner.motif_counts(values["motifs"], values["induced"])
-            out["motifs"] = [{"pattern": r.pattern.label, "count": r.count} for r in res]
-            out["motif_label"] = f"{values['induced']}-induced, {sum(r.seconds for r in res):.3g} s"
-        self.progress.value = 3
-        self.measured = out
+        config = DwarvesGraphConfig.from_dict(self.values())
+
+        def step(done: int) -> None:
+            self.progress.value = done
+
+        self.measured = measure_view(config, enumerate_limit_s=enumerate_limit_s, progress=step)
         self.redraw()
-        return out
+        return self.measured
 
     def widget(self) -> W.Widget:
         base = super().widget()

@@ -1,64 +1,35 @@
 """Kudu panel: bytes moved, messages, memory and time per exploration strategy, measured on P real
 processes, and the paper-scale model.
 
-Measurements come from :func:`workbench.graphs.kudu.study.strategy_sweep` (one launch of P gloo processes
-runs DFS, BFS, the naive baseline and the hybrid at every chunk size of :data:`CHUNKS`), memoised per
-setting. Moving the chunk size, the strategy or a model slider redraws from those rows (fast); a setting not
+Measurements come from :func:`workbench.graphs.kudu.study.measure` (one launch of P gloo processes runs DFS,
+BFS, the naive baseline and the hybrid at every chunk size of ``study.CHUNKS``), memoised there per setting;
+the panel draws :func:`workbench.graphs.kudu.study.kudu_view`. Moving the chunk size, the strategy or a model slider redraws from those rows (fast); a setting not
 measured yet (another graph, pattern or P) waits for the **Measure** button, because launching processes
 takes about a second. The model figure is :mod:`workbench.graphs.kudu.model`, labelled as a model.
 """
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import ipywidgets as W
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from workbench.graphs.kudu.model import MODEL_LABEL, PAPER_CLAIMS, Cluster, Projection, project_all
-from workbench.graphs.kudu.study import strategy_sweep
+from workbench.cluster import ClusterSpec
+from workbench.graphs.kudu.config import KuduConfig
+from workbench.graphs.kudu.model import MODEL_LABEL, PAPER_CLAIMS, Projection, cluster_summary
+from workbench.graphs.kudu.study import CHUNKS, KuduView, kudu_view, measure, pick, scaling_projections
 from widgets.base import Panel
 
-CHUNKS = (1, 4, 16, 64, 256, 1024)
 WORKERS = (1, 2, 3, 4)
 GRAPHS = ("karate", "planetoid-citeseer", "planetoid-cora", "wiki-vote", "rmat-10-4", "er-1000-0.005")
 PATTERNS = ("triangle", "4-cycle", "diamond", "4-clique", "house", "5-cycle", "5-clique")
-STRATEGY_ORDER = ("dfs", "bfs", "naive", "hybrid")
 COLORS = {"dfs": "#d62728", "bfs": "#9467bd", "naive": "#7f7f7f", "hybrid": "#1f77b4", "replicated": "#ff7f0e"}
 PHASES = (("compute_seconds", "compute", "#2ca02c"), ("sync_seconds", "fetch rounds", "#d62728"),
           ("wait_seconds", "waiting for lists", "#ff7f0e"), ("idle_seconds", "idle (serving others)", "#c7c7c7"))
-
-
-@functools.lru_cache(maxsize=64)
-def measure(graph: str, pattern: str, induced: str, workers: int, partition: str, cache_kb: int,
-            data_dir: str = "", chunks: tuple[int, ...] = CHUNKS) -> tuple[dict[str, Any], ...]:
-    """Real runs (one launch of ``workers`` processes) of every strategy; hybrid and naive at every chunk size."""
-    from workbench.graphs.loaders import load_graph
-    from workbench.graphs.patterns import parse_pattern
-
-    g = load_graph(graph, data_dir=data_dir or None)
-    return tuple(strategy_sweep(g, parse_pattern(pattern), induced, workers=workers, chunks=chunks, naive_chunks=chunks,
-                                partition=partition, cache_bytes=cache_kb * 1024))
-
-
-def pick(rows: Sequence[dict[str, Any]], chunk: int) -> list[dict[str, Any]]:
-    """The four runs compared at chunk size ``chunk``: dfs, bfs, naive C=chunk, hybrid C=chunk (in that order)."""
-    out = []
-    for strategy in STRATEGY_ORDER:
-        same = [r for r in rows if r["strategy"] == strategy]
-        if strategy in ("naive", "hybrid"):
-            same = sorted(same, key=lambda r: (r["chunk_size"] != chunk, abs(r["chunk_size"] - chunk)))
-        if same:
-            out.append(same[0])
-    return out
-
-
-def projections(rows: Sequence[dict[str, Any]], chunk: int, edges: float, cluster: Cluster) -> list[Projection]:
-    """Model of the four compared runs on ``edges`` edges and ``cluster``, then the replicated design."""
-    return project_all([r["measured"] for r in pick(rows, chunk) if r["workers"] >= 2], edges, cluster)
+#: the cluster fields the model reads that the panel shows (the others do not enter the model, or are fixed)
+SHOWN_CLUSTER = ("cluster.inter_node_bw_gbps", "cluster.inter_node_latency_us", "cluster.host_memory_gb")
 
 
 # ---------------------------------------------------------------------------------------------- figures
@@ -157,7 +128,8 @@ def model_figure() -> go.Figure:
     return fig
 
 
-def fill_model(fig: Any, projs: Sequence[Projection], selected: str, cluster: Cluster, edges: float) -> None:
+def fill_model(fig: Any, projs: Sequence[Projection], selected: str, cluster: ClusterSpec, machines: int,
+               edges: float) -> None:
     labels = [p.strategy for p in projs]
     style = _bar_style(labels, selected)
     fig.data[0].x, fig.data[0].y = labels, [p.seconds for p in projs]
@@ -169,29 +141,25 @@ def fill_model(fig: Any, projs: Sequence[Projection], selected: str, cluster: Cl
     fig.data[1].hovertext = [f"partition {p.partition_bytes / 1e9:.3g} GB, cache {p.cache_bytes / 1e9:.3g} GB, "
                              f"embeddings {p.embedding_bytes / 1e9:.3g} GB; {'fits' if p.fits else 'does NOT fit'}"
                              for p in projs]
-    fig.data[2].x, fig.data[2].y = (labels[:1] + labels[-1:], [cluster.memory_gb] * 2) if labels else ([], [])
+    c = cluster_summary(cluster, machines)
+    fig.data[2].x, fig.data[2].y = (labels[:1] + labels[-1:], [c["memory_gb"]] * 2) if labels else ([], [])
     fig.layout.title.text = (f"MODEL (not measured): {edges:.3g} edges with the measured graph's degree shape on "
-                             f"{cluster.machines} machines x {cluster.cores} cores, {cluster.bandwidth_gbps:g} GB/s, "
-                             f"{cluster.latency_us:g} us")
+                             f"{c['machines']} machines x {c['cores']} cores, {c['bandwidth_gbps']:g} GB/s, "
+                             f"{c['latency_us']:g} us")
 
 
 def scaling_figure(rows: Sequence[dict[str, Any]], chunk: int, *, edges: float, machines: Sequence[int],
-                   cluster: Cluster) -> go.Figure:
+                   cluster: ClusterSpec) -> go.Figure:
     """MODEL: time and memory per machine vs machine count, per strategy, at ``edges`` edges."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("modelled time (s)", "memory per machine (GB)"))
-    series: dict[str, list[Projection]] = {}
-    for m in machines:
-        c = Cluster(machines=m, cores=cluster.cores, bandwidth_gbps=cluster.bandwidth_gbps,
-                    latency_us=cluster.latency_us, memory_gb=cluster.memory_gb)
-        for p in projections(rows, chunk, edges, c):
-            series.setdefault(p.strategy, []).append(p)
+    series = scaling_projections(rows, chunk, edges, cluster, machines)
     for name, ps in series.items():
         color = COLORS[name]
         fig.add_trace(go.Scatter(x=list(machines), y=[p.seconds for p in ps], name=name, mode="lines+markers",
                                  line=dict(color=color)), row=1, col=1)
         fig.add_trace(go.Scatter(x=list(machines), y=[p.memory_bytes / 1e9 for p in ps], name=name, showlegend=False,
                                  mode="lines+markers", line=dict(color=color)), row=1, col=2)
-    fig.add_trace(go.Scatter(x=[machines[0], machines[-1]], y=[cluster.memory_gb] * 2, mode="lines",
+    fig.add_trace(go.Scatter(x=[machines[0], machines[-1]], y=[cluster.host_memory_gb] * 2, mode="lines",
                              name="machine memory", line=dict(color="black", dash="dash")), row=1, col=2)
     for col in (1, 2):
         fig.update_xaxes(type="log", title_text="machines", row=1, col=col)
@@ -211,35 +179,7 @@ def strategy_figures(rows: Sequence[dict[str, Any]], chunk: int, *, title: str) 
     return [comm, times, chunks]
 
 
-def headline_ratios(rows: Sequence[dict[str, Any]], chunk: int) -> dict[str, float]:
-    """Ratios the paper's argument predicts, from measured rows: naive/hybrid bytes, DFS/hybrid messages,
-    BFS/hybrid peak embeddings (each > 1 when the claim holds)."""
-    by = {r["strategy"]: r for r in pick(rows, chunk)}
-    h = by["hybrid"]
-
-    def ratio(a: float, b: float) -> float:
-        return a / b if b else float("inf") if a else 1.0
-
-    return {"naive_over_hybrid_bytes": ratio(by["naive"]["bytes"], h["bytes"]),
-            "dfs_over_hybrid_messages": ratio(by["dfs"]["messages"], h["messages"]),
-            "bfs_over_hybrid_peak_embeddings": ratio(by["bfs"]["peak_embeddings"], h["peak_embeddings"]),
-            "dfs_over_hybrid_seconds": ratio(by["dfs"]["seconds"], h["seconds"])}
-
-
 # ---------------------------------------------------------------------------------------------- panel
-@dataclass(frozen=True)
-class KuduView:
-    """One redraw: the measured rows of the current setting (None: not measured yet) and the model."""
-
-    key: tuple
-    rows: tuple[dict[str, Any], ...] | None
-    chunk: int
-    strategy: str
-    cluster: Cluster
-    edges: float
-    projections: tuple[Projection, ...]
-
-
 class KuduPanel(Panel):
     """Workers, chunk size, strategy, partition, cache and the model cluster; press Measure for new settings."""
 
@@ -253,18 +193,18 @@ class KuduPanel(Panel):
         "cache_kb": (0, 4, 16, 64, 256, 1024),
         "model_edges": (1e9, 1e10, 1e11, 1e12),
         "model_machines": (8, 32, 128, 256, 1024, 4096),
-        "model_bandwidth_gbps": (1.25, 3.125, 12.5, 25.0, 50.0),
-        "model_latency_us": (1.0, 5.0, 20.0, 100.0),
-        "model_memory_gb": (64.0, 128.0, 256.0, 512.0, 1024.0),
+        "cluster.inter_node_bw_gbps": (1.25, 3.125, 12.5, 25.0, 50.0),
+        "cluster.inter_node_latency_us": (1.0, 5.0, 20.0, 100.0),
+        "cluster.host_memory_gb": (64.0, 128.0, 256.0, 512.0, 1024.0),
     }
-    hidden = ("max_embeddings", "timeout_s", "data_dir", "model_cores")
+    hidden = ("max_embeddings", "timeout_s", "data_dir",
+              *(s.name for s in KuduConfig.specs() if s.name.startswith("cluster.") and s.name not in SHOWN_CLUSTER))
     static_slider = ("chunk_size", CHUNKS)
 
     def panel_defaults(self) -> dict[str, Any]:
         return {"graph": "karate", "pattern": "4-cycle", "workers": 2, "chunk_size": 16}
 
     def __init__(self, *, static: bool | None = None, measure_now: bool = True, **values: Any) -> None:
-        self.measured: dict[tuple, tuple[dict[str, Any], ...]] = {}
         self.measure_button = W.Button(description="Measure (real run on P processes)", button_style="primary",
                                        tooltip="launch P gloo processes and run every strategy and chunk size")
         self.progress = W.IntProgress(value=0, min=0, max=1, description="runs", layout=W.Layout(width="260px"))
@@ -272,21 +212,18 @@ class KuduPanel(Panel):
         self._measure_now = measure_now
         super().__init__(static=static, **values)
 
-    @staticmethod
-    def key(values: dict[str, Any]) -> tuple:
-        return (values["graph"], values["pattern"], values["induced"], int(values["workers"]), values["partition"],
-                int(values["cache_kb"]), values.get("data_dir", ""))
+    def config_of(self, values: dict[str, Any] | None = None) -> KuduConfig:
+        """The validated config of the controls (or of ``values``)."""
+        return KuduConfig.from_dict(self.values() if values is None else values)
 
     def measure(self) -> tuple[dict[str, Any], ...]:
-        """Run the current setting for real (memoised), then redraw."""
-        values = self.values()
+        """Run the current setting for real (memoised in the study), then redraw."""
         self.progress.value = 0
         try:
-            rows = measure(*self.key(values))
+            rows = measure(self.config_of())
         except (ValueError, FileNotFoundError) as exc:
             self.status.value = f'<span style="color:#b00020">&#9888; {exc}</span>'
             raise
-        self.measured[self.key(values)] = rows
         self.progress.value = 1
         self.redraw()
         return rows
@@ -295,20 +232,13 @@ class KuduPanel(Panel):
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
         if self._measure_now:
             try:
-                self.measured[self.key(values)] = measure(*self.key(values))
+                measure(self.config_of(values))
             except (ValueError, FileNotFoundError):  # shown by the first redraw's status line
                 pass
         return [comm_figure(), time_figure(), chunk_figure(), model_figure()]
 
     def compute(self, values: dict[str, Any]) -> KuduView:
-        key = self.key(values)
-        rows = self.measured.get(key)
-        cluster = Cluster(machines=int(values["model_machines"]), cores=int(values["model_cores"]),
-                          bandwidth_gbps=float(values["model_bandwidth_gbps"]),
-                          latency_us=float(values["model_latency_us"]), memory_gb=float(values["model_memory_gb"]))
-        projs = tuple(projections(rows, int(values["chunk_size"]), float(values["model_edges"]), cluster)) if rows else ()
-        return KuduView(key, rows, int(values["chunk_size"]), values["strategy"], cluster,
-                        float(values["model_edges"]), projs)
+        return kudu_view(self.config_of(values))
 
     def draw(self, figures: list[Any], view: KuduView, values: dict[str, Any]) -> None:
         comm, times, chunks, model = figures
@@ -321,14 +251,14 @@ class KuduPanel(Panel):
         fill_comm(comm, view.rows, view.chunk, view.strategy, title=title)
         fill_time(times, view.rows, view.chunk)
         fill_chunks(chunks, view.rows, view.chunk)
-        fill_model(model, view.projections, view.strategy, view.cluster, view.edges)
+        fill_model(model, view.projections, view.strategy, view.cluster, view.machines, view.edges)
 
     def notes(self, view: KuduView, values: dict[str, Any]) -> str:
         if view.rows is None:
             return ("<small>these settings are not measured yet: press <b>Measure</b> (a real run of every "
                     "strategy on P processes, about a second on small graphs)</small>")
-        ratios = headline_ratios(view.rows, view.chunk)
-        chosen = next(r for r in pick(view.rows, view.chunk) if r["strategy"] == view.strategy)
+        ratios = view.ratios
+        chosen = next(r for r in view.chosen if r["strategy"] == view.strategy)
         text = (f"{chosen['label']}: {chosen['messages']:,} messages, {chosen['bytes']:,} bytes, hit rate "
                 f"{chosen['cache_hit_rate']:.0%}, peak {chosen['peak_embeddings']:,} embeddings, "
                 f"{chosen['seconds']:.3g} s &middot; naive/hybrid bytes <b>{ratios['naive_over_hybrid_bytes']:.1f}x</b>"

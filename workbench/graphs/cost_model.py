@@ -33,8 +33,9 @@ import numpy as np
 
 from workbench.graphs.ir import Bind, KernelPlan, chain_of as _chain, ready_vertex as _ready
 from workbench.graphs.graph import Graph
+from workbench.graphs.kernels import run_kernel
 
-__all__ = ["GraphStats", "plan_cost", "enumeration_cost", "sample_seconds", "SECONDS_PER_UNIT", "predict_seconds"]
+__all__ = ["GraphStats", "plan_cost", "sample_seconds", "SECONDS_PER_UNIT", "predict_seconds"]
 
 #: seconds per work unit of :func:`plan_cost`: the median of measured CPU seconds / units over 250 kernels
 #: (11 patterns, every top-4 plan, on Wiki-Vote, CiteSeer, R-MAT 2^12 and G(20000, 0.001)); the 10-90 %
@@ -244,21 +245,12 @@ def plan_cost(plan: KernelPlan, stats: GraphStats, *, roots: float | None = None
     return float((walk.units + outer).sum()) + stats.n * scale
 
 
-def enumeration_cost(stats: GraphStats, schedule) -> float:
-    """:func:`plan_cost` of a :class:`~.enumerate.Schedule` run as a plain enumeration."""
-    from workbench.graphs.enumerate import schedule_plan
-
-    return plan_cost(schedule_plan(schedule), stats)
-
-
 def predict_seconds(units: float) -> float:
     return units * SECONDS_PER_UNIT
 
 
 def sample_seconds(kernel, graph: Graph, *, sample: int = 256, workers: int = 1) -> float:
     """Sampling estimate: time the compiled ``kernel`` on every ``n/sample``-th root, scaled to all roots."""
-    from workbench.graphs.kernels import run_kernel
-
     step = max(graph.n // max(sample, 1), 1)
     roots = np.arange(0, graph.n, step, dtype=np.int64)
     start = time.perf_counter()

@@ -35,12 +35,13 @@ from typing import Callable, Literal, Sequence
 import numpy as np
 
 from workbench.graphs.compiler import Bind, KernelPlan, describe_plan
+from workbench.graphs.cost_model import GraphStats, plan_cost
 from workbench.graphs.graph import Graph
 from workbench.graphs.kernels import compile_plan, run_kernel
 from workbench.graphs.patterns import Pattern
 
 __all__ = ["Schedule", "EnumerationResult", "symmetry_restrictions", "connected_orders", "make_schedule",
-           "count", "count_reference", "schedule_plan"]
+           "enumeration_cost", "count", "count_reference", "schedule_plan"]
 
 Induced = Literal["edge", "vertex"]
 
@@ -183,6 +184,11 @@ def schedule_plan(schedule: Schedule, *, hoist: bool = True) -> KernelPlan:
     return KernelPlan(cut=schedule.binds(), hoist=hoist)
 
 
+def enumeration_cost(stats: GraphStats, schedule: Schedule) -> float:
+    """Work units (:func:`.cost_model.plan_cost`) of ``schedule`` run as a plain enumeration."""
+    return plan_cost(schedule_plan(schedule), stats)
+
+
 def make_schedule(pattern: Pattern, induced: Induced = "edge", *, graph: Graph | None = None,
                   order: Sequence[int] | None = None) -> Schedule:
     """A schedule for ``pattern``: the given ``order``, or the cheapest connected order by the degree-statistics
@@ -196,8 +202,6 @@ def make_schedule(pattern: Pattern, induced: Induced = "edge", *, graph: Graph |
             return tuple(-len([j for j in range(i) if pattern.has_edge(o[i], o[j])]) for i in range(len(o)))
         best = min(orders, key=lambda o: (-pattern.degree(o[0]), key(o)))
         return Schedule(pattern, best, induced, symmetry_restrictions(pattern, best))
-    from workbench.graphs.cost_model import GraphStats, enumeration_cost
-
     stats = GraphStats.of(graph)
     scheds = [Schedule(pattern, o, induced, symmetry_restrictions(pattern, o)) for o in orders]
     return min(scheds, key=lambda s: (enumeration_cost(stats, s), s.order))

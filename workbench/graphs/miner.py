@@ -32,7 +32,7 @@ from workbench.graphs.decompose import Decomposition, cutting_sets as cutting_se
 from workbench.graphs.enumerate import Schedule, connected_orders, schedule_plan, symmetry_restrictions
 from workbench.graphs.graph import Graph
 from workbench.graphs.induced import supergraphs
-from workbench.graphs.kernels import compile_plan, run_kernel
+from workbench.graphs.kernels import compile_plan, precompile, run_kernel
 from workbench.graphs.patterns import Pattern, motifs
 
 __all__ = ["Miner", "PlanChoice", "Step", "CountResult"]
@@ -361,8 +361,6 @@ class Miner:
         """Plan every pattern and compile all kernels on ``processes`` (default ``workers``) processes
         before counting (the clique kernels too, when a plan uses them); returns the compile wall seconds
         (0 when everything is cached)."""
-        from workbench.graphs.kernels import precompile
-
         plans = self.needed_plans(patterns, induced, engine)
         seconds = precompile(plans, processes=processes or self.workers, cache_dir=self.cache_dir)
         if any(c.kind == "clique" for c in self._plan.values()):

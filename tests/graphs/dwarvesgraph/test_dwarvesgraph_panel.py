@@ -56,10 +56,10 @@ def test_bad_pattern_shows_in_the_status_line(panel):
 def test_run_button_measures_and_fills_the_motif_chart():
     p = DwarvesGraphPanel(graph="rmat-8-8", pattern="tailed-triangle", motifs=4)
     out = p.run_measurements()
-    assert "both engines agree" in out["summary"]
+    assert "both engines agree" in p.status.value
     assert len(p.figures[3].data[0].x) == 6 and len(p.figures[1].data[1].x) >= 1
     expected = Miner(load_graph("rmat-8-8")).count(parse_pattern("tailed-triangle")).count
-    assert f"{expected:,}" in out["summary"]
+    assert out.count == expected and f"{expected:,}" in p.status.value
 
 
 def test_static_mode_has_pattern_frames():

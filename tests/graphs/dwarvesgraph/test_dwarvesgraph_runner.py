@@ -26,7 +26,7 @@ from workbench.registry import get_technique
 
 
 def test_pattern_json_has_the_issue_schema():
-    out = run(DwarvesGraphConfig(graph="grid-4-4", pattern="4-cycle"))
+    out = run(DwarvesGraphConfig(graph="grid-4-4", pattern="4-cycle")).to_json()
     assert {"technique", "graph", "pattern", "induced", "count", "plan", "seconds"} <= set(out)
     assert out["technique"] == "pattern-count" and out["count"] == 9 and out["induced"] == "edge"
     assert json.loads(json.dumps(out)) == out
@@ -34,7 +34,7 @@ def test_pattern_json_has_the_issue_schema():
 
 
 def test_motifs_json_lists_every_pattern():
-    out = run(DwarvesGraphConfig(graph="grid-4-4", motifs=4, induced="vertex"))
+    out = run(DwarvesGraphConfig(graph="grid-4-4", motifs=4, induced="vertex")).to_json()
     assert [c["pattern"] for c in out["counts"]] == [p.label for p in motifs(4)]
     by = {c["pattern"]: c["count"] for c in out["counts"]}
     # 4 inner vertices of degree 4 give C(4, 3) stars each, 8 side vertices of degree 3 one each
@@ -65,12 +65,12 @@ def test_engines_register_themselves_and_match_the_config_choices():
 
 
 def test_kudu_engine_counts_like_the_single_process_engines():
-    kudu = run(DwarvesGraphConfig(graph="grid-4-4", pattern="4-cycle", engine="kudu", workers=2))
-    assert kudu["count"] == run(DwarvesGraphConfig(graph="grid-4-4", pattern="4-cycle"))["count"] == 9
+    kudu = run(DwarvesGraphConfig(graph="grid-4-4", pattern="4-cycle", engine="kudu", workers=2)).to_json()
+    assert kudu["count"] == run(DwarvesGraphConfig(graph="grid-4-4", pattern="4-cycle")).count == 9
 
 
 def test_wiki_vote_triangles_and_karate(shared_data):
-    wiki = run(DwarvesGraphConfig(graph="wiki-vote", pattern="triangle", data_dir=str(shared_data)))
+    wiki = run(DwarvesGraphConfig(graph="wiki-vote", pattern="triangle", data_dir=str(shared_data))).to_json()
     assert wiki["count"] == 608_389
     karate = load_graph("karate", data_dir=shared_data)
     assert Miner(karate).count(parse_pattern("triangle")).count == 45 == sum(nx.triangles(karate.to_networkx()).values()) // 3
@@ -109,3 +109,46 @@ def test_citeseer_vertex_induced_four_motifs_engines_agree(shared_data):
     dec = Miner(g).motif_counts(4, "vertex", "decompose")
     enu = Miner(g).motif_counts(4, "vertex", "enumerate")
     assert [r.count for r in dec] == [r.count for r in enu]
+
+
+# The JSON keys scripts depend on, in order, for each shape of the output, as printed before the result became
+# typed (saved from ``workbench run pattern-count --graph karate ... --json``).
+HEAD = ["technique", "graph", "induced", "engine", "workers", "graph_info", "load_seconds"]
+SHAPES = {
+    "pattern": (dict(pattern="triangle"),
+                HEAD + ["pattern", "pattern_edges", "count", "plan", "seconds", "compile_seconds", "plan_seconds",
+                        "predicted_seconds", "steps"]),
+    "motifs": (dict(motifs=4),
+               HEAD + ["motifs", "counts", "count", "plan", "seconds", "compile_seconds", "plan_seconds",
+                       "kernel_seconds"]),
+    "kudu pattern": (dict(pattern="4-cycle", engine="kudu", workers=2),
+                     HEAD + ["pattern", "pattern_edges", "count", "plan", "seconds", "launch_seconds", "kudu"]),
+    "kudu motifs": (dict(motifs=3, engine="kudu", workers=2),
+                    HEAD + ["motifs", "counts", "count", "plan", "seconds", "compile_seconds", "plan_seconds"]),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_typed_result_keeps_the_json_keys(shared_data, shape):
+    from workbench.graphs.dwarvesgraph.runner import PatternCountResult
+
+    params, keys = SHAPES[shape]
+    result = run(DwarvesGraphConfig(graph="karate", **params))
+    assert isinstance(result, PatternCountResult)
+    out = json.loads(json.dumps(result.to_json()))
+    assert list(out) == keys and out["technique"] == "pattern-count"
+    assert out["graph_info"] == {"name": "karate", "vertices": 34, "edges": 78, "max_degree": 17,
+                                 "dropped_self_loops": 0, "dropped_duplicate_edges": 0}
+    if "steps" in out:
+        assert out["count"] == 45 and [list(s) for s in out["steps"]] == [
+            ["pattern", "plan", "inj", "seconds", "predicted_seconds", "compile_seconds"]] * len(out["steps"])
+    if "counts" in out:
+        assert all(list(c) == ["pattern", "edges", "count", "plan"] for c in out["counts"])
+        assert out["count"] == sum(c["count"] for c in out["counts"])
+    assert format_table(out)
+
+
+def test_smoke_parameters_run_and_round_trip(shared_data):
+    assert dict(TECHNIQUE.smoke) == {"graph": "karate", "pattern": "triangle"} and not TECHNIQUE.processes
+    out = TECHNIQUE.run_dict(TECHNIQUE.smoke)
+    assert json.loads(json.dumps(out)) == out and out["count"] == 45

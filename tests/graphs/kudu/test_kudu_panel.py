@@ -13,10 +13,11 @@ import plotly.graph_objects as go
 import pytest
 
 from workbench.graphs.enumerate import count
-from workbench.graphs.kudu.model import Cluster, project_all
+from workbench.graphs.kudu.model import project_all
+from workbench.graphs.kudu.study import measured_rows, pick
 from workbench.graphs.loaders import load_graph
 from workbench.graphs.patterns import parse_pattern
-from widgets.graphs.kudu import KuduPanel, pick
+from widgets.graphs.kudu import KuduPanel
 
 
 def snapshot(panel):
@@ -36,7 +37,7 @@ def panel():
 def test_panel_builds_with_measured_data(panel) -> None:
     assert all(isinstance(f, go.FigureWidget) for f in panel.figures)
     assert panel.error is None
-    rows = panel.measured[panel.key(panel.values())]
+    rows = measured_rows(panel.config_of())
     expected = count(load_graph("karate").by_degree(), parse_pattern("4-cycle"), "edge").count
     assert {r["count"] for r in rows} == {expected}
     comm = panel.figures[0]
@@ -48,8 +49,9 @@ def test_panel_builds_with_measured_data(panel) -> None:
 
 
 @pytest.mark.parametrize("name, value", [("chunk_size", 256), ("strategy", "dfs"), ("model_edges", 1e9),
-                                         ("model_machines", 32), ("model_bandwidth_gbps", 1.25),
-                                         ("model_latency_us", 100.0), ("model_memory_gb", 64.0)])
+                                         ("model_machines", 32), ("cluster.inter_node_bw_gbps", 1.25),
+                                         ("cluster.inter_node_latency_us", 100.0),
+                                         ("cluster.host_memory_gb", 64.0)])
 def test_fast_controls_change_figure_data(panel, name, value) -> None:
     before = snapshot(panel) + [[(f.data[0].marker.line.width,) for f in panel.figures if f.data and hasattr(f.data[0], "marker")]]
     panel.controls[name].value = value
@@ -60,10 +62,10 @@ def test_fast_controls_change_figure_data(panel, name, value) -> None:
 
 def test_model_bars_equal_the_model(panel) -> None:
     v = panel.values()
-    rows = panel.measured[panel.key(v)]
-    cluster = Cluster(machines=v["model_machines"], cores=v["model_cores"], bandwidth_gbps=v["model_bandwidth_gbps"],
-                      latency_us=v["model_latency_us"], memory_gb=v["model_memory_gb"])
-    expected = project_all([r["measured"] for r in pick(rows, v["chunk_size"])], v["model_edges"], cluster)
+    rows = measured_rows(panel.config_of())
+    config = panel.config_of()
+    expected = project_all([r["measured"] for r in pick(rows, v["chunk_size"])], v["model_edges"], config.cluster,
+                           v["model_machines"])
     model = panel.figures[3]
     assert list(model.data[0].x) == [p.strategy for p in expected]
     assert list(model.data[0].y) == pytest.approx([p.seconds for p in expected], rel=1e-12)
@@ -77,7 +79,7 @@ def test_new_setting_waits_for_measure_then_shows_it(shared_data) -> None:
     assert "not measured yet" in p.status.value and p.error is None
     assert snapshot(p) != before and not p.figures[0].data[0].x  # cleared, not stale
     p.measure()
-    rows = p.measured[p.key(p.values())]
+    rows = measured_rows(p.config_of())
     assert {r["count"] for r in rows} == {45} and {r["workers"] for r in rows} == {3}
     assert len(p.figures[0].data[0].x) == 4 and "naive/hybrid bytes" in p.status.value
 

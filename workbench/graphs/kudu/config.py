@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar, Mapping
 
-from workbench.config import Config, param
+from workbench.cluster import ClusterSpec
+from workbench.config import Config, group, param
 from workbench.graphs.kudu.engine import STRATEGIES
 
 #: real runs fork one process per rank on this machine
@@ -36,12 +38,21 @@ class KuduConfig(Config):
     # ---- paper-scale model (nothing runs at this scale)
     model_edges: float = param(1.0e11, lo=1.0e6, hi=1.0e13, unit="edges",
                                help="model: undirected edges of the paper-scale graph (same degree shape as --graph)")
-    model_machines: int = param(256, lo=2, hi=100_000, unit="machines", help="model: machines in the cluster")
-    model_cores: int = param(32, lo=1, hi=1024, unit="cores", help="model: cores per machine")
-    model_bandwidth_gbps: float = param(12.5, lo=0.01, hi=10_000.0, unit="GB/s",
-                                        help="model: network bandwidth per machine (12.5 GB/s = 100 Gb/s)")
-    model_latency_us: float = param(5.0, lo=0.0, hi=100_000.0, unit="us", help="model: one-way message latency")
-    model_memory_gb: float = param(256.0, lo=0.1, hi=100_000.0, unit="GB", help="model: memory per machine")
+    model_machines: int = param(256, lo=2, hi=100_000, unit="machines", help="model: machines in the cluster",
+                                label="machines (model)")
+    # A commodity CPU node: one 100 Gb/s NIC stands for the node (gpus_per_node=1), 32 cores, 256 GB.
+    cluster: ClusterSpec = group(ClusterSpec, gpus_per_node=1, inter_node_bw_gbps=12.5, inter_node_latency_us=5.0,
+                                 cpu_cores=32, host_memory_gb=256.0,
+                                 help="model: one machine of the cluster (cpu_cores, inter_node_bw_gbps per machine, "
+                                      "inter_node_latency_us one-way, host_memory_gb)")
+
+    #: the flags of the model's own cluster before it became a ClusterSpec keep working
+    ALIASES: ClassVar[Mapping[str, str]] = {
+        "model_cores": "cluster.cpu_cores",
+        "model_bandwidth_gbps": "cluster.inter_node_bw_gbps",
+        "model_latency_us": "cluster.inter_node_latency_us",
+        "model_memory_gb": "cluster.host_memory_gb",
+    }
 
     def check_combination(self) -> None:
         if not self.graph.strip():

@@ -4,7 +4,10 @@ The paper runs graphs of more than 10^11 edges on commodity clusters; here we ru
 P <= 16 processes of one machine. This module extrapolates per-edge costs measured in a real run
 (:class:`Measured`, from a :class:`~.count.KuduResult`) to a graph of ``edges`` undirected edges **with the
 same degree distribution shape** (every count below scales linearly with the edges; a heavier-tailed graph
-costs more per edge) on ``machines`` machines (:class:`Cluster`). Per strategy:
+costs more per edge) on ``machines`` CPU nodes described by a :class:`~workbench.cluster.ClusterSpec` (the one
+hardware description of the workbench: a node's ``cpu_cores``, its network bandwidth
+``node_network_bytes_per_second`` (one NIC per node: ``gpus_per_node=1``), ``inter_node_latency_us`` and
+``host_memory_gb``). Per strategy:
 
 - compute: measured compute seconds per edge x edges / (machines x cores) (perfect balance and scaling);
 - remote list uses: measured per edge, times the remote fraction ``(M-1)/M`` over the measured ``(P-1)/P``;
@@ -29,7 +32,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["Cluster", "Measured", "Projection", "project", "replicated", "project_all", "PAPER_CLAIMS", "MODEL_LABEL"]
+from workbench.cluster import ClusterSpec
+
+__all__ = ["Measured", "Projection", "project", "replicated", "project_all", "cluster_summary", "PAPER_CLAIMS",
+           "MODEL_LABEL"]
 
 MODEL_LABEL = "MODEL: measured per-edge costs extrapolated to a paper-scale graph and cluster (not a measurement)"
 ID_BYTES = 4
@@ -41,21 +47,18 @@ PAPER_CLAIMS = {
 }
 
 
-@dataclass(frozen=True)
-class Cluster:
-    """The modelled cluster: machines, cores per machine, network GB/s per machine, one-way latency (us),
-    memory per machine (GB)."""
+def _check_machines(machines: int) -> int:
+    if isinstance(machines, bool) or not isinstance(machines, int) or machines < 2:
+        raise ValueError(f"machines={machines!r} is out of range: the model needs at least 2 machines")
+    return machines
 
-    machines: int = 256
-    cores: int = 32
-    bandwidth_gbps: float = 12.5
-    latency_us: float = 5.0
-    memory_gb: float = 256.0
 
-    def __post_init__(self) -> None:
-        if self.machines < 2 or self.cores < 1 or self.bandwidth_gbps <= 0 or self.latency_us < 0 or self.memory_gb <= 0:
-            raise ValueError(f"cluster {self} is invalid: need machines >= 2, cores >= 1, bandwidth > 0, "
-                             "latency >= 0, memory > 0")
+def cluster_summary(cluster: ClusterSpec, machines: int) -> dict[str, Any]:
+    """The modelled cluster as the JSON's ``model.cluster`` block: machines, cores per machine, network GB/s
+    per machine, one-way latency (us), memory per machine (GB)."""
+    return {"machines": machines, "cores": cluster.cpu_cores,
+            "bandwidth_gbps": cluster.inter_node_bw_gbps * cluster.gpus_per_node,
+            "latency_us": cluster.inter_node_latency_us, "memory_gb": cluster.host_memory_gb}
 
 
 @dataclass(frozen=True)
@@ -119,21 +122,24 @@ class Projection:
         return asdict(self)
 
 
-def project(measured: Measured, edges: float, cluster: Cluster) -> Projection:
-    """Model ``measured``'s strategy on a graph of ``edges`` undirected edges (same degree shape) and ``cluster``.
+def project(measured: Measured, edges: float, cluster: ClusterSpec, machines: int) -> Projection:
+    """Model ``measured``'s strategy on a graph of ``edges`` undirected edges (same degree shape) and
+    ``machines`` nodes of ``cluster``.
 
     Raises:
-        ValueError: the run had one rank (no remote fetches to calibrate from) or ``edges`` <= 0.
+        ValueError: the run had one rank (no remote fetches to calibrate from), ``edges`` <= 0 or
+            ``machines`` < 2.
     """
+    _check_machines(machines)
     if measured.workers < 2:
         raise ValueError(f"workers={measured.workers}: the model needs a real run with at least 2 processes "
                          "(a single process fetches nothing, so there is no communication cost to carry)")
     if edges <= 0:
         raise ValueError(f"edges={edges} must be > 0")
-    M, P = cluster.machines, measured.workers
+    M, P = machines, measured.workers
     scale = edges / max(measured.edges, 1)
     vertices = measured.vertices * scale
-    compute = measured.compute_seconds_total * scale / (M * cluster.cores)
+    compute = measured.compute_seconds_total * scale / (M * cluster.cpu_cores)
     remote = ((M - 1) / M) / ((P - 1) / P)
     uses = measured.remote_uses * scale * remote
     dedup = measured.lookups / measured.remote_uses if measured.remote_uses else 0.0
@@ -149,8 +155,8 @@ def project(measured: Measured, edges: float, cluster: Cluster) -> Projection:
         rounds = float(measured.rounds)
     else:
         rounds = measured.rounds * scale * P / M
-    bandwidth = per_machine_bytes / (cluster.bandwidth_gbps * 1e9)
-    latency = rounds * 2 * cluster.latency_us * 1e-6
+    bandwidth = per_machine_bytes / cluster.node_network_bytes_per_second
+    latency = rounds * 2 * cluster.inter_node_latency_us * 1e-6
     if measured.strategy in ("hybrid", "naive"):
         seconds = max(compute, bandwidth + latency)
     else:
@@ -160,22 +166,25 @@ def project(measured: Measured, edges: float, cluster: Cluster) -> Projection:
     memory = partition + measured.cache_bytes + embedding
     return Projection(measured.strategy, edges, M, compute, bandwidth, latency, seconds, per_machine_bytes, rounds,
                       lists / M, hit, partition, float(measured.cache_bytes), embedding, memory,
-                      memory <= cluster.memory_gb * 1e9)
+                      memory <= cluster.host_memory_gb * 1e9)
 
 
-def replicated(measured: Measured, edges: float, cluster: Cluster) -> Projection:
-    """The replicated-graph design: same compute, no fetches, the whole graph on every machine."""
+def replicated(measured: Measured, edges: float, cluster: ClusterSpec, machines: int) -> Projection:
+    """The replicated-graph design on ``machines`` nodes: same compute, no fetches, the whole graph on every
+    machine."""
+    _check_machines(machines)
     scale = edges / max(measured.edges, 1)
-    compute = measured.compute_seconds_total * scale / (cluster.machines * cluster.cores)
+    compute = measured.compute_seconds_total * scale / (machines * cluster.cpu_cores)
     memory = 8.0 * edges + 8.0 * measured.vertices * scale  # CSR of the whole graph
-    return Projection("replicated", edges, cluster.machines, compute, 0.0, 0.0, compute, 0.0, 0.0, 0.0, 0.0,
-                      memory, 0.0, 0.0, memory, memory <= cluster.memory_gb * 1e9)
+    return Projection("replicated", edges, machines, compute, 0.0, 0.0, compute, 0.0, 0.0, 0.0, 0.0,
+                      memory, 0.0, 0.0, memory, memory <= cluster.host_memory_gb * 1e9)
 
 
-def project_all(measured: list[Measured], edges: float, cluster: Cluster) -> list[Projection]:
+def project_all(measured: list[Measured], edges: float, cluster: ClusterSpec, machines: int) -> list[Projection]:
     """:func:`project` for each measured strategy, then the replicated design, priced with the cheapest
     measured compute per edge (the same enumeration without any fetching)."""
-    out = [project(m, edges, cluster) for m in measured]
+    out = [project(m, edges, cluster, machines) for m in measured]
     if measured:
-        out.append(replicated(min(measured, key=lambda m: m.compute_seconds_total / max(m.edges, 1)), edges, cluster))
+        cheapest = min(measured, key=lambda m: m.compute_seconds_total / max(m.edges, 1))
+        out.append(replicated(cheapest, edges, cluster, machines))
     return out

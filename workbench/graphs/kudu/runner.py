@@ -14,55 +14,122 @@ Example::
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
 
 from workbench.graphs.engines import register_engine
 from workbench.graphs.kudu.config import KuduConfig
 from workbench.graphs.kudu.count import KuduResult, count_distributed
-from workbench.graphs.kudu.model import MODEL_LABEL, Cluster, Measured, project, replicated
+from workbench.graphs.kudu.model import MODEL_LABEL, Measured, Projection, cluster_summary, project, replicated
 from workbench.registry import Technique
+from workbench.results import Result
 
-__all__ = ["run", "format_table", "TECHNIQUE", "result_fields", "model_block", "pattern_count_engine"]
+__all__ = ["run", "format_table", "TECHNIQUE", "result_fields", "model_block", "pattern_count_engine", "KuduRun",
+           "ModelBlock", "RankRow", "GraphInfo"]
 
 
-def cluster_of(config: KuduConfig) -> Cluster:
-    return Cluster(machines=config.model_machines, cores=config.model_cores,
-                   bandwidth_gbps=config.model_bandwidth_gbps, latency_us=config.model_latency_us,
-                   memory_gb=config.model_memory_gb)
+@dataclass(frozen=True, kw_only=True)
+class GraphInfo(Result):
+    """Size of the counted graph."""
+
+    vertices: int
+    edges: int
+    max_degree: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankRow(Result):
+    """What one rank measured (bytes: requests and answers it fetched; seconds: its mining time)."""
+
+    rank: int
+    count: int
+    owned_vertices: int
+    owned_entries: int
+    lists_fetched: int
+    lists_served: int
+    bytes_fetched: int
+    cache_hit_rate: float
+    peak_embeddings: int
+    compute_seconds: float
+    sync_seconds: float
+    wait_seconds: float
+    idle_seconds: float
+    seconds: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelBlock(Result):
+    """The paper-scale projection (MODEL) of a run: its cluster, the measured per-edge costs, then either the
+    projection and the replicated-graph design, or the reason there is none (``error``)."""
+
+    OMIT_NONE: ClassVar[tuple[str, ...]] = ("error", "projection", "replicated")
+
+    label: str
+    edges: float
+    cluster: Mapping[str, Any]
+    per_edge: Mapping[str, float]
+    error: str | None = None
+    projection: Projection | None = None
+    replicated: Projection | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class KuduRun(Result):
+    """What ``workbench run kudu`` prints (keys in this order)."""
+
+    technique: str = "kudu"
+    graph: str
+    pattern: str
+    pattern_edges: str
+    induced: str
+    workers: int
+    strategy: str
+    chunk_size: int
+    cache_kb: int
+    graph_info: GraphInfo
+    label: str
+    load_seconds: float
+    count: int
+    completed: bool
+    plan: str
+    partition: str
+    seconds: float
+    launch_seconds: float
+    measured: Mapping[str, Any]
+    per_rank: tuple[RankRow, ...]
+    model: ModelBlock
 
 
 def result_fields(result: KuduResult) -> dict[str, Any]:
     """The measured part of the JSON: count, plan, times, totals and a row per rank."""
-    per_rank = []
-    for r in result.ranks:
-        f = r.fetch
-        per_rank.append({"rank": r.rank, "count": r.count, "owned_vertices": r.owned_vertices,
-                         "owned_entries": r.owned_entries, "lists_fetched": f.lists_fetched,
-                         "lists_served": f.lists_served, "bytes_fetched": f.response_bytes + f.request_bytes,
-                         "cache_hit_rate": f.cache_hit_rate, "peak_embeddings": r.peak_embeddings,
-                         "compute_seconds": r.compute_seconds, "sync_seconds": f.sync_seconds,
-                         "wait_seconds": f.wait_seconds, "idle_seconds": f.idle_seconds, "seconds": r.total_seconds})
+    per_rank = tuple(
+        RankRow(rank=r.rank, count=r.count, owned_vertices=r.owned_vertices, owned_entries=r.owned_entries,
+                lists_fetched=r.fetch.lists_fetched, lists_served=r.fetch.lists_served,
+                bytes_fetched=r.fetch.response_bytes + r.fetch.request_bytes, cache_hit_rate=r.fetch.cache_hit_rate,
+                peak_embeddings=r.peak_embeddings, compute_seconds=r.compute_seconds,
+                sync_seconds=r.fetch.sync_seconds, wait_seconds=r.fetch.wait_seconds,
+                idle_seconds=r.fetch.idle_seconds, seconds=r.total_seconds)
+        for r in result.ranks)
     return {"count": result.count, "completed": result.completed, "plan": result.plan,
             "partition": result.partition, "seconds": result.seconds, "launch_seconds": result.launch_seconds,
             "measured": dict(result.totals), "per_rank": per_rank}
 
 
-def model_block(result: KuduResult, config: KuduConfig, *, vertices: int, edges: int) -> dict[str, Any]:
+def model_block(result: KuduResult, config: KuduConfig, *, vertices: int, edges: int) -> ModelBlock:
     """The paper-scale projection of this run (and of the replicated-graph design), or why there is none."""
     measured = Measured.of(result, vertices=vertices, edges=edges)
-    head = {"label": MODEL_LABEL, "edges": config.model_edges, "cluster": asdict(cluster_of(config)),
-            "per_edge": measured.per_edge()}
+    cluster, machines = config.cluster, config.model_machines
+    head = dict(label=MODEL_LABEL, edges=config.model_edges, cluster=cluster_summary(cluster, machines),
+                per_edge=measured.per_edge())
     if len(result.ranks) < 2:
-        return {**head, "error": "the model needs a real run with workers >= 2 (one process fetches nothing)"}
+        return ModelBlock(**head, error="the model needs a real run with workers >= 2 (one process fetches nothing)")
     if not result.completed:
-        return {**head, "error": "the run was abandoned (max_embeddings exceeded), so its costs are partial"}
-    cluster = cluster_of(config)
-    return {**head, "projection": project(measured, config.model_edges, cluster).to_dict(),
-            "replicated": replicated(measured, config.model_edges, cluster).to_dict()}
+        return ModelBlock(**head, error="the run was abandoned (max_embeddings exceeded), so its costs are partial")
+    return ModelBlock(**head, projection=project(measured, config.model_edges, cluster, machines),
+                      replicated=replicated(measured, config.model_edges, cluster, machines))
 
 
-def run(config: KuduConfig) -> dict[str, Any]:
+def run(config: KuduConfig) -> KuduRun:
     """The JSON object ``workbench run kudu`` prints (see module docstring)."""
     from workbench.graphs.loaders import load_graph
     from workbench.graphs.patterns import parse_pattern
@@ -75,18 +142,18 @@ def run(config: KuduConfig) -> dict[str, Any]:
                                chunk_size=config.chunk_size, partition=config.partition,
                                cache_bytes=config.cache_kb * 1024, max_embeddings=config.max_embeddings,
                                timeout_s=config.timeout_s)
-    return {
-        "technique": "kudu", "graph": config.graph, "pattern": config.pattern, "pattern_edges": pattern.edge_string(),
-        "induced": config.induced, "workers": config.workers, "strategy": config.strategy,
-        "chunk_size": config.chunk_size, "cache_kb": config.cache_kb,
-        "graph_info": {"vertices": graph.n, "edges": graph.m, "max_degree": graph.max_degree},
-        "label": f"real run on {config.workers} processes (torch.distributed, gloo)", "load_seconds": load_seconds,
+    return KuduRun(
+        graph=config.graph, pattern=config.pattern, pattern_edges=pattern.edge_string(), induced=config.induced,
+        workers=config.workers, strategy=config.strategy, chunk_size=config.chunk_size, cache_kb=config.cache_kb,
+        graph_info=GraphInfo(vertices=graph.n, edges=graph.m, max_degree=graph.max_degree),
+        label=f"real run on {config.workers} processes (torch.distributed, gloo)", load_seconds=load_seconds,
         **result_fields(result),
-        "model": model_block(result, config, vertices=graph.n, edges=graph.m),
-    }
+        model=model_block(result, config, vertices=graph.n, edges=graph.m),
+    )
 
 
 def _fmt_bytes(n: float) -> str:
+    """Bytes as the table has always printed them (``12.3 KB``; ``512 B``)."""
     for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
         if abs(n) < 1000 or unit == "PB":
             return f"{n:.3g} {unit}"
@@ -148,4 +215,6 @@ TECHNIQUE = Technique(
     format_table=format_table,
     panel="widgets.graphs.kudu:KuduPanel",
     notebook="notebooks/graphs/kudu.ipynb",
+    smoke={"graph": "karate", "pattern": "triangle", "workers": 2},
+    processes=True,
 )
