@@ -15,6 +15,8 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 if SHARED_DATA.is_dir():
     os.environ.setdefault("WORKBENCH_DATA", str(SHARED_DATA))
+# tests never reach the network: a missing dataset fails at once (tests of the download set their own mirror)
+os.environ.setdefault("WORKBENCH_DATA_AUTOFETCH", "0")
 
 
 #: files whose tests start worker processes or subprocesses, execute notebooks or run benchmarks

@@ -74,7 +74,7 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_readme_example_fetches_its_dataset_from_a_mirror_on_first_use(mirror: str, tmp_path: Path) -> None:
     empty = tmp_path / "fresh-data"
-    env = {**os.environ, "WORKBENCH_DATA": str(empty), "WORKBENCH_DATA_MIRROR": mirror}
+    env = {**os.environ, "WORKBENCH_DATA": str(empty), "WORKBENCH_DATA_MIRROR": mirror, "WORKBENCH_DATA_AUTOFETCH": "1"}
     proc = _run(["run", "dwarvesgraph", "--graph", "karate", "--pattern", "triangle", "--json"], env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout)["count"] == 45
@@ -86,7 +86,8 @@ def test_readme_example_fetches_its_dataset_from_a_mirror_on_first_use(mirror: s
 
 @pytest.mark.slow
 def test_offline_gives_one_line_naming_the_fetch_command(tmp_path: Path) -> None:
-    env = {**os.environ, "WORKBENCH_DATA": str(tmp_path / "empty"), "WORKBENCH_DATA_MIRROR": "http://127.0.0.1:9"}
+    env = {**os.environ, "WORKBENCH_DATA": str(tmp_path / "empty"), "WORKBENCH_DATA_MIRROR": "http://127.0.0.1:9",
+           "WORKBENCH_DATA_AUTOFETCH": "1"}
     proc = _run(["run", "dwarvesgraph", "--graph", "karate", "--json"], env)
     assert proc.returncode == 2
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]

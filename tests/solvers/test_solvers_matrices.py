@@ -65,5 +65,5 @@ def test_missing_file_and_unknown_name(shared_data, tmp_path):
 
 def test_missing_data_folder_says_how_to_get_it(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match=r"dataset 'spd-matrices': .*workbench data fetch spd-matrices"):
+    with pytest.raises(FileNotFoundError, match=r"dataset 'spd-matrices'.*workbench data fetch spd-matrices"):
         load_matrix("mesh1e1", data_dir=str(tmp_path))
