@@ -29,6 +29,7 @@ import torch
 
 from workbench.quantum.circuits import DeviceCircuit, family_circuit, mirror, transpile_to_device
 from workbench.quantum.calibration import DeviceCalibration
+from workbench.quantum.devices.config import NOISE_MODELS
 from workbench.quantum.noise import NoiseSpec
 
 __all__ = ["noise_for", "device_circuit", "FidelityPoint", "fidelity_points", "fidelity_vs_scale", "SCALES", "SWEEPS",
@@ -59,8 +60,7 @@ def noise_for(model: str, calibration: DeviceCalibration, scale: float) -> Noise
                          time_2q=(m["duration_2q_ns"] or 0.0) * 1e-9, scale=scale)
     if model == "coherent":
         return NoiseSpec(over_rotation=COHERENT_OVER_ROTATION, zz=COHERENT_ZZ, scale=scale)
-    raise ValueError(f"noise_model={model!r} is unknown: valid values are device, device-no-readout, depolarizing, "
-                     "thermal, coherent")
+    raise ValueError(f"noise_model={model!r} is unknown: valid values are {', '.join(NOISE_MODELS)}")
 
 
 @functools.lru_cache(maxsize=256)
