@@ -9,7 +9,6 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from workbench.quantum.calibration import load_calibration
 from workbench.quantum.quest.algorithms import algorithm_circuit
 from workbench.quantum.quest.checkpoint import load_checkpoint
 from workbench.quantum.quest.dataset import FAMILIES, GATE_COUNTS
