@@ -50,3 +50,12 @@ def parametric_circuit(num_qubits: int, layers: int, seed: int) -> tuple[Quantum
             getattr(qc, two[int(rng.integers(len(two)))])(t[k % count] - t[(k + 1) % count], q, q + 1)
     qc.r(t[count - 2], t[count - 1], 0)
     return qc, count
+
+
+def key_tree(value):
+    """The key structure of a JSON value: dicts -> {key: tree} (in order), lists -> [tree of the first item]."""
+    if isinstance(value, dict):
+        return {k: key_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [key_tree(value[0])] if value else []
+    return type(value).__name__

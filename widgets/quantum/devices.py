@@ -1,92 +1,28 @@
-"""Noise panel: how GHZ/QFT fidelity falls with width, depth and noise scale on a real device snapshot,
-our torch simulator and qiskit-aer side by side.
+"""Devices panel: how GHZ/QFT fidelity falls with width, depth and noise scale on a real device snapshot, our
+torch simulator and qiskit-aer side by side.
 
-Everything drawn comes from ``workbench.quantum.devices.study`` (transpile to the device, mirror circuits, density
-matrices). Our simulator redraws live (results memoised per point); qiskit-aer runs the same points behind
-the "run qiskit-aer" button with a progress bar, and its markers stay for every point it has computed.
+Everything drawn comes from ``workbench.quantum.devices.study`` (:func:`~workbench.quantum.devices.study.devices_view`:
+memoised sweeps of transpiled mirror circuits). Our simulator redraws live; qiskit-aer runs the same points behind
+the "run qiskit-aer" button with a progress bar, and its markers stay for every setting it has computed. This
+module only builds and updates figures.
 """
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from workbench.quantum.devices.config import DevicesConfig
 from workbench.quantum.calibration import device_names
-from workbench.quantum.devices.study import FidelityPoint, fidelity_points, fidelity_vs_scale
+from workbench.quantum.devices.config import DevicesConfig
+from workbench.quantum.devices.study import DevicesView, FidelityPoint, SweepKey, devices_view, run_aer_sweeps
 from widgets.base import Panel
 
-SCALES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
 COLORS = {"state": "#1f77b4", "hellinger": "#ff7f0e"}
-SMALL_DEVICES = tuple(n for n in ("fake_lima", "fake_jakarta", "fake_guadalupe", "fake_sherbrooke", "fake_torino")
-                      if n in device_names())
 
 
-def _key(values: dict[str, Any]) -> tuple:
-    return (values["device"], values["family"], int(values["width"]), int(values["depth"]), values["noise_model"],
-            float(values["noise_scale"]), int(values.get("seed", 0)))
-
-
-@functools.lru_cache(maxsize=512)
-def _by_width(device: str, family: str, width: int, depth: int, noise_model: str, scale: float, seed: int,
-              engine: str) -> tuple[FidelityPoint, ...]:
-    """Widths 2..width at ``depth`` (each width memoised on its own through ``_point``)."""
-    return tuple(_point(device, family, w, depth, noise_model, scale, seed, engine) for w in range(2, width + 1))
-
-
-@functools.lru_cache(maxsize=2048)
-def _point(device: str, family: str, width: int, depth: int, noise_model: str, scale: float, seed: int,
-           engine: str) -> FidelityPoint:
-    return fidelity_points(device, family, noise_model, scale, [width], [depth], engine=engine, seed=seed)[0]
-
-
-@functools.lru_cache(maxsize=512)
-def _by_depth(device: str, family: str, width: int, depth: int, noise_model: str, scale: float, seed: int,
-              engine: str) -> tuple[FidelityPoint, ...]:
-    """Depths 1..depth at ``width`` (one batched call for ours)."""
-    return tuple(fidelity_points(device, family, noise_model, scale, [width], range(1, depth + 1), engine=engine,
-                                 seed=seed))
-
-
-@functools.lru_cache(maxsize=512)
-def _by_scale(device: str, family: str, width: int, depth: int, noise_model: str, scale: float, seed: int,
-              engine: str) -> tuple[FidelityPoint, ...]:
-    """Noise scales :data:`SCALES` at ``width`` and ``depth`` (one batched call for ours)."""
-    del scale  # the sweep replaces it
-    return tuple(fidelity_vs_scale(device, family, noise_model, SCALES, width, depth, engine=engine, seed=seed))
-
-
-SWEEPS = (_by_width, _by_depth, _by_scale)
-
-
-def _sweep_key(sweep: Any, key: tuple) -> tuple:
-    """The scale sweep does not depend on the chosen scale: memoise it with scale 0."""
-    return key[:5] + (0.0,) + key[6:] if sweep is _by_scale else key
-
-
-@dataclass(frozen=True)
-class NoiseView:
-    """One redraw: our sweeps (width, depth, scale), aer's (None until run for these values), the config."""
-
-    config: DevicesConfig
-    ours: tuple[tuple[FidelityPoint, ...], ...]
-    aer: tuple[tuple[FidelityPoint, ...], ...] | None
-
-
-def noise_view(values: dict[str, Any], *, with_aer: bool = False) -> NoiseView:
-    """Our fidelity sweeps at ``values`` (memoised), and aer's when ``with_aer``."""
-    config = DevicesConfig.from_dict({**values, "mode": "fidelity"})
-    key = _key(values)
-    ours = tuple(sweep(*_sweep_key(sweep, key), "ours") for sweep in SWEEPS)
-    aer = tuple(sweep(*_sweep_key(sweep, key), "aer") for sweep in SWEEPS) if with_aer else None
-    return NoiseView(config, ours, aer)
-
-
-class NoisePanel(Panel):
+class DevicesPanel(Panel):
     """Device, circuit family, width, depth, noise model and scale; fidelity curves, aer on a button."""
 
     technique = "devices"
@@ -102,7 +38,7 @@ class NoisePanel(Panel):
         return {"mode": "fidelity", "device": "fake_jakarta", "width": 4, "depth": 3}
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
-        self.aer_keys: set[tuple] = set()  # values (see ``_key``) for which aer has run in this panel
+        self.aer_keys: set[SweepKey] = set()  # settings for which aer has run in this panel
         super().__init__(static=static, **values)
         device = self.controls["device"]
         with self._hold():
@@ -131,48 +67,47 @@ class NoisePanel(Panel):
             figures.append(fig)
         return figures
 
-    def compute(self, values: dict[str, Any]) -> NoiseView:
-        return noise_view(values, with_aer=_key(values) in self.aer_keys)
+    @staticmethod
+    def config_of(values: dict[str, Any]) -> DevicesConfig:
+        return DevicesConfig.from_dict({**values, "mode": "fidelity"})
 
-    def draw(self, figures: list[Any], view: NoiseView, values: dict[str, Any]) -> None:
-        axes = (lambda p: p.width, lambda p: p.depth, None)
-        for i, fig in enumerate(figures):
-            xs = list(SCALES) if axes[i] is None else [axes[i](p) for p in view.ours[i]]
-            fig.data[0].x, fig.data[0].y = xs, [p.state_fidelity for p in view.ours[i]]
-            fig.data[1].x, fig.data[1].y = xs, [p.hellinger_fidelity for p in view.ours[i]]
-            if view.aer is not None:
-                fig.data[2].x, fig.data[2].y = xs, [p.state_fidelity for p in view.aer[i]]
-                fig.data[3].x, fig.data[3].y = xs, [p.hellinger_fidelity for p in view.aer[i]]
+    def compute(self, values: dict[str, Any]) -> DevicesView:
+        config = self.config_of(values)
+        return devices_view(config, with_aer=SweepKey.of(config) in self.aer_keys)
+
+    def draw(self, figures: list[Any], view: DevicesView, values: dict[str, Any]) -> None:
+        for fig, xs, ours, aer in zip(figures, view.xs, view.ours, view.aer or (None,) * len(figures)):
+            fig.data[0].x, fig.data[0].y = xs, [p.state_fidelity for p in ours]
+            fig.data[1].x, fig.data[1].y = xs, [p.hellinger_fidelity for p in ours]
+            if aer is not None:
+                fig.data[2].x, fig.data[2].y = xs, [p.state_fidelity for p in aer]
+                fig.data[3].x, fig.data[3].y = xs, [p.hellinger_fidelity for p in aer]
             else:
                 fig.data[2].x = fig.data[2].y = fig.data[3].x = fig.data[3].y = []
         c = view.config
         figures[0].layout.title.text = (f"Fidelity vs width: {c.family.upper()} on {c.device}, depth {c.depth}, "
                                         f"{c.noise_model} x{c.noise_scale:g}")
 
-    def notes(self, view: NoiseView, values: dict[str, Any]) -> str:
+    def notes(self, view: DevicesView, values: dict[str, Any]) -> str:
         point = view.ours[1][-1]
         text = (f"{view.config.family.upper()} width {point.width}, depth {point.depth} on {view.config.device}: "
                 f"{point.num_gates} gates ({point.two_qubit_gates} two-qubit) after transpilation; state fidelity "
                 f"<b>{point.state_fidelity:.4f}</b>, Hellinger <b>{point.hellinger_fidelity:.4f}</b> (ours)")
         if view.aer is not None:
-            diff = max(abs(a.state_fidelity - b.state_fidelity) + abs(a.hellinger_fidelity - b.hellinger_fidelity)
-                       for part_a, part_b in zip(view.ours, view.aer) for a, b in zip(part_a, part_b))
-            text += f" &middot; aer agrees to <b>{diff:.1e}</b>"
+            text += f" &middot; aer agrees to <b>{view.max_abs_diff_vs_aer:.1e}</b>"
         return text
 
     # ---- aer on demand ------------------------------------------------------------------------------
     def run_aer(self) -> None:
         """Run qiskit-aer on the current points (progress: width, depth and scale sweeps), then redraw."""
-        key = _key(self.values())
         self.progress.value = 0
         try:
-            for i, sweep in enumerate(SWEEPS):
-                sweep(*_sweep_key(sweep, key), "aer")
-                self.progress.value = i + 1
+            config = self.config_of(self.values())
+            run_aer_sweeps(config, on_step=lambda i: setattr(self.progress, "value", i))
         except ValueError as exc:
             self.status.value = f'<span style="color:#b00020">&#9888; {exc}</span>'
             return
-        self.aer_keys.add(key)
+        self.aer_keys.add(SweepKey.of(config))
         self.redraw()
 
     def widget(self) -> W.Widget:

@@ -1,4 +1,4 @@
-"""Noise panel driven by setting control values. Reference: ``workbench.quantum.devices.study`` called directly
+"""Devices panel driven by setting control values. Reference: ``workbench.quantum.devices.study`` called directly
 (the panel draws its numbers), and qiskit-aer through the panel's button."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from workbench.quantum.devices.study import fidelity_points, fidelity_vs_scale
-from widgets.quantum.devices import SCALES, NoisePanel, devices_figure, sweep_figure
+from workbench.quantum.devices.study import SCALES, fidelity_points, fidelity_vs_scale
+from widgets.quantum.devices import DevicesPanel, devices_figure, sweep_figure
 
 
 def snapshot(panel):
@@ -17,7 +17,7 @@ def snapshot(panel):
 
 @pytest.fixture(scope="module")
 def panel():
-    return NoisePanel(device="fake_lima", width=3, depth=2)
+    return DevicesPanel(device="fake_lima", width=3, depth=2)
 
 
 def test_panel_draws_the_study_numbers(panel):
@@ -44,7 +44,7 @@ def test_every_control_changes_figure_data(panel, name, value):
 
 
 def test_aer_button_fills_the_aer_traces_and_they_agree():
-    panel = NoisePanel(device="fake_lima", width=2, depth=1)
+    panel = DevicesPanel(device="fake_lima", width=2, depth=1)
     panel.run_aer()
     assert panel.progress.value == 3
     for fig in panel.figures:
@@ -56,7 +56,7 @@ def test_aer_button_fills_the_aer_traces_and_they_agree():
 
 
 def test_bad_combination_shows_in_status_line():
-    panel = NoisePanel(device="fake_lima", width=3, depth=1)
+    panel = DevicesPanel(device="fake_lima", width=3, depth=1)
     before = snapshot(panel)
     panel.controls["device"].value = "fake_armonk"  # one qubit: width 3 impossible
     assert panel.error == "device='fake_armonk' has 1 qubit: fidelity mode needs a device with at least 2 qubits"
@@ -65,7 +65,7 @@ def test_bad_combination_shows_in_status_line():
 
 
 def test_static_mode_and_notebook_figures():
-    panel = NoisePanel(static=True, device="fake_lima", width=2, depth=1)
+    panel = DevicesPanel(static=True, device="fake_lima", width=2, depth=1)
     figures = panel.static_figures()
     assert all(type(f) is go.Figure for f in figures) and all(len(f.frames) == 5 for f in figures)
     assert "Plotly.newPlot" in panel.static_html()

@@ -109,3 +109,52 @@ def test_cli_devices_json():
     bad = subprocess.run([sys.executable, "-m", "workbench.cli", "run", "devices", "--device", "fake_nowhere"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "device='fake_nowhere' is not allowed" in bad.stderr
+
+
+# the JSON schema of ``workbench run devices`` as it was before the typed results (captured with --json)
+DEVICE = ["name", "num_qubits", "two_qubit_gate", "basis_gates", "median_t1_us", "median_t2_us", "median_error_1q",
+          "median_error_2q", "median_readout_error", "median_duration_1q_ns", "median_duration_2q_ns", "num_edges",
+          "calibration_date"]
+POINT = {"width": "int", "depth": "int", "num_gates": "int", "two_qubit_gates": "int", "state_fidelity": "float",
+         "hellinger_fidelity": "float", "engine": "str"}
+SWEEPS = {"by_width": [POINT], "by_depth": [POINT]}
+
+
+@pytest.mark.parametrize("params, top, fidelity", [
+    ({"max_qubits": 5}, ["technique", "mode", "count", "devices"], None),
+    ({"device": "fake_jakarta", "coupling": False}, ["technique", "mode", "count", "devices"], None),
+    ({"mode": "fidelity", "device": "fake_lima", "width": 2, "depth": 2, "engine": "aer"},
+     ["technique", "mode", "engine", "devices", "fidelity"],
+     {"family": "str", "noise_model": "str", "noise_scale": "float", "width": "int", "depth": "int", **SWEEPS}),
+    ({"mode": "fidelity", "device": "fake_lima", "width": 2, "depth": 1, "engine": "both"},
+     ["technique", "mode", "engine", "devices", "fidelity"],
+     {"family": "str", "noise_model": "str", "noise_scale": "float", "width": "int", "depth": "int", **SWEEPS,
+      "aer": SWEEPS, "max_abs_diff_vs_aer": "float"}),
+])
+def test_json_keys_are_unchanged(params, top, fidelity):
+    from quantum_cases import key_tree
+    from workbench.quantum.devices.runner import DevicesResult
+
+    technique = get_technique("devices")
+    result = technique.run(technique.config.from_dict(params))
+    assert isinstance(result, DevicesResult)
+    data = result.to_json()
+    assert list(data) == top and data["technique"] == "devices" and data["mode"] == params.get("mode", "list")
+    devices = key_tree(data)["devices"][0]
+    coupling = params.get("coupling", True)
+    assert list(devices) == DEVICE + (["coupling_map"] if coupling else [])
+    if fidelity is None:
+        assert data["count"] == len(data["devices"])
+    else:
+        assert key_tree(data["fidelity"]) == fidelity and data["engine"] == params["engine"]
+        assert json.loads(json.dumps(data)) == data
+
+
+def test_smoke_runs_in_seconds_and_matches_the_study():
+    from workbench.quantum.devices.study import fidelity_points
+
+    technique = get_technique("devices")
+    data = technique.run_dict(technique.smoke)
+    expected = fidelity_points("fake_lima", "ghz", "device", 1.0, [2], [1])[0]
+    assert data["fidelity"]["by_depth"] == [expected.as_dict()]
+    assert "Hellinger F" in technique.format_table(data)

@@ -1,6 +1,7 @@
 """QuEst panel driven by setting control values. References: the checkpoint's stored test predictions, metrics and
-curves (drawn as they are), ``predict.place`` + ``predict.predict_pst`` called directly for the live curves, and
-``predict.simulate_pst`` (qiskit-aer) for the simulate button."""
+curves (drawn as they are), ``predict.place`` + ``predict.predict_pst`` called directly for the live curves,
+``predict.simulate_pst`` (qiskit-aer) for the simulate button, and ``study``'s layout and coupler errors for the
+device map (the study itself is tested without ipywidgets in test_quest_study.py)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from workbench.quantum.calibration import load_calibration
 from workbench.quantum.quest.algorithms import algorithm_circuit
 from workbench.quantum.quest.checkpoint import load_checkpoint
 from workbench.quantum.quest.dataset import FAMILIES, GATE_COUNTS
 from workbench.quantum.quest.net import MODELS
+from workbench.quantum.quest import study as quest_study
 from workbench.quantum.quest.predict import place, predict_pst, simulate_pst
-from widgets.quantum import quest as quest_panel
-from widgets.quantum.quest import MIRROR_REPS, SCALES, QuestPanel, device_layout
+from workbench.quantum.quest.study import MIRROR_REPS, SCALES
+from widgets.quantum.quest import EDGE_BINS, QuestPanel
 
 CHECKPOINT = ""  # the shipped checkpoint (workbench/quantum/quest/checkpoints/quest.pt)
 
@@ -111,7 +112,7 @@ def test_simulate_button_fills_the_aer_traces_and_they_agree(monkeypatch):
     def no_aer(*args):
         raise AssertionError("aer must not run again for a memoised point")
 
-    monkeypatch.setattr(quest_panel, "simulate_pst", no_aer)
+    monkeypatch.setattr(quest_study, "simulate_pst", no_aer)
     panel.controls["noise_scale"].value = 2.0  # the scale sweep's points stay; of the width sweep (now at x2)
     assert len(sweep.data[3].x) == len(SCALES) and list(sweep.data[8].x) == [2]  # only the shared point
     panel.controls["noise_scale"].value = 1.0
@@ -146,14 +147,22 @@ def test_device_outside_the_encoded_basis_is_refused(device, missing):
     assert device not in panel.controls["device"].options[:-1]  # listed only because it was asked for
 
 
-def test_static_mode_and_device_layout():
+def test_static_mode():
     panel = make(static=True, device="fake_lima", family="ghz", width=2)
     figures = panel.static_figures()
     assert all(type(f) is go.Figure for f in figures)
     assert [len(f.frames) for f in figures] == [5, 0, 0, 5]
     assert "Plotly.newPlot" in panel.static_html()
-    cal = load_calibration("fake_jakarta")
-    pos = device_layout("fake_jakarta")
-    coupled = [np.linalg.norm(pos[a] - pos[b]) for a, b in cal.coupling_map]
-    apart = [np.linalg.norm(pos[a] - pos[b]) for a in range(7) for b in range(a) if (a, b) not in cal.coupling_map]
-    assert max(coupled) < np.mean(apart)  # neighbours sit one hop apart, the rest further
+
+
+def test_device_map_draws_the_study_layout_and_errors():
+    panel = make(device="fake_jakarta", family="ghz", width=3)
+    device = panel.figures[3]
+    pos = quest_study.device_layout("fake_jakarta")
+    nodes = device.data[EDGE_BINS + 2]
+    assert np.allclose(nodes.x, pos[:, 0]) and np.allclose(nodes.y, pos[:, 1])
+    cal = quest_study.device_noise("fake_jakarta", "calibrated", 0, 1.0)
+    assert list(nodes.marker.color) == quest_study.qubit_values(cal, "readout error")
+    pairs, err = quest_study.coupler_errors(cal)
+    mids = device.data[EDGE_BINS + 1]
+    assert list(mids.text) == [f"Q{a}-Q{b}: cx error {e:.2e}" for (a, b), e in zip(pairs, err)]

@@ -14,8 +14,8 @@ import pytest
 from workbench.cli import main
 from workbench.quantum.quest.checkpoint import SHIPPED, load_checkpoint
 from workbench.quantum.quest.config import QuestConfig
-from workbench.quantum.quest.predict import place, read_qasm, simulate_pst
-from workbench.quantum.quest.runner import format_table, run
+from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simulate_pst
+from workbench.quantum.quest.runner import EXAMPLE_QASM, PredictResult, format_table, run
 from workbench.registry import get_technique
 
 SIZES = ["--random-samples", "24", "--algorithm-samples", "8", "--noise-draws", "4", "--workers", "1"]
@@ -28,13 +28,55 @@ def workdir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("quest")
 
 
+# the JSON schema of every mode as it was before the typed results (captured with --json)
+METRIC = {"n": "int", "rmse": "float", "mae": "float", "r2": "float", "spearman": "float"}
+METRICS = {m: {"all": METRIC, "random": METRIC, "algorithm": METRIC} for m in ("transformer", "global", "liu", "no-noise")}
+TARGETS = [{"target": "str", "value": "float", "met": "bool"}]
+DATASET = {"samples": "int", "by_kind": {"random": "int", "algorithm": "int"}, "by_family": None, "circuits": "int",
+           "pst": {"min": "float", "mean": "float", "max": "float"},
+           "fidelity_check": {"n": "int", "spearman": "float", "pearson": "float"},
+           "path": "str", "cached": "bool", "seconds": "float"}
+TRAINING = {m: {"epochs": "int", "best_epoch": "int", "seconds": "float", "best_val_rmse": "float"}
+            for m in ("transformer", "global", "liu", "no-noise")}
+SCHEMA = {
+    "generate": {"technique": "str", "mode": "str", "dataset": DATASET},
+    "train": {"technique": "str", "mode": "str", "dataset": DATASET, "checkpoint": "str", "command": "str",
+              "training": TRAINING, "metrics": METRICS, "targets": TARGETS},
+    "evaluate": {"technique": "str", "mode": "str", "checkpoint": "str", "dataset": DATASET, "metrics": METRICS,
+                 "targets": TARGETS, "speed": None},
+    "predict": {"technique": "str", "mode": "str", "qasm": "str", "device": "str", "noise_scale": "float",
+                "physical_qubits": ["int"], "gates": "int", "predicted_pst": "float",
+                "baselines": {"global": "float", "liu": "float"}, "seconds": {"predict": "float"}},
+}
+SCHEMA["predict_simulate"] = {**{k: v for k, v in SCHEMA["predict"].items() if k != "seconds"},
+                              "simulated_pst": "float", "seconds": {"predict": "float", "simulate": "float"}}
+
+
+def assert_schema(out: dict, mode: str) -> None:
+    """``out`` has exactly the keys (in order) and value types of ``SCHEMA[mode]`` (None: not pinned below)."""
+    from quantum_cases import key_tree
+
+    expected, tree = SCHEMA[mode], key_tree(out)
+    assert list(tree) == list(expected), mode
+    for key, sub in expected.items():
+        if sub is not None and key != "dataset":
+            assert tree[key] == sub, (mode, key)
+    if "dataset" in expected:
+        assert list(tree["dataset"]) == list(DATASET)
+        assert {k: v for k, v in tree["dataset"].items() if k != "by_family"} == {
+            k: v for k, v in DATASET.items() if k != "by_family"}
+    assert json.dumps(json.loads(json.dumps(out))) == json.dumps(out)  # NaN metrics stay NaN
+
+
 @pytest.fixture(scope="module")
 def trained(workdir) -> Path:
     mp = pytest.MonkeyPatch()
     mp.setenv("WORKBENCH_DATA", str(workdir / "data"))
     ckpt = workdir / "ck.pt"
-    assert main(["run", "quest", "--mode", "train", *SIZES, "--epochs", "15", "--checkpoint", str(ckpt), "--json"]) == 0
+    result = run(QuestConfig.from_dict({"mode": "train", "random_samples": 24, "algorithm_samples": 8,
+                                        "noise_draws": 4, "workers": 1, "epochs": 15, "checkpoint": str(ckpt)}))
     mp.undo()
+    assert_schema(result.to_json(), "train")
     return ckpt
 
 
@@ -46,6 +88,7 @@ def test_generate_json(workdir, capsys, monkeypatch):
     monkeypatch.setenv("WORKBENCH_DATA", str(workdir / "data"))
     assert main(["run", "quest", "--mode", "generate", *SIZES, "--json"]) == 0
     out = _json(capsys)
+    assert_schema(out, "generate")
     assert (out["technique"], out["mode"]) == ("quest", "generate")
     d = out["dataset"]
     assert d["samples"] == 32 and d["by_kind"] == {"random": 24, "algorithm": 8}
@@ -61,6 +104,7 @@ def test_train_then_evaluate(trained, workdir, capsys, monkeypatch):
     assert main(["run", "quest", "--mode", "evaluate", "--checkpoint", str(trained), "--speed-circuits", "4",
                  "--json"]) == 0
     out = _json(capsys)
+    assert_schema(out, "evaluate")
     assert out["dataset"]["cached"] is True  # the training run cached it
     for model in ("transformer", "global", "liu"):
         assert out["metrics"][model]["all"]["rmse"] == pytest.approx(ckpt.metrics[model]["all"]["rmse"], rel=1e-5)
@@ -77,6 +121,7 @@ def test_predict_qasm2_and_qasm3_with_simulation(trained, tmp_path, capsys):
         assert main(["run", "quest", "--mode", "predict", "--qasm", str(path), "--device", device, "--simulate",
                      "--checkpoint", str(trained), "--json"]) == 0
         out = _json(capsys)
+        assert_schema(out, "predict_simulate")
         assert isinstance(out["predicted_pst"], float) and set(out["baselines"]) == {"global", "liu"}
         assert len(out["physical_qubits"]) == width
         placed = place(read_qasm(path), device)
@@ -122,4 +167,18 @@ def test_shipped_checkpoint_predicts_ghz(tmp_path):
     path = tmp_path / "ghz.qasm"
     path.write_text(GHZ2)
     out = run(QuestConfig(mode="predict", qasm=str(path), device="fake_jakarta", simulate=True))
-    assert abs(out["predicted_pst"] - out["simulated_pst"]) < 0.1
+    assert isinstance(out, PredictResult)
+    assert abs(out.predicted_pst - out.simulated_pst) < 0.1
+
+
+def test_smoke_predicts_the_example_with_the_shipped_checkpoint():
+    technique = get_technique("quest")
+    out = technique.run_dict(technique.smoke)
+    assert_schema(out, "predict")
+    assert (out["mode"], out["device"], out["qasm"]) == ("predict", "fake_lima", EXAMPLE_QASM)
+    assert out["physical_qubits"] and 0.0 <= out["predicted_pst"] <= 1.0
+    # the same number as placing and predicting by hand (the shipped checkpoint is deterministic in eval mode)
+    placed = place(read_qasm(EXAMPLE_QASM), "fake_lima")
+    expected = predict_pst(load_checkpoint(None), [placed.circuit], [placed.calibration])["transformer"][0]
+    assert out["predicted_pst"] == pytest.approx(float(expected), abs=1e-6)
+    assert "predicted PST" in technique.format_table(out)

@@ -8,45 +8,92 @@ qiskit-aer, or both side by side (with their largest difference).
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Mapping
 
-from workbench.quantum.devices.config import DevicesConfig
 from workbench.quantum.calibration import device_summary, list_devices, load_calibration
+from workbench.quantum.devices.config import DevicesConfig
+from workbench.quantum.devices.study import FidelityPoint, fidelity_points
 from workbench.registry import Technique
+from workbench.results import Result
+
+__all__ = ["Sweeps", "FidelityResult", "DevicesResult", "run", "format_table", "TECHNIQUE"]
 
 
-def _sweeps(config: DevicesConfig, engine: str) -> dict[str, list[dict[str, Any]]]:
-    from workbench.quantum.devices.study import fidelity_points
+@dataclass(frozen=True, kw_only=True)
+class Sweeps:
+    """One engine's sweeps: widths 2..width at ``depth``, then depths 1..depth at ``width``."""
 
+    by_width: tuple[FidelityPoint, ...]
+    by_depth: tuple[FidelityPoint, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FidelityResult(Result):
+    """``"fidelity"`` of the fidelity mode: the setting, the first engine's sweeps, and with ``engine="both"``
+    aer's sweeps (``aer``) and the largest difference over both fidelities of every point."""
+
+    OMIT_NONE = ("aer", "max_abs_diff_vs_aer")
+
+    family: str
+    noise_model: str
+    noise_scale: float
+    width: int
+    depth: int
+    by_width: tuple[FidelityPoint, ...]
+    by_depth: tuple[FidelityPoint, ...]
+    aer: Sweeps | None = None
+    max_abs_diff_vs_aer: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DevicesResult(Result):
+    """What ``workbench run devices`` prints: list mode has ``count`` and ``devices``; fidelity mode ``engine``,
+    the one device and ``fidelity``. ``devices`` holds :func:`~workbench.quantum.calibration.device_summary`'s
+    objects."""
+
+    OMIT_NONE = ("engine", "count", "fidelity")
+
+    technique: str = "devices"
+    mode: str
+    engine: str | None = None
+    count: int | None = None
+    devices: tuple[Mapping[str, Any], ...]
+    fidelity: FidelityResult | None = None
+
+
+def _sweeps(config: DevicesConfig, engine: str) -> Sweeps:
     common = dict(device=config.device, family=config.family, noise_model=config.noise_model,
                   scale=config.noise_scale, engine=engine, seed=config.seed)
-    by_width = fidelity_points(widths=range(2, config.width + 1), depths=[config.depth], **common)
-    by_depth = fidelity_points(widths=[config.width], depths=range(1, config.depth + 1), **common)
-    return {"by_width": [p.as_dict() for p in by_width], "by_depth": [p.as_dict() for p in by_depth]}
+    return Sweeps(by_width=tuple(fidelity_points(widths=range(2, config.width + 1), depths=[config.depth], **common)),
+                  by_depth=tuple(fidelity_points(widths=[config.width], depths=range(1, config.depth + 1), **common)))
 
 
-def run(config: DevicesConfig) -> dict[str, Any]:
-    """The JSON object ``workbench run devices`` prints (see the module docstring)."""
+def _max_abs_diff(ours: Sweeps, aer: Sweeps) -> float:
+    return max(abs(getattr(a, key) - getattr(b, key)) for part in ("by_width", "by_depth")
+               for a, b in zip(getattr(ours, part), getattr(aer, part))
+               for key in ("state_fidelity", "hellinger_fidelity"))
+
+
+def run(config: DevicesConfig) -> DevicesResult:
+    """The result ``workbench run devices`` prints (see the module docstring)."""
     if config.mode == "list":
         if config.device == "all":
             devices = list_devices(min_qubits=config.min_qubits, max_qubits=config.max_qubits,
                                    coupling=config.coupling)
         else:
             devices = [device_summary(load_calibration(config.device), coupling=config.coupling)]
-        return {"technique": "devices", "mode": "list", "count": len(devices), "devices": devices}
+        return DevicesResult(mode="list", count=len(devices), devices=tuple(devices))
     engines = ("ours", "aer") if config.engine == "both" else (config.engine,)
     sweeps = {engine: _sweeps(config, engine) for engine in engines}
-    fidelity: dict[str, Any] = {"family": config.family, "noise_model": config.noise_model,
-                                "noise_scale": config.noise_scale, "width": config.width, "depth": config.depth,
-                                **sweeps[engines[0]]}
-    if len(engines) == 2:
-        fidelity["aer"] = sweeps["aer"]
-        fidelity["max_abs_diff_vs_aer"] = max(
-            abs(a[key] - b[key]) for part in ("by_width", "by_depth")
-            for a, b in zip(sweeps["ours"][part], sweeps["aer"][part]) for key in ("state_fidelity", "hellinger_fidelity"))
-    return {"technique": "devices", "mode": "fidelity", "engine": config.engine,
-            "devices": [device_summary(load_calibration(config.device), coupling=config.coupling)],
-            "fidelity": fidelity}
+    both = len(engines) == 2
+    fidelity = FidelityResult(family=config.family, noise_model=config.noise_model, noise_scale=config.noise_scale,
+                              width=config.width, depth=config.depth, by_width=sweeps[engines[0]].by_width,
+                              by_depth=sweeps[engines[0]].by_depth, aer=sweeps["aer"] if both else None,
+                              max_abs_diff_vs_aer=_max_abs_diff(sweeps["ours"], sweeps["aer"]) if both else None)
+    return DevicesResult(mode="fidelity", engine=config.engine,
+                         devices=(device_summary(load_calibration(config.device), coupling=config.coupling),),
+                         fidelity=fidelity)
 
 
 def _num(x: Any, fmt: str) -> str:
@@ -82,6 +129,8 @@ TECHNIQUE = Technique(
     config=DevicesConfig,
     run=run,
     format_table=format_table,
-    panel="widgets.quantum.devices:NoisePanel",
+    panel="widgets.quantum.devices:DevicesPanel",
     notebook="notebooks/quantum/devices.ipynb",
+    #: one small fidelity point (GHZ on 2 qubits, depth 1, our simulator): well under a second
+    smoke={"mode": "fidelity", "device": "fake_lima", "width": 2, "depth": 1},
 )

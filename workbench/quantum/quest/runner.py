@@ -13,13 +13,75 @@ from __future__ import annotations
 
 import shlex
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Union
 
 from workbench.quantum.quest.config import QuestConfig
 from workbench.registry import Technique
+from workbench.results import Result
 
-__all__ = ["run", "format_table", "dataset_spec", "cache_dir", "TECHNIQUE"]
+__all__ = ["run", "format_table", "dataset_spec", "cache_dir", "TECHNIQUE", "GenerateResult", "TrainResult",
+           "EvaluateResult", "PredictResult", "QuestResult", "EXAMPLE_QASM"]
+
+#: a 3-qubit GHZ circuit in OpenQASM 2 (the smoke run predicts it: ``--qasm`` takes a file or program text)
+EXAMPLE_QASM = ('OPENQASM 2.0; include "qelib1.inc"; qreg q[3]; h q[0]; cx q[0],q[1]; cx q[1],q[2];')
+
+
+# The JSON of each mode. ``dataset`` is ``study.dataset_summary`` plus where it was read (path, cached, seconds);
+# ``metrics`` is model -> kind -> {n, rmse, mae, r2, spearman}; ``targets`` is ``study.targets``; ``speed`` is
+# ``speed.speed_comparison``.
+@dataclass(frozen=True, kw_only=True)
+class GenerateResult(Result):
+    technique: str = "quest"
+    mode: str = "generate"
+    dataset: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainResult(Result):
+    technique: str = "quest"
+    mode: str = "train"
+    dataset: Mapping[str, Any]
+    checkpoint: str
+    command: str
+    training: Mapping[str, Mapping[str, Any]]  # model -> {epochs, best_epoch, seconds, best_val_rmse}
+    metrics: Mapping[str, Any]
+    targets: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluateResult(Result):
+    technique: str = "quest"
+    mode: str = "evaluate"
+    checkpoint: str  # the file given, or "shipped"
+    dataset: Mapping[str, Any]
+    metrics: Mapping[str, Any]
+    targets: tuple[Mapping[str, Any], ...]
+    speed: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PredictResult(Result):
+    """One circuit on one device: its physical qubits and gate count after placement, the transformer's PST and
+    the baselines', qiskit-aer's with ``--simulate``, and the seconds each took."""
+
+    OMIT_NONE = ("simulated_pst",)
+
+    technique: str = "quest"
+    mode: str = "predict"
+    qasm: str
+    device: str
+    noise_scale: float
+    physical_qubits: tuple[int, ...]
+    gates: int
+    predicted_pst: float
+    baselines: Mapping[str, float]  # "global", "liu"
+    simulated_pst: float | None = None
+    seconds: Mapping[str, float]  # "predict", and "simulate" with --simulate
+
+
+QuestResult = Union[GenerateResult, TrainResult, EvaluateResult, PredictResult]
 
 
 def dataset_spec(config: QuestConfig) -> Any:
@@ -45,11 +107,11 @@ def _dataset(spec: Any, workers: int) -> tuple[Any, dict[str, Any]]:
     return data, {"path": str(path), "cached": cached, "seconds": time.perf_counter() - start}
 
 
-def _generate(config: QuestConfig) -> dict[str, Any]:
+def _generate(config: QuestConfig) -> GenerateResult:
     from workbench.quantum.quest.study import dataset_summary
 
     data, where = _dataset(dataset_spec(config), config.workers)
-    return {"dataset": {**dataset_summary(data), **where}}
+    return GenerateResult(dataset={**dataset_summary(data), **where})
 
 
 def _command(config: QuestConfig, path: Path) -> str:
@@ -59,7 +121,7 @@ def _command(config: QuestConfig, path: Path) -> str:
     return " ".join(["workbench run quest --mode train", *flags, "--checkpoint", shlex.quote(str(path)), "--json"])
 
 
-def _train(config: QuestConfig) -> dict[str, Any]:
+def _train(config: QuestConfig) -> TrainResult:
     from workbench.quantum.quest.checkpoint import save_checkpoint
     from workbench.quantum.quest.train import TrainSettings
     from workbench.quantum.quest.study import dataset_summary, targets, train_checkpoint
@@ -74,11 +136,11 @@ def _train(config: QuestConfig) -> dict[str, Any]:
     save_checkpoint(ckpt, path)
     curves = {name: {"epochs": len(h["val_rmse"]), "best_epoch": h["best_epoch"], "seconds": h["seconds"],
                      "best_val_rmse": min(h["val_rmse"])} for name, h in ckpt.history.items()}
-    return {"dataset": {**dataset_summary(data), **where}, "checkpoint": str(path), "command": ckpt.command,
-            "training": curves, "metrics": ckpt.metrics, "targets": targets(ckpt.metrics)}
+    return TrainResult(dataset={**dataset_summary(data), **where}, checkpoint=str(path), command=ckpt.command,
+                       training=curves, metrics=ckpt.metrics, targets=tuple(targets(ckpt.metrics)))
 
 
-def _evaluate(config: QuestConfig) -> dict[str, Any]:
+def _evaluate(config: QuestConfig) -> EvaluateResult:
     from workbench.quantum.quest.checkpoint import load_checkpoint
     from workbench.quantum.quest.speed import speed_comparison
     from workbench.quantum.quest.study import dataset_summary, evaluate_checkpoint, targets
@@ -86,12 +148,12 @@ def _evaluate(config: QuestConfig) -> dict[str, Any]:
     ckpt = load_checkpoint(config.checkpoint or None)
     data, where = _dataset(ckpt.spec, config.workers)
     metric = evaluate_checkpoint(ckpt, data)
-    return {"checkpoint": config.checkpoint or "shipped", "dataset": {**dataset_summary(data), **where},
-            "metrics": metric, "targets": targets(metric),
-            "speed": speed_comparison(ckpt, count=config.speed_circuits)}
+    return EvaluateResult(checkpoint=config.checkpoint or "shipped", dataset={**dataset_summary(data), **where},
+                          metrics=metric, targets=tuple(targets(metric)),
+                          speed=speed_comparison(ckpt, count=config.speed_circuits))
 
 
-def _predict(config: QuestConfig) -> dict[str, Any]:
+def _predict(config: QuestConfig) -> PredictResult:
     from workbench.quantum.quest.checkpoint import load_checkpoint
     from workbench.quantum.quest.encoding import gate_count
     from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simulate_pst
@@ -102,22 +164,21 @@ def _predict(config: QuestConfig) -> dict[str, Any]:
     start = time.perf_counter()
     preds = predict_pst(ckpt, [placed.circuit], [placed.calibration], models=("transformer", "global", "liu"))
     seconds = {"predict": time.perf_counter() - start}
-    out: dict[str, Any] = {"qasm": config.qasm, "device": config.device, "noise_scale": config.noise_scale,
-                           "physical_qubits": list(placed.physical), "gates": gate_count(placed.circuit),
-                           "predicted_pst": float(preds["transformer"][0]),
-                           "baselines": {"global": float(preds["global"][0]), "liu": float(preds["liu"][0])}}
+    simulated = None
     if config.simulate:
         start = time.perf_counter()
-        out["simulated_pst"] = simulate_pst(placed.circuit, placed.calibration)
+        simulated = simulate_pst(placed.circuit, placed.calibration)
         seconds["simulate"] = time.perf_counter() - start
-    out["seconds"] = seconds
-    return out
+    return PredictResult(qasm=config.qasm, device=config.device, noise_scale=config.noise_scale,
+                         physical_qubits=tuple(int(q) for q in placed.physical), gates=gate_count(placed.circuit),
+                         predicted_pst=float(preds["transformer"][0]),
+                         baselines={"global": float(preds["global"][0]), "liu": float(preds["liu"][0])},
+                         simulated_pst=simulated, seconds=seconds)
 
 
-def run(config: QuestConfig) -> dict[str, Any]:
-    """The JSON object ``workbench run quest`` prints (see the module docstring)."""
-    body = {"generate": _generate, "train": _train, "evaluate": _evaluate, "predict": _predict}[config.mode](config)
-    return {"technique": "quest", "mode": config.mode, **body}
+def run(config: QuestConfig) -> QuestResult:
+    """The result ``workbench run quest`` prints (see the module docstring): one typed result per mode."""
+    return {"generate": _generate, "train": _train, "evaluate": _evaluate, "predict": _predict}[config.mode](config)
 
 
 def _f(x: Any, fmt: str = ".4f") -> str:
@@ -163,4 +224,6 @@ TECHNIQUE = Technique(
     format_table=format_table,
     panel="widgets.quantum.quest:QuestPanel",
     notebook="notebooks/quantum/quest.ipynb",
+    #: predict a 3-qubit GHZ circuit with the shipped checkpoint (no simulation, no dataset): about a second
+    smoke={"mode": "predict", "qasm": EXAMPLE_QASM, "device": "fake_lima"},
 )
