@@ -71,7 +71,7 @@ def assert_schema(out: dict, mode: str) -> None:
 @pytest.fixture(scope="module")
 def trained(workdir) -> Path:
     mp = pytest.MonkeyPatch()
-    mp.setenv("WORKBENCH_DATA", str(workdir / "data"))
+    mp.setenv("WORKBENCH_CACHE", str(workdir / "cache"))
     ckpt = workdir / "ck.pt"
     result = run(QuestConfig.from_dict({"mode": "train", "random_samples": 24, "algorithm_samples": 8,
                                         "noise_draws": 4, "workers": 1, "epochs": 15, "checkpoint": str(ckpt)}))
@@ -85,18 +85,18 @@ def _json(capsys) -> dict:
 
 
 def test_generate_json(workdir, capsys, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_DATA", str(workdir / "data"))
+    monkeypatch.setenv("WORKBENCH_CACHE", str(workdir / "cache"))
     assert main(["run", "quest", "--mode", "generate", *SIZES, "--json"]) == 0
     out = _json(capsys)
     assert_schema(out, "generate")
     assert (out["technique"], out["mode"]) == ("quest", "generate")
     d = out["dataset"]
     assert d["samples"] == 32 and d["by_kind"] == {"random": 24, "algorithm": 8}
-    assert Path(d["path"]).is_file() and Path(d["path"]).is_relative_to(workdir / "data" / "quest")
+    assert Path(d["path"]).is_file() and Path(d["path"]).is_relative_to(workdir / "cache" / "quest")
 
 
 def test_train_then_evaluate(trained, workdir, capsys, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_DATA", str(workdir / "data"))
+    monkeypatch.setenv("WORKBENCH_CACHE", str(workdir / "cache"))
     ckpt = load_checkpoint(trained)
     assert set(ckpt.models) == {"transformer", "global", "liu", "no-noise"}
     assert "--checkpoint" in ckpt.command and "--random-samples 24" in ckpt.command

@@ -93,10 +93,11 @@ def dataset_spec(config: QuestConfig) -> Any:
 
 
 def cache_dir() -> Path:
-    """Where datasets (and default checkpoints) are cached: ``<data directory>/quest``."""
-    from workbench.data.registry import data_dir
+    """Where generated datasets (and default checkpoints) are cached: the per-user cache folder's ``quest/``
+    (``$WORKBENCH_CACHE/quest``), never the possibly read-only data folder."""
+    from workbench.data.registry import cache_dir as user_cache
 
-    return data_dir() / "quest"
+    return user_cache("quest")
 
 
 def _dataset(spec: Any, workers: int) -> tuple[Any, dict[str, Any]]:
