@@ -16,6 +16,7 @@ import re
 
 import numpy as np
 
+from workbench.memory import require
 from workbench.graphs.graph import Graph, from_edges
 
 __all__ = ["erdos_renyi", "rmat", "grid", "from_spec", "is_spec", "SPEC_HELP"]
@@ -29,6 +30,16 @@ _SPECS = {
 }
 MAX_VERTICES = 1 << 24
 MAX_EDGES = 1 << 27
+#: measured peak bytes (tracemalloc) of building a graph, per raw edge and per vertex (R-MAT, ER, grid: 125-161
+#: bytes per raw edge on 0.5-2 M edges), with a margin
+BYTES_PER_RAW_EDGE = 180
+BYTES_PER_VERTEX = 64
+
+
+def check_memory(name: str, raw_edges: float, vertices: float) -> None:
+    """Refuse (ValueError naming the estimate and the available memory) a graph that cannot be built here."""
+    require(raw_edges * BYTES_PER_RAW_EDGE + vertices * BYTES_PER_VERTEX, what=f"graph {name}",
+            hint="valid sizes fit in memory: choose a smaller scale, edge factor or size")
 
 
 def erdos_renyi(n: int, p: float, *, seed: int = 0) -> Graph:
@@ -47,6 +58,7 @@ def erdos_renyi(n: int, p: float, *, seed: int = 0) -> Graph:
     total = n * (n - 1) // 2
     if p * total > MAX_EDGES:
         raise ValueError(f"er-{n}-{p} has {p * total:.3g} expected edges: valid is at most {MAX_EDGES}")
+    check_memory(f"er-{n}-{p:g}", p * total, n)
     rng = np.random.default_rng(seed)
     if p == 0.0 or total == 0:
         t = np.zeros(0, dtype=np.int64)
@@ -90,6 +102,7 @@ def rmat(scale: int, edge_factor: int, *, seed: int = 0, a: float = 0.57, b: flo
     if min(a, b, c, d) < 0:
         raise ValueError(f"R-MAT probabilities a={a}, b={b}, c={c} must be >= 0 with a + b + c <= 1")
     n, m = 1 << scale, edge_factor << scale
+    check_memory(f"rmat-{scale}-{edge_factor}", m, n)
     rng = np.random.default_rng(seed)
     src = np.zeros(m, dtype=np.int64)
     dst = np.zeros(m, dtype=np.int64)
@@ -108,6 +121,7 @@ def grid(rows: int, cols: int) -> Graph:
     """The rows x cols 2-D lattice (4-neighbour grid): no triangles, many 4-cycles."""
     if rows < 1 or cols < 1 or rows * cols > MAX_VERTICES:
         raise ValueError(f"grid {rows} x {cols} is out of range: valid is rows, cols >= 1 and rows*cols <= {MAX_VERTICES}")
+    check_memory(f"grid-{rows}-{cols}", 2 * rows * cols, rows * cols)
     ids = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
     src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
     dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])

@@ -21,6 +21,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from workbench.data.fetch import ensure_dataset
+from workbench.memory import require
 from workbench.solvers.wathen import parse_wathen_name, wathen
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,8 @@ def read_matrix_market(path: str | os.PathLike[str]) -> sp.csr_matrix:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"matrix file {str(path)!r} does not exist")
+    require(path.stat().st_size * 40, what=f"reading matrix file {str(path)!r}",
+            hint="valid files fit in memory once parsed (about 40x their size): use a smaller matrix")
     try:
         raw = scipy.io.mmread(path)
     except Exception as exc:  # the parser raises several types (ValueError, OverflowError, ...): one message

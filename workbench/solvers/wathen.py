@@ -20,6 +20,8 @@ import re
 import numpy as np
 import scipy.sparse as sp
 
+from workbench.memory import require
+
 _E1 = np.array([[6, -6, 2, -8], [-6, 32, -6, 20], [2, -6, 6, -6], [-8, 20, -6, 32]], dtype=np.float64)
 _E2 = np.array([[3, -8, 2, -6], [-8, 16, -8, 20], [2, -8, 3, -8], [-6, 20, -8, 16]], dtype=np.float64)
 #: the 8-node serendipity element mass matrix (MATLAB: e = [e1 e2; e2' e1] / 45)
@@ -60,6 +62,8 @@ def wathen(nx: int, ny: int, *, seed: int = 0, rho: np.ndarray | None = None) ->
             raise ValueError(f"{name}={v!r} is out of range: valid range is >= 1 (elements per grid side)")
     if nx * ny > MAX_ELEMENTS:
         raise ValueError(f"nx*ny={nx * ny:_} is too large: valid range is 1..{MAX_ELEMENTS:_} elements")
+    # measured peak (tracemalloc): 2.9 KB per element at 100 x 100; 4 KB with a margin
+    require(4096 * nx * ny, what=f"wathen-{nx}-{ny}", hint="valid sizes fit in memory: choose smaller nx, ny")
     if rho is None:
         rho = np.random.default_rng(seed).uniform(0.0, 100.0, size=(nx, ny))
     rho = np.asarray(rho, dtype=np.float64)
