@@ -40,3 +40,20 @@ def test_unreadable_notebook_is_a_clear_error(tmp_path):
         read_notebook(bad)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         read_notebook(tmp_path / "missing.ipynb")
+
+
+@pytest.mark.slow
+def test_a_failing_notebook_gives_one_plain_line(tmp_path):
+    """The error names the exception without the terminal colour codes of IPython's traceback."""
+    import nbformat
+
+    from workbench.report import export_report
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("X = 1", metadata={"tags": ["parameters"]}),
+                                         nbformat.v4.new_code_cell("raise ValueError('bad thing')")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "bad.ipynb"
+    nbformat.write(nb, path)
+    with pytest.raises(ValueError) as info:
+        export_report(path, tmp_path / "out.html")
+    assert str(info.value) == "the notebook failed while executing: ValueError: bad thing"

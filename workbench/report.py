@@ -97,6 +97,10 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
         raise ValueError(f"notebook {str(path)!r} is not a readable .ipynb file: {exc}") from None
 
 
+#: terminal colour and cursor codes (ESC [ ... letter) that IPython tracebacks carry
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
 def execute_notebook(
     nb: nbformat.NotebookNode, *, cwd: Path, timeout_s: float = 1800.0, export: bool = True
 ) -> nbformat.NotebookNode:
@@ -111,7 +115,8 @@ def execute_notebook(
         client = NotebookClient(nb, timeout=timeout_s, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
         client.execute()
     except CellExecutionError as exc:
-        raise ValueError(f"the notebook failed while executing: {str(exc).strip().splitlines()[-1]}") from None
+        last = ANSI_ESCAPE.sub("", str(exc)).strip().splitlines()[-1]  # tracebacks carry terminal colour codes
+        raise ValueError(f"the notebook failed while executing: {last}") from None
     finally:
         if export:
             if previous is None:
