@@ -134,8 +134,8 @@ def test_predict_qasm2_and_qasm3_with_simulation(trained, tmp_path, capsys):
     ("OPENQASM 3.0;\nqubit[2] q;\nbogus q[0];\n", [], "not a valid OpenQASM 3 program"),
     ('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[6];\nh q[5];\n', ["--device", "fake_lima"],
      "6 qubits but device fake_lima has 5"),
-    (GHZ2, ["--device", "fake_sherbrooke"], "has no cx among its basis gates"),
-    (GHZ2, ["--device", "fake_burlington"], "has no rz, x, sx among its basis gates"),
+    (GHZ2, ["--device", "fake_sherbrooke"], "device='fake_sherbrooke' is not allowed: valid values are one of"),
+    (GHZ2, ["--device", "fake_burlington"], "device='fake_burlington' is not allowed: valid values are one of"),
 ])
 def test_predict_errors_exit_2(trained, tmp_path, capsys, text, args, message):
     path = tmp_path / "bad.qasm"
@@ -182,3 +182,28 @@ def test_smoke_predicts_the_example_with_the_shipped_checkpoint():
     expected = predict_pst(load_checkpoint(None), [placed.circuit], [placed.calibration])["transformer"][0]
     assert out["predicted_pst"] == pytest.approx(float(expected), abs=1e-6)
     assert "predicted PST" in technique.format_table(out)
+
+
+def test_qasm_readers_refuse_binary_files_and_find_the_version_past_comments(tmp_path):
+    from workbench.quantum.quest.predict import read_qasm
+
+    binary = tmp_path / "bin.qasm"
+    binary.write_bytes(bytes(range(200, 256)) * 4)
+    with pytest.raises(ValueError, match=r"qasm='.*bin.qasm' is not a text file \(byte 0 is not UTF-8\)"):
+        read_qasm(binary)
+    repo = Path(__file__).resolve().parents[3]
+    qft = read_qasm(repo / "examples" / "qft4.qasm")  # OpenQASM 3 behind a comment line
+    assert qft.num_qubits == 4 and qft.count_ops()["cp"] == 6
+    assert read_qasm(repo / "examples" / "ghz3.qasm").count_ops() == {"cx": 2, "h": 1}
+
+
+@pytest.mark.parametrize("device, message", [("fake_sherbrooke", "has no cx among its basis gates"),
+                                             ("fake_burlington", "has no rz, x, sx among its basis gates")])
+def test_library_names_the_gates_a_device_lacks(device, message):
+    """The CLI refuses these devices by the config's choices (which `--help` lists); the library says why."""
+    from workbench.quantum.quest.config import quest_devices
+    from workbench.quantum.quest.predict import check_device
+
+    assert device not in quest_devices()
+    with pytest.raises(ValueError, match=message):
+        check_device(device)

@@ -3,12 +3,21 @@ predict one circuit's PST (OpenQASM 2/3 file + device)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.calibration import device_names
+from workbench.quantum.calibration import device_basis, device_names
+from workbench.quantum.quest.encoding import GATE_TYPES
 
 MODES = ("generate", "train", "evaluate", "predict")
+
+
+@functools.lru_cache(maxsize=1)
+def quest_devices() -> tuple[str, ...]:
+    """Device snapshots whose basis holds ``rz, sx, x, cx`` (the gates QuEst encodes; older snapshots with
+    ``u1/u2/u3`` or ``ecr``/``cz`` devices are left out)."""
+    return tuple(n for n in device_names() if set(GATE_TYPES) <= set(device_basis(n)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -18,11 +27,12 @@ class QuestConfig(Config):
 
     mode: str = param("evaluate", choices=MODES, help="what to do")
     qasm: str = param("", help="predict: OpenQASM 2 or 3 file of the circuit")
-    device: str = param("fake_lima", choices=device_names(), help="predict: device snapshot (cx basis)")
+    device: str = param("fake_lima", choices=quest_devices(),
+                        help="predict: device snapshot whose gates are rz, sx, x, cx (the gates QuEst encodes)")
     noise_scale: float = param(1.0, lo=0.0, hi=64.0, help="predict: gate and readout errors x this (T1/T2 kept)")
     simulate: bool = param(False, help="predict: also simulate the PST with qiskit-aer")
     checkpoint: str = param("", help="checkpoint file (default: the one shipped with the workbench); train "
-                                     "writes it, default <data>/quest/checkpoint-<dataset key>.pt")
+                                     "writes it, default <cache>/quest/checkpoint-<dataset key>.pt")
     random_samples: int = param(4000, lo=0, hi=200_000, unit="samples", help="random-circuit samples")
     algorithm_samples: int = param(1600, lo=0, hi=100_000, unit="samples",
                                    help="algorithm-circuit samples (GHZ, QFT, Grover, BV, QAOA, HEA)")

@@ -24,6 +24,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -276,6 +277,11 @@ def load_or_generate(spec: DatasetSpec, cache_dir: str | os.PathLike[str], *, wo
     path = cache_path(spec, cache_dir)
     if path.is_file():
         return QuestDataset.from_dict(torch.load(path, weights_only=True)), path, True
+    if progress:  # say what is coming before minutes of aer simulation (measured: 5,600 samples in 382 s)
+        samples = spec.random_samples + spec.algorithm_samples
+        minutes = samples * 0.07 / 60 / max(workers, 1)
+        print(f"generating the QuEst dataset once: {samples:,} circuits simulated with qiskit-aer, about "
+              f"{minutes:.0f} min on {workers} process(es); cached in {path}", file=sys.stderr)
     data = generate(spec, workers=workers, progress=progress)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")

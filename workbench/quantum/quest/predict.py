@@ -10,6 +10,7 @@ levels) feeds both the features and the simulation.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,9 +19,10 @@ import numpy as np
 import torch
 
 from workbench.quantum.circuits import DeviceCircuit, transpile_to_device
-from workbench.quantum.calibration import DeviceCalibration, device_basis, device_names
+from workbench.quantum.calibration import DeviceCalibration, device_basis
 from workbench.quantum.quest.batching import graphs_batch
 from workbench.quantum.quest.checkpoint import Checkpoint
+from workbench.quantum.quest.config import quest_devices
 from workbench.quantum.quest.dataset import RANDOM_DEVICES
 from workbench.quantum.quest.encoding import GATE_TYPES, encode
 
@@ -32,8 +34,16 @@ def read_qasm(source: str | Path) -> Any:
     message for bad programs or unknown gates."""
     from qiskit import qasm2, qasm3
 
-    text = Path(source).read_text() if _is_path(source) else str(source)
-    version3 = text.lstrip().upper().startswith("OPENQASM 3")
+    if _is_path(source):
+        try:
+            text = Path(source).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"qasm={str(source)!r} is not a text file (byte {exc.start} is not UTF-8): valid input "
+                             "is an OpenQASM 2 or 3 program") from None
+    else:
+        text = str(source)
+    header = re.search(r"^\s*OPENQASM\s+(\d)", re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S), re.M | re.I)
+    version3 = header is not None and header.group(1) == "3"
     try:
         if version3:
             return qasm3.loads(text)
@@ -52,13 +62,6 @@ def _is_path(source: str | Path) -> bool:
     if not path.is_file():
         raise ValueError(f"qasm={source!r}: no such file")
     return True
-
-
-@functools.lru_cache(maxsize=1)
-def quest_devices() -> tuple[str, ...]:
-    """Device snapshots whose basis holds ``rz, sx, x, cx`` (the gates QuEst encodes; older snapshots with
-    ``u1/u2/u3`` or ``ecr``/``cz`` devices are left out)."""
-    return tuple(n for n in device_names() if set(GATE_TYPES) <= set(device_basis(n)))
 
 
 def check_device(device: str) -> None:
