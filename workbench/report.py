@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -127,10 +128,12 @@ def execute_notebook(
 
 
 def plotly_js() -> str:
-    """The bundled plotly.min.js (from the plotly package; no network)."""
-    from plotly.offline import get_plotlyjs
-
-    return get_plotlyjs()
+    """The plotly.min.js the plotly package ships (read from its files: no network, and the library floor
+    imports no UI package)."""
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the plotly package is not installed: pip install plotly")
+    return (Path(list(spec.submodule_search_locations)[0]) / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
 
 
 def render_html(nb: nbformat.NotebookNode, title: str) -> str:

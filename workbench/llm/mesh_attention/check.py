@@ -21,7 +21,7 @@ from workbench.llm.mesh_attention.layout import shard_sequence, unshard_sequence
 from workbench.llm.mesh_attention.mesh import mesh_attention
 from workbench.llm.mesh_attention.plan import METHODS, check_positive_int, check_tile, divisors, resolve_order
 from workbench.llm.mesh_attention.ring import ring_attention
-from workbench.llm.mesh_attention.runner import CheckMethodResult, MethodError
+from workbench.llm.mesh_attention.results import CheckMethodResult, MethodError
 from workbench.llm.mesh_attention.ulysses import ulysses_attention
 from workbench.llm.mesh_attention.usp import usp_attention
 from workbench.llm.mesh_attention.volume import predict_bytes_per_rank, resolve_method_params
