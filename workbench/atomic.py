@@ -41,6 +41,8 @@ class TruncatedFileError(ValueError):
 class WriteError(OSError):
     """A write stopped (disk full, quota, file-size limit); the previous file at the target is unchanged."""
 
+    one_line = True  # the message is complete for the user (see workbench.distributed.errors.WorkerFailed)
+
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *, encoding: str | None = None) -> Iterator[IO]:
