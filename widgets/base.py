@@ -162,7 +162,7 @@ class Panel:
                 self.draw(self.figures, result, values)
         except Exception as exc:  # shown to the user in the panel, and logged with its traceback
             log.debug("panel %s redraw failed", type(self).__name__, exc_info=True)
-            kind = "" if isinstance(exc, ValueError) else f"{type(exc).__name__}: "
+            kind = "" if isinstance(exc, ValueError) or getattr(exc, "one_line", False) else f"{type(exc).__name__}: "
             self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(kind + str(exc))}</span>'
             self.error = str(exc)
             return False

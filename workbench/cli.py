@@ -1,7 +1,8 @@
 """The ``workbench`` command: lab, list, run, report, data.
 
 Every user error (bad parameter, missing file) prints ``error: <message>`` on stderr and exits 2, with no
-traceback. Parameters of ``workbench run TECHNIQUE`` come from the technique's config class, so flags,
+traceback. A fault of the run itself (a worker killed or stopped: ``WorkerFailed``; a full disk: ``WriteError``)
+prints its one line the same way and exits 1. Parameters of ``workbench run TECHNIQUE`` come from the technique's config class, so flags,
 defaults, units and ranges are the ones the panels and notebooks use.
 """
 
@@ -181,6 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `workbench list | head`
         sys.stderr.close()
         return 0
+    except (RuntimeError, OSError) as exc:
+        if not getattr(exc, "one_line", False):  # WorkerFailed, WriteError: faults of the run, not of the input
+            raise
+        print(f"error: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc.args[0]}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ from typing import Any
 
 import nbformat
 
+from workbench.atomic import write_text
+
 log = logging.getLogger(__name__)
 
 __all__ = ["parse_overrides", "parameter_names", "apply_overrides", "execute_notebook", "export_report"]
@@ -162,6 +164,4 @@ def export_report(notebook: Path, out: Path, overrides: dict[str, Any] | None = 
     log.info("executing %s", notebook)
     nb = execute_notebook(nb, cwd=notebook.resolve().parent, timeout_s=timeout_s)
     text = render_html(nb, title=notebook.stem.replace("_", " "))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    return out
+    return write_text(out, text)  # temp file, fsync, rename: a failed write keeps the previous report

@@ -10,6 +10,8 @@ takes about a second. The model figure is :mod:`workbench.graphs.kudu.model`, la
 
 from __future__ import annotations
 
+import contextlib
+import html
 from typing import Any, Sequence
 
 import ipywidgets as W
@@ -17,6 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from workbench.cluster import ClusterSpec
+from workbench.distributed.errors import WorkerFailed
 from workbench.graphs.kudu.config import KuduConfig
 from workbench.graphs.kudu.model import MODEL_LABEL, PAPER_CLAIMS, Projection, cluster_summary
 from workbench.graphs.kudu.study import CHUNKS, KuduView, kudu_view, measure, pick, scaling_projections
@@ -208,7 +211,7 @@ class KuduPanel(Panel):
         self.measure_button = W.Button(description="Measure (real run on P processes)", button_style="primary",
                                        tooltip="launch P gloo processes and run every strategy and chunk size")
         self.progress = W.IntProgress(value=0, min=0, max=1, description="runs", layout=W.Layout(width="260px"))
-        self.measure_button.on_click(lambda _: self.measure())
+        self.measure_button.on_click(lambda _: self._measure_clicked())
         self._measure_now = measure_now
         super().__init__(static=static, **values)
 
@@ -221,12 +224,17 @@ class KuduPanel(Panel):
         self.progress.value = 0
         try:
             rows = measure(self.config_of())
-        except (ValueError, FileNotFoundError) as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {exc}</span>'
+        except (ValueError, FileNotFoundError, WorkerFailed) as exc:  # a killed or stopped worker: one line too
+            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
             raise
         self.progress.value = 1
         self.redraw()
         return rows
+
+    def _measure_clicked(self) -> None:
+        """The button: the status line already shows why a measurement failed."""
+        with contextlib.suppress(ValueError, FileNotFoundError, WorkerFailed):
+            self.measure()
 
     # ---- figures ----------------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:

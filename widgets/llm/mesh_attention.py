@@ -51,7 +51,7 @@ class MeshAttentionPanel(Panel):
         "cluster.intra_node_bw_gbps": (50.0, 100.0, 200.0, 450.0, 900.0),
         "cluster.inter_node_bw_gbps": (3.125, 6.25, 12.5, 25.0, 50.0, 100.0),
     }
-    hidden = ("mode", "batch", "ulysses_degree", "seed") + tuple(
+    hidden = ("mode", "batch", "ulysses_degree", "seed", "timeout_s") + tuple(
         s.name for s in MeshAttentionConfig.specs() if s.group == "cluster" and s.name not in SHOWN_CLUSTER)
     static_slider = ("gpus", (4, 16, 64, 256, 1024))
 

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from workbench.atomic import write_text
 from workbench.graphs.compiler import KernelPlan, generate_source, renamed
 from workbench.graphs.graph import Graph
 
@@ -107,9 +108,7 @@ def _source_path(source: str, cache_dir: str) -> Path:
     digest = hashlib.sha1(source.encode()).hexdigest()[:20]
     path = Path(cache_dir) / f"wbk_{digest}.py"
     if not path.is_file() or path.read_text() != source:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(source)
-        os.replace(tmp, path)  # atomic: concurrent processes see a whole file
+        write_text(path, source)  # atomic: concurrent processes (and threads) see a whole file
     return path
 
 

@@ -169,7 +169,8 @@ def count_jobs(graph: Graph, jobs: list[tuple[Schedule, EngineOptions]], *, work
     part = Partition.build(graph, workers, partition)
     sets.warm()  # compile once here; the forked workers inherit the machine code
     log.info("kudu: %d job(s) on %s, P=%d", len(plans), graph.name, workers)
-    per_rank = run_workers(_worker, workers, graph, part, plans, timeout_s=timeout_s)
+    per_rank = run_workers(_worker, workers, graph, part, plans, timeout_s=timeout_s,
+                           oom_hint="try a smaller max_embeddings or chunk_size, strategy='hybrid', or fewer workers")
     wall = time.perf_counter() - start
     out = []
     for i, (plan, options) in enumerate(plans):

@@ -272,5 +272,6 @@ def check_results(spec: CheckSpec, *, seed: int, timeout_s: float = 300.0) -> li
                          dtype=spec.torch_dtype, seed=seed)
     per_rank = []
     if any(p.error is None for p in spec.plans):
-        per_rank = run_workers(check_worker, spec.gpus, spec, inputs, timeout_s=timeout_s)
+        per_rank = run_workers(check_worker, spec.gpus, spec, inputs, timeout_s=timeout_s,
+                               oom_hint="try a smaller seq, batch or heads (or fewer gpus)")
     return combine(spec, inputs, per_rank)

@@ -58,6 +58,8 @@ class MeshAttentionConfig(Config):
                                 help="USP Ulysses degree u (u*r = P); 0 chooses automatically")
     cluster: ClusterSpec = group(ClusterSpec, help="the hardware the model prices on (check mode: node size only)")
     seed: int = param(0, lo=0, hi=2**31 - 1, label="seed", help="seed of the random q, k, v (check mode)")
+    timeout_s: float = param(300.0, lo=1.0, hi=86_400.0, unit="s", label="timeout",
+                             help="wall-clock limit of the real run (check mode); a stopped worker ends it here")
 
     @property
     def dtype_bytes(self) -> int:

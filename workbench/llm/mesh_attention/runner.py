@@ -55,7 +55,8 @@ def run(config: MeshAttentionConfig) -> MeshAttentionResult:
                                    results=tuple(model_results(config)))
     from workbench.llm.mesh_attention.check import CheckSpec, check_results
 
-    results = check_results(CheckSpec.from_config(config, methods=CHECK_METHODS), seed=config.seed)
+    results = check_results(CheckSpec.from_config(config, methods=CHECK_METHODS), seed=config.seed,
+                            timeout_s=config.timeout_s)
     return MeshAttentionResult(**head, label=f"real run on {config.gpus} processes (gloo)", results=tuple(results))
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from workbench.atomic import atomic_write, verify_zip
 from workbench.quantum.quest.batching import Normalizer
 from workbench.quantum.quest.dataset import DatasetSpec
 from workbench.quantum.quest.net import build_model
@@ -58,9 +59,8 @@ def save_checkpoint(ckpt: Checkpoint, path: str | os.PathLike[str]) -> Path:
                "spec": asdict(ckpt.spec), "split_seed": ckpt.split_seed, "settings": asdict(ckpt.settings),
                "history": ckpt.history, "metrics": ckpt.metrics, "test": ckpt.test, "dataset": ckpt.dataset,
                "command": ckpt.command}
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
+    with atomic_write(path) as f:  # temp file, fsync, rename: a crash never leaves half a checkpoint
+        torch.save(payload, f)
     return path
 
 
@@ -75,6 +75,7 @@ def load_checkpoint(path: str | os.PathLike[str] | None = None) -> Checkpoint:
 
 @functools.lru_cache(maxsize=8)
 def _load(path: str, mtime: int) -> Checkpoint:
+    verify_zip(path, what="QuEst checkpoint", remedy="retrain it with `workbench run quest --mode train --checkpoint PATH`")
     payload = torch.load(path, weights_only=True)
     if payload.get("format") != FORMAT:
         raise ValueError(f"checkpoint={path!r} has format {payload.get('format')!r}: valid format is {FORMAT}; "

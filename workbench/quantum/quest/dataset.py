@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import torch
 
+from workbench.atomic import atomic_write, verify_zip
 from workbench.quantum.calibration import DeviceCalibration, calibration_subset, load_calibration
 from workbench.quantum.quest.encoding import ENCODING_VERSION, CircuitGraph, encode, gate_count
 
@@ -276,6 +277,7 @@ def load_or_generate(spec: DatasetSpec, cache_dir: str | os.PathLike[str], *, wo
     ``(dataset, path, was_cached)``."""
     path = cache_path(spec, cache_dir)
     if path.is_file():
+        verify_zip(path, what="QuEst dataset", remedy="delete it; the next run generates it again")
         return QuestDataset.from_dict(torch.load(path, weights_only=True)), path, True
     if progress:  # say what is coming before minutes of aer simulation (measured: 5,600 samples in 382 s)
         samples = spec.random_samples + spec.algorithm_samples
@@ -283,8 +285,6 @@ def load_or_generate(spec: DatasetSpec, cache_dir: str | os.PathLike[str], *, wo
         print(f"generating the QuEst dataset once: {samples:,} circuits simulated with qiskit-aer, about "
               f"{minutes:.0f} min on {workers} process(es); cached in {path}", file=sys.stderr)
     data = generate(spec, workers=workers, progress=progress)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    torch.save(data.to_dict(), tmp)
-    os.replace(tmp, path)
+    with atomic_write(path) as f:  # temp file, fsync, rename: concurrent generators each publish a whole file
+        torch.save(data.to_dict(), f)
     return data, path, False
