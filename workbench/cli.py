@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="execute a notebook with parameters and write a self-contained HTML report")
     p.add_argument("notebook", help="path of the notebook, e.g. notebooks/llm/mesh_attention.ipynb")
-    p.add_argument("--out", required=True, help="output HTML file")
+    p.add_argument("--out", required=True, help="output file: .html (offline page) or .pdf (the same page printed by headless Chromium)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="override a parameter of the notebook's parameters cell (repeatable)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per cell (default 1800)")

@@ -16,12 +16,13 @@ import logging
 import importlib.util
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
-from workbench.atomic import write_text
+from workbench.atomic import write_bytes, write_text
 
 log = logging.getLogger(__name__)
 
@@ -158,10 +159,62 @@ def render_html(nb: nbformat.NotebookNode, title: str) -> str:
     )
 
 
+#: where a Chromium-family browser for PDF reports is looked for (``WORKBENCH_CHROMIUM`` first)
+CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync")
+
+
+def chromium_executable() -> str:
+    """The browser that prints PDF reports: ``$WORKBENCH_CHROMIUM``, else the first of :data:`CHROMIUM_PATHS`."""
+    for candidate in (os.environ.get("WORKBENCH_CHROMIUM", ""), *CHROMIUM_PATHS):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise FileNotFoundError("a PDF report needs a Chromium browser: install Debian's chromium (apt-get install "
+                            "chromium) or set WORKBENCH_CHROMIUM to one")
+
+
+def html_to_pdf(html: str, *, timeout_s: float = 120.0) -> bytes:
+    """Print the offline report ``html`` to PDF (A4) in headless Chromium, after every plotly figure has drawn.
+
+    nbconvert's ``webpdf`` exporter launches playwright's own browser download; this prints the same kind of
+    page with the system's Chromium instead, and prints *our* report (static figures, plotly.js inlined).
+    """
+    try:
+        from playwright.sync_api import sync_playwright
+    except ModuleNotFoundError:
+        raise FileNotFoundError("a PDF report needs playwright: pip install playwright (no browser download: "
+                                "it drives the system's Chromium)") from None
+    with tempfile.TemporaryDirectory(prefix="workbench-pdf-") as tmp:
+        page_path = Path(tmp) / "report.html"
+        page_path.write_text(html, encoding="utf-8")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium_executable(), headless=True, args=list(CHROMIUM_ARGS))
+            try:
+                page = browser.new_page(viewport={"width": 1000, "height": 1400})
+                page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                           else route.abort())  # offline, as the HTML report promises
+                page.goto(page_path.as_uri(), wait_until="load", timeout=timeout_s * 1000)
+                page.wait_for_function("() => [...document.querySelectorAll('.plotly-graph-div')]"
+                                       ".every(d => d.querySelector('.main-svg'))", timeout=timeout_s * 1000)
+                page.emulate_media(media="print")
+                return page.pdf(format="A4", print_background=True,
+                                margin={"top": "12mm", "bottom": "12mm", "left": "10mm", "right": "10mm"})
+            finally:
+                browser.close()
+
+
 def export_report(notebook: Path, out: Path, overrides: dict[str, Any] | None = None, *, timeout_s: float = 1800.0) -> Path:
-    """Execute ``notebook`` with ``overrides`` and write the offline HTML report to ``out``; returns ``out``."""
+    """Execute ``notebook`` with ``overrides`` and write the offline report to ``out``: HTML, or a PDF of the same
+    page when ``out`` ends in ``.pdf``; returns ``out``."""
+    if out.suffix.lower() not in (".html", ".htm", ".pdf"):
+        raise ValueError(f"out={str(out)!r} has suffix {out.suffix!r}: valid reports are .html or .pdf")
+    if out.suffix.lower() == ".pdf":
+        chromium_executable()  # fail before minutes of execution, not after
     nb = apply_overrides(read_notebook(notebook), overrides or {})
     log.info("executing %s", notebook)
     nb = execute_notebook(nb, cwd=notebook.resolve().parent, timeout_s=timeout_s)
     text = render_html(nb, title=notebook.stem.replace("_", " "))
+    if out.suffix.lower() == ".pdf":
+        return write_bytes(out, html_to_pdf(text))
     return write_text(out, text)  # temp file, fsync, rename: a failed write keeps the previous report

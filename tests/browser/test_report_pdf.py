@@ -1,0 +1,68 @@
+"""`workbench report NOTEBOOK --out FILE.pdf` prints the offline report to PDF in headless Chromium.
+
+Reference: poppler's ``pdftoppm`` renders the first pages to images, which must not be blank (a page of the
+report has text and a drawn figure: many distinct grey levels); ``pdfinfo``-free page count from pdftoppm.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixture_notebook import smoke_parameters, write_fixture_notebook
+
+pytestmark = pytest.mark.browser
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _pgm_pixels(path: Path) -> bytes:
+    """The pixel bytes of a binary PGM (P5) file."""
+    data = path.read_bytes()
+    fields, pos = [], 0
+    while len(fields) < 4:  # magic, width, height, maxval
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        end = pos
+        while not data[end:end + 1].isspace():
+            end += 1
+        fields.append(data[pos:end])
+        pos = end
+    return data[pos + 1:]
+
+
+def test_pdf_report_has_pages_with_text_and_figures(chromium_path, tmp_path):
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm is missing: apt-get install -y poppler-utils")
+    notebook = write_fixture_notebook(tmp_path / "fixture" / "slider_fixture.ipynb")
+    out = tmp_path / "report.pdf"
+    argv = [sys.executable, "-m", "workbench.cli", "report", str(notebook), "--out", str(out)]
+    for name, value in smoke_parameters(notebook).items():
+        argv += ["-p", f"{name}={value!r}"]
+    done = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "WORKBENCH_CHROMIUM": str(chromium_path)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert out.read_bytes()[:5] == b"%PDF-"
+    subprocess.run(["pdftoppm", "-gray", "-r", "40", "-f", "1", "-l", "2", str(out), str(tmp_path / "page")],
+                   check=True, timeout=120)
+    pages = sorted(tmp_path.glob("page-*.pgm"))
+    assert pages, "no page rendered"
+    first = _pgm_pixels(pages[0])
+    assert len(set(first)) > 16, "the first page is blank"
+    assert sum(1 for b in first if b < 200) > len(first) // 200, "the first page has almost no ink"
+
+
+def test_a_pdf_needs_a_browser_and_says_so_before_executing(tmp_path, monkeypatch):
+    from workbench import report
+
+    monkeypatch.setattr(report, "CHROMIUM_PATHS", ())
+    monkeypatch.delenv("WORKBENCH_CHROMIUM", raising=False)
+    with pytest.raises(FileNotFoundError, match="a PDF report needs a Chromium browser"):
+        report.export_report(tmp_path / "missing.ipynb", tmp_path / "out.pdf")
+    with pytest.raises(ValueError, match=r"out='.*out.docx' has suffix '.docx': valid reports are .html or .pdf"):
+        report.export_report(tmp_path / "missing.ipynb", tmp_path / "out.docx")
