@@ -123,6 +123,8 @@ class AttentionModelResult:
         total_seconds: forward + backward wall time, each pass its slowest rank.
         forward_seconds, backward_seconds: the two passes.
         seconds_per_rank: float64 [P], each rank's forward + backward finish time.
+        bytes_sent_inter_node_per_rank: int64 [P], of the bytes sent, those to ranks on other nodes (the
+            cluster's ``gpus_per_node``, consecutive ranks per node).
     """
 
     method: str
@@ -141,6 +143,7 @@ class AttentionModelResult:
     forward_seconds: float
     backward_seconds: float
     seconds_per_rank: np.ndarray = field(repr=False)
+    bytes_sent_inter_node_per_rank: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -507,7 +510,7 @@ def model_attention(
 
 def _model_startrail(gpus, c, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal):
     vol = startrail_bytes_per_rank(gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
-                                   dtype_bytes=shape.e, team_size=c, batch=batch)
+                                   dtype_bytes=shape.e, team_size=c, batch=batch, gpus_per_node=cluster.gpus_per_node)
     f, b = startrail_pass_times(gpus, c, shape.n, shape.m, shape.e, blk_f, blk_b, cluster)
     fwd, bwd = (_Pass(np.full(gpus, t.total), t.compute, t.comm) for t in (f, b))
     memory = ring_family_memory(shape.n, shape.m, c, gpus // (c * c))
@@ -527,6 +530,8 @@ def _result(method, gpus, tile, u, c, vol, memory, e, fwd: _Pass, bwd: _Pass) ->
         memory_terms=MappingProxyType(terms), compute_seconds=compute, comm_seconds=fwd.comm + bwd.comm,
         exposed_comm_seconds=total - compute, total_seconds=total, forward_seconds=f_total,
         backward_seconds=b_total, seconds_per_rank=fwd.finish + bwd.finish,
+        bytes_sent_inter_node_per_rank=(np.asarray(vol["sent_inter_node"], dtype=np.int64)
+                                        if "sent_inter_node" in vol else None),
     )
 
 
