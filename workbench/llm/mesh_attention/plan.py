@@ -25,9 +25,9 @@ from typing import Literal, NamedTuple, Sequence
 
 import numpy as np
 
-Method = Literal["ring", "ulysses", "usp", "mesh"]
+Method = Literal["ring", "ulysses", "usp", "mesh", "node_mesh"]
 Order = Literal["contiguous", "zigzag"]
-METHODS: tuple[str, ...] = ("ring", "ulysses", "usp", "mesh")
+METHODS: tuple[str, ...] = ("ring", "ulysses", "usp", "mesh", "node_mesh")
 ORDERS: tuple[str, ...] = ("contiguous", "zigzag")
 
 #: entry of an assignment matrix for a block that the causal mask hides completely (never computed)
@@ -277,6 +277,14 @@ def inter_node_units(gpus: int, tile: Sequence[int], gpus_per_node: int) -> floa
     return float((MESH_Q_UNITS * q_off + MESH_KV_UNITS * kv_off).max())
 
 
+def node_mesh_placement(degree: int, gpus_per_node: int | None) -> int | None:
+    """Groups per node for the node-level Mesh's tile placement: ``gpus_per_node // degree`` when the node
+    holds several whole Ulysses groups, else None (every group on its own node(s): row-first placement)."""
+    if gpus_per_node is None or gpus_per_node % degree or gpus_per_node // degree < 2:
+        return None
+    return gpus_per_node // degree
+
+
 def default_ulysses_degree(gpus: int, heads: int, gpus_per_node: int | None = None) -> int:
     """USP default: the largest u that divides gpus and heads, kept inside one node when gpus_per_node is given."""
     cap = gpus if gpus_per_node is None else min(gpus, gpus_per_node)
@@ -300,6 +308,8 @@ def assignment_matrix(
 
     * ``ring``: rank i computes row i.
     * ``mesh``: the rank whose tile holds (i, j) (tile from ``tile`` or ``choose_tile``).
+    * ``node_mesh``: the Ulysses group id (as usp) of the group whose Mesh tile (over the P/u groups) holds
+      the block of their super-chunks; its u members compute it, each for heads/u heads.
     * ``usp`` and ``ulysses``: the entry is the *Ulysses group* id g (ranks g*u .. g*u+u-1), whose u members
       all compute that block, each for heads/u heads. Ulysses is u = P (one group, all zeros); Ring is u = 1
       (group = rank), so the three conventions agree.
@@ -315,6 +325,14 @@ def assignment_matrix(
     cols = np.arange(gpus)[None, :]
     if method == "ring":
         am = np.broadcast_to(rows, (gpus, gpus)).astype(np.int64)
+    elif method == "node_mesh":
+        u = ulysses_degree or gpus
+        if gpus % u:
+            raise ValueError(f"ulysses_degree={u} does not divide gpus={gpus}: valid values are {divisors(gpus)}")
+        groups, place = gpus // u, node_mesh_placement(u, gpus_per_node)
+        pair = choose_tile(groups, gpus_per_node=place) if tile is None else check_tile(tile, groups)
+        group_am = assignment_matrix("mesh", groups, tile=pair, gpus_per_node=place)
+        am = group_am[rows // u, cols // u].astype(np.int64)
     elif method == "mesh":
         pair = choose_tile(gpus, gpus_per_node=gpus_per_node) if tile is None else check_tile(tile, gpus)
         plan = make_mesh_plan(gpus, pair, gpus_per_node)

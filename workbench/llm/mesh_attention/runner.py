@@ -1,6 +1,7 @@
 """Headless runner of the distributed-attention technique: ``workbench run mesh-attention ...``.
 
-``mode="check"`` launches ``gpus`` real processes (gloo) and runs Ring, Ulysses, USP and Mesh forward and
+``mode="check"`` launches ``gpus`` real processes (gloo) and runs Ring, Ulysses, USP, Mesh and the node-level
+Mesh (the workbench's extension: Ulysses inside a node x Mesh across nodes) forward and
 backward against torch SDPA, with every byte counted; ``mode="model"`` runs nothing and prices the same
 methods (and StarTrail) on the cluster model, for up to 1024 GPUs and 4M tokens.
 """
@@ -17,8 +18,8 @@ from workbench.results import Result
 __all__ = ["CHECK_METHODS", "MODEL_METHODS", "MethodError", "ModelMethodResult", "CheckMethodResult",
            "MeshAttentionResult", "model_results", "run", "format_table", "TECHNIQUE"]
 
-CHECK_METHODS = ("ring", "ulysses", "usp", "mesh")
-MODEL_METHODS = ("ring", "ulysses", "usp", "startrail", "mesh")
+CHECK_METHODS = ("ring", "ulysses", "usp", "mesh", "node_mesh")
+MODEL_METHODS = ("ring", "ulysses", "usp", "startrail", "mesh", "node_mesh")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +41,8 @@ class ModelMethodResult(Result):
     model_seconds: float
     model_compute_seconds: float
     model_exposed_comm_seconds: float
+    model_bytes_sent_inter_node_per_rank: tuple[int, ...] = ()  # of the bytes sent, to other nodes
+    ulysses_degree: int | None = None  # usp and node_mesh
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +66,9 @@ class CheckMethodResult(Result):
     tile: tuple[int, int] | None
     ulysses_degree: int | None
     seconds: float  # slowest rank, fwd + bwd
+    bytes_sent_intra_node_per_rank: tuple[int, ...] = ()  # to ranks of the same node (cluster.gpus_per_node)
+    model_bytes_sent_intra_node_per_rank: tuple[int, ...] = ()
+    bytes_recv_inter_node_per_rank: tuple[int, ...] = ()
 
 
 MethodResult = Union[CheckMethodResult, ModelMethodResult, MethodError]
@@ -108,6 +114,8 @@ def model_results(config: MeshAttentionConfig, methods: tuple[str, ...] = MODEL_
             model_seconds=float(r.total_seconds),
             model_compute_seconds=float(r.compute_seconds),
             model_exposed_comm_seconds=float(r.exposed_comm_seconds),
+            model_bytes_sent_inter_node_per_rank=tuple(int(x) for x in r.bytes_sent_inter_node_per_rank),
+            ulysses_degree=r.ulysses_degree,
         ))
     return out
 

@@ -172,7 +172,7 @@ def headline_speedups(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], 
     out: dict[str, dict[str, list[float | None]]] = {"gpus": {}, "seq": {}}
     for axis, points in (("gpus", gpus_list), ("seq", seq_list)):
         for method in MODEL_METHODS:
-            if method == "mesh":
+            if method in ("mesh", "node_mesh"):  # the paper's headline: flat Mesh over the baselines
                 continue
             ratios: list[float | None] = []
             for value in points:
