@@ -349,6 +349,11 @@ def assignment_matrix(
     return np.ascontiguousarray(am)
 
 
+def ring_source(rank: int, step: int, size: int) -> int:
+    """Owner of the KV chunk a ring member holds at ``step`` (KV travels m -> m+1): ``(rank - step) % size``."""
+    return (rank - step) % size
+
+
 # ----------------------------------------------------------------------------------------------------------
 # greedy Mesh schedule
 # ----------------------------------------------------------------------------------------------------------
