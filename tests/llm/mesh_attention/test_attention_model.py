@@ -214,11 +214,14 @@ def test_ring_on_one_node_uses_nvlink_only():
     assert c.total_seconds > 10 * b.total_seconds / 2
 
 
-def test_topology_aware_mapping_helps_mesh_when_a_group_fits_a_node():
-    """P=64, tile 8x8, 8 GPUs/node: the aware placement keeps every KV column group inside a node."""
+def test_topology_aware_mapping_moves_fewer_bytes_off_node_when_a_group_fits_a_node():
+    """P=64, tile 8x8, 8 GPUs/node: the aware placement keeps every KV column group inside a node (7 Q peers
+    off-node, 5N+3M each) where row-first keeps the Q row groups inside (7 KV peers off-node, 6N each). Time:
+    within a few per cent either way (the forward's O+LSE returns then cross the network; see the notebook)."""
     aware = run("mesh", gpus=64, tile=(8, 8), seq=1 << 18)
     naive = run("mesh", gpus=64, tile=(8, 8), seq=1 << 18, topology_aware=False)
-    assert aware.total_seconds < naive.total_seconds
+    assert aware.bytes_sent_inter_node_per_rank.max() < naive.bytes_sent_inter_node_per_rank.max()
+    assert aware.total_seconds == pytest.approx(naive.total_seconds, rel=0.1)
     np.testing.assert_array_equal(aware.bytes_per_rank, naive.bytes_per_rank)
 
 

@@ -362,8 +362,8 @@ class Step(NamedTuple):
 
     ``op``: ``"fetch"`` (post the receive of a remote chunk; all fetches of a pass are posted together, in
     this order, as one batch), ``"wait"`` (block until that chunk has arrived), ``"compute"`` (the block
-    (row, col)), ``"send"`` (return a partial to its owner; all sends of a pass go out as one batch after
-    the last compute, so the same code cannot deadlock under NCCL).
+    (row, col)), ``"send"`` (return a partial to its owner as soon as its row / column is complete; paired
+    with the matching receive, see ``mesh.py`` for the ordering argument under NCCL).
     ``kind``: ``"q"`` / ``"kv"`` for fetch and wait (in the backward pass ``"q"`` means q, dout, lse, delta),
     ``"out"`` (partial O and LSE), ``"dq"``, ``"dkv"`` for send; None for compute.
     ``row``/``col``: positions inside the tile (0..a-1 in the row group, 0..b-1 in the column group).
@@ -401,8 +401,10 @@ def greedy_schedule(
     2. The resident block (row, col) is computed first, while every fetch is in flight.
     3. Then chunks are waited for in fetch order; after each arrival the blocks it makes computable are run,
        first those that finish a remote row (forward) or a row/column (backward) soonest, so partials can leave.
-    4. Finally the partials go back to their owners: (a-1) ``out`` sends forward; (a-1) ``dq`` and (b-1)
-       ``dkv`` sends backward.
+    4. Each partial goes back to its owner as soon as its last block is done (a ``send`` step right after that
+       compute): (a-1) ``out`` sends forward; (a-1) ``dq`` and (b-1) ``dkv`` sends backward. With
+       ``rotate=False`` they all go out after the last block instead (see ``mesh.py`` for why: the early sends
+       rely on every tile position running the same program, shifted, which only the rotation order gives).
 
     Example: ``greedy_schedule(1, 3)`` fetches KV columns 2 then 1 and computes (0,0), (0,2), (0,1).
     Complexity O((a*b)^2) in Python, fine for tiles up to a few thousand blocks.
@@ -431,6 +433,13 @@ def greedy_schedule(
         steps.append(Step("compute", None, block[0], block[1]))
         row_left[block[0]] -= 1
         col_left[block[1]] -= 1
+        if not rotate:
+            return  # sends go out as one batch after the last block (below)
+        # overlap: a remote row's (column's) partial leaves as soon as its last block is done
+        if row_left[block[0]] == 0 and block[0] != row:
+            steps.append(Step("send", "dq" if backward else "out", block[0], None))
+        if backward and col_left[block[1]] == 0 and block[1] != col:
+            steps.append(Step("send", "dkv", None, block[1]))
 
     run((row, col))
     res_q, res_kv = {row}, {col}
@@ -446,11 +455,15 @@ def greedy_schedule(
             def urgency(blk: tuple[int, int]) -> tuple[int, int, int]:
                 r_left = row_left[blk[0]] if blk[0] != row or backward else b + a + 1
                 c_left = col_left[blk[1]] if backward and blk[1] != col else b + a + 1
-                return (min(r_left, c_left), blk[0], blk[1])
+                # ties by position *relative* to my own: every tile position then runs the same program
+                # shifted (the send order below relies on it)
+                return (min(r_left, c_left), (blk[0] - row) % a, (blk[1] - col) % b)
 
             nxt = min(ready, key=urgency)
             ready.remove(nxt)
             run(nxt)
+    if rotate:
+        return steps
     if backward:
         steps += [Step("send", "dq", r, None) for r in fetch_order(a, row, rotate=rotate)]
         steps += [Step("send", "dkv", None, c) for c in fetch_order(b, col, rotate=rotate)]
