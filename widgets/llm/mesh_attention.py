@@ -29,7 +29,8 @@ GPU_OPTIONS = (1, 2, 4, 6, 8, 9, 12, 16, 32, 64, 128, 256, 512, 1024)
 SEQ_OPTIONS = tuple(2**k for k in range(10, 23))  # 1K .. 4M tokens
 #: the cluster controls the panel shows: node size and the two link bandwidths (the rest keep their defaults)
 SHOWN_CLUSTER = ("cluster.gpus_per_node", "cluster.intra_node_bw_gbps", "cluster.inter_node_bw_gbps")
-COLORS = {"ring": "#d62728", "ulysses": "#9467bd", "usp": "#ff7f0e", "startrail": "#8c564b", "mesh": "#1f77b4"}
+COLORS = {"ring": "#d62728", "ulysses": "#9467bd", "usp": "#ff7f0e", "startrail": "#8c564b", "mesh": "#1f77b4",
+          "node_mesh": "#17becf"}
 
 
 def _colour_index(ranks: np.ndarray, gpus: int) -> np.ndarray:
@@ -42,7 +43,8 @@ class MeshAttentionPanel(Panel):
     """Move GPUs, sequence length, heads, head dim, node size, bandwidths, causal and the tile shape."""
 
     technique = "mesh-attention"
-    title = "Mesh-Attention vs Ring, Ulysses, USP and StarTrail (cluster model, labelled; nothing runs here)"
+    title = ("Mesh-Attention (flat, and the workbench's node-level extension) vs Ring, Ulysses, USP and StarTrail "
+             "(cluster model, labelled; nothing runs here)")
     options = {
         "gpus": GPU_OPTIONS,
         "seq": SEQ_OPTIONS,
@@ -90,13 +92,13 @@ class MeshAttentionPanel(Panel):
         time_fig = go.Figure(layout=dict(
             title="Modelled step time per method (fwd+bwd): compute vs exposed communication",
             barmode="stack", yaxis=dict(title="seconds"), height=360, legend=dict(orientation="h", y=-0.2)))
-        time_fig.add_trace(go.Bar(name="compute", x=list(MODEL_METHODS), y=[0] * 5, marker_color="#2ca02c"))
-        time_fig.add_trace(go.Bar(name="exposed communication", x=list(MODEL_METHODS), y=[0] * 5,
+        time_fig.add_trace(go.Bar(name="compute", x=list(MODEL_METHODS), y=[0] * len(MODEL_METHODS), marker_color="#2ca02c"))
+        time_fig.add_trace(go.Bar(name="exposed communication", x=list(MODEL_METHODS), y=[0] * len(MODEL_METHODS),
                                   marker_color="#d62728"))
 
         memory = go.Figure(layout=dict(title="Modelled peak activation memory per rank (attention op)",
                                        yaxis=dict(title="GB"), height=340, showlegend=False))
-        memory.add_trace(go.Bar(x=list(MODEL_METHODS), y=[0] * 5, marker_color=[COLORS[m] for m in MODEL_METHODS]))
+        memory.add_trace(go.Bar(x=list(MODEL_METHODS), y=[0] * len(MODEL_METHODS), marker_color=[COLORS[m] for m in MODEL_METHODS]))
 
         heat = make_subplots(rows=1, cols=2, subplot_titles=("Ring: rank i computes row i", "Mesh: a x b tiles"),
                              horizontal_spacing=0.08)
@@ -149,6 +151,8 @@ class MeshAttentionPanel(Panel):
             for other in ("ring", "usp", "startrail"):
                 if view.speedup(other) is not None:
                     parts.append(f"Mesh speed-up over {other}: <b>{view.speedup(other):.2f}x</b>")
+            if view.speedup("node_mesh") is not None:
+                parts.append(f"node-level Mesh (extension) / flat Mesh time: <b>{1 / view.speedup('node_mesh'):.2f}</b>")
         errors = [f"{m}: {r}" for m, r in view.errors.items()]
         text = " &middot; ".join(parts)
         if errors:

@@ -47,7 +47,7 @@ def test_gradients_match_sdpa(case) -> None:
 def test_every_method_reports_its_plan(case) -> None:
     gpus, _, heads, _, _, _, extra = case
     results = {r["method"]: r for r in check_results(case)}
-    assert list(results) == ["ring", "ulysses", "usp", "mesh"]
+    assert list(results) == ["ring", "ulysses", "usp", "mesh", "node_mesh"]
     assert results["ring"]["tile"] == [1, gpus]
     a, b = results["mesh"]["tile"]
     assert a * b == gpus and (list(extra["tile"]) == [a, b] if "tile" in extra else True)
@@ -59,6 +59,8 @@ def test_every_method_reports_its_plan(case) -> None:
     assert gpus % u == 0 and heads % u == 0
     if "ulysses_degree" in extra:
         assert u == extra["ulysses_degree"]
+    node = results["node_mesh"]  # Ulysses degree as USP's, tile over the P/u groups
+    assert node["ulysses_degree"] == u and node["tile"][0] * node["tile"][1] == gpus // u
 
 
 def _padding(rank: int, world: int, comm, seq: int, causal: bool) -> list:

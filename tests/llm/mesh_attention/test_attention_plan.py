@@ -107,7 +107,25 @@ def test_greedy_schedule_invariants(a: int, b: int, backward: bool) -> None:
                     assert s.row in have_q and s.col in have_kv
             sends = [s for s in steps if s.op == "send"]
             assert len(sends) == (a - 1) + (b - 1 if backward else 0)
-            assert all(s.op == "send" for s in steps[len(steps) - len(sends):])  # sends close the pass
+            # each partial leaves right after the last block of its row (column), never before
+            for i, s in enumerate(steps):
+                if s.op != "send":
+                    continue
+                line = [t for t in steps[:i] if t.op == "compute" and (t.row == s.row if s.kind != "dkv" else t.col == s.col)]
+                assert len(line) == (b if s.kind != "dkv" else a) and steps[i - 1].op in ("compute", "send")
+
+
+@pytest.mark.parametrize("a, b", [(2, 3), (3, 3), (4, 4), (3, 5)])
+@pytest.mark.parametrize("backward", [False, True])
+def test_every_tile_position_sends_in_the_same_round_order(a: int, b: int, backward: bool) -> None:
+    """mesh._Returns' no-deadlock argument under NCCL: every position issues its return batches in the same
+    sequence of (kind, s), s = own position - target position (mod the group size)."""
+    def rounds(row: int, col: int) -> list:
+        steps = greedy_schedule(a, b, row=row, col=col, backward=backward)
+        return [(s.kind, (row - s.row) % a if s.kind != "dkv" else (col - s.col) % b) for s in steps if s.op == "send"]
+
+    first = rounds(0, 0)
+    assert all(rounds(r, c) == first for r in range(a) for c in range(b))
 
 
 def test_greedy_schedule_with_one_row_is_ring_order() -> None:

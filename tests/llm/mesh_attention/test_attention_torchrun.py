@@ -35,7 +35,7 @@ def test_torchrun_entry_prints_one_json_report() -> None:
     assert len(lines) == 1  # only rank 0 prints
     report = json.loads(lines[0])
     assert report["world_size"] == 2 and report["backend"] == "gloo"
-    assert [r["method"] for r in report["results"]] == ["ring", "ulysses", "usp", "mesh"]
+    assert [r["method"] for r in report["results"]] == ["ring", "ulysses", "usp", "mesh", "node_mesh"]
     for res in report["results"]:
         assert res["max_abs_err_out"] <= 1e-10 and res["max_abs_err_grad"] <= 1e-10
         assert res["bytes_per_rank"] == res["model_bytes_per_rank"]

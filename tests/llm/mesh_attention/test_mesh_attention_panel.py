@@ -25,7 +25,7 @@ def test_panel_builds_figure_widgets_with_data(panel):
     assert all(isinstance(f, go.FigureWidget) for f in panel.figures)
     assert panel.error is None
     comm = panel.figures[0]
-    assert {t.name for t in comm.data} == {"ring", "ulysses", "usp", "startrail", "mesh", "chosen P"}
+    assert {t.name for t in comm.data} == {"ring", "ulysses", "usp", "startrail", "mesh", "node_mesh", "chosen P"}
     assert all(len(t.x) > 3 for t in comm.data)
 
 

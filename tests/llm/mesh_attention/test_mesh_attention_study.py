@@ -91,3 +91,28 @@ def test_paper_comparison_and_count_difference():
                          {"method": "usp", "error": "heads"}]}
     assert study.max_count_difference(check) == 2
     assert set(study.PAPER_CLAIMS["speedup"]) == {"ring", "usp", "startrail"}
+
+
+def test_verdict_sweep_flat_mesh_is_capped_and_node_level_is_not():
+    """Issue 11: under any bandwidth or FLOP rate the flat tiling stays below ~12.4x over Ring (inter-node
+    chunks 1530 / 123 at P=256); the node-level form (53 chunks) is not bound by that cap."""
+    points = study.verdict_sweep()
+    assert len(points) == 16
+    summary = study.verdict_summary(points)
+    assert summary["mesh"]["ring"][2] < 12.5 and summary["mesh"]["usp"][2] < 1.55
+    assert summary["node_mesh"]["ring"][2] > summary["mesh"]["ring"][2]
+    for p in points:
+        assert all(p.speedup_node_mesh[b] >= 0.99 * p.speedup_mesh[b] for b in study.VERDICT_BASELINES)
+
+
+def test_inter_node_units_table():
+    units = study.inter_node_units()
+    assert units["ring"][256] == 1530 and units["usp"][256] == 186
+    assert units["node_mesh"][256] < units["mesh"][256] < units["startrail"][256] <= units["usp"][256]
+
+
+def test_topology_effect_is_small_once_the_node_level_exists():
+    for row in study.topology_effect():
+        assert abs(row["row_first_s"] / row["aware_s"] - 1) < 0.05
+        if row["method"] == "node_mesh" and row["ulysses_degree"] == 8:
+            assert row["aware_s"] == row["row_first_s"]

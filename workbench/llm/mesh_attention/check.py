@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from workbench.llm.mesh_attention.config import CHECK_DTYPES, DTYPE_BYTES, MAX_CHECK_GPUS
 from workbench.llm.mesh_attention.layout import shard_sequence, unshard_sequence
 from workbench.llm.mesh_attention.mesh import mesh_attention
+from workbench.llm.mesh_attention.node_mesh import node_mesh_attention
 from workbench.llm.mesh_attention.plan import METHODS, check_positive_int, check_tile, divisors, resolve_order
 from workbench.llm.mesh_attention.ring import ring_attention
 from workbench.llm.mesh_attention.results import CheckMethodResult, MethodError
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 KERNELS: dict[str, Callable[..., torch.Tensor]] = {
     "ring": ring_attention, "ulysses": ulysses_attention, "usp": usp_attention, "mesh": mesh_attention,
+    "node_mesh": node_mesh_attention,
 }
 
 
@@ -94,14 +96,17 @@ def make_inputs(
 
 def plan_methods(
     methods: Sequence[str], *, gpus: int, heads: int, head_dim: int, tile: Sequence[int] | None,
-    ulysses_degree: int | None, gpus_per_node: int | None,
+    ulysses_degree: int | None, gpus_per_node: int | None, node_tile: Sequence[int] | None = None,
 ) -> tuple[MethodPlan, ...]:
-    """Per method: kernel keyword arguments, tile and Ulysses degree, or ``error`` when it cannot run here."""
+    """Per method: kernel keyword arguments, tile and Ulysses degree, or ``error`` when it cannot run here.
+
+    ``tile`` is the flat Mesh's (a*b = P); ``node_tile`` the node-level Mesh's (a*b = P/u; None: automatic)."""
     plans = []
     for method in methods:
         try:
             tile_ab, u = resolve_method_params(
-                method, gpus=gpus, heads=heads, tile=tile, ulysses_degree=ulysses_degree,
+                method, gpus=gpus, heads=heads, tile=node_tile if method == "node_mesh" else tile,
+                ulysses_degree=ulysses_degree,
                 gpus_per_node=gpus_per_node, head_dim=head_dim,
             )
         except ValueError as err:
@@ -112,6 +117,8 @@ def plan_methods(
             kwargs = {"tile": tile_ab, "gpus_per_node": gpus_per_node}
         elif method == "usp":
             kwargs = {"ulysses_degree": u}
+        elif method == "node_mesh":
+            kwargs = {"ulysses_degree": u, "tile": tile_ab, "gpus_per_node": gpus_per_node}
         plans.append(MethodPlan(method, kwargs, tuple(tile_ab) if tile_ab else None, u))
     return tuple(plans)
 
@@ -138,7 +145,7 @@ def check_worker(
             "out": out.detach().cpu(), "grads": [t.grad.cpu() for t in local], "seconds": time.perf_counter() - start,
             "sent": comm.bytes_sent, "recv": comm.bytes_recv, "forward_sent": fwd["sent"],
             "forward_recv": fwd["recv"], "messages_sent": comm.counter.messages_sent,
-            "sent_to": dict(comm.counter.sent_to),
+            "sent_to": dict(comm.counter.sent_to), "recv_from": dict(comm.counter.recv_from),
         }
     return results
 
@@ -174,6 +181,8 @@ def combine(spec: CheckSpec, inputs: Sequence[torch.Tensor], per_rank: Sequence[
         g = spec.gpus_per_node
         inter = [sum(n for peer, n in r["sent_to"].items() if g and peer // g != rank // g)
                  for rank, r in enumerate(ranks)]
+        inter_recv = [sum(n for peer, n in r["recv_from"].items() if g and peer // g != rank // g)
+                      for rank, r in enumerate(ranks)]
         report.append(CheckMethodResult(
             method=method,
             max_abs_err_out=err_out,
@@ -190,6 +199,9 @@ def combine(spec: CheckSpec, inputs: Sequence[torch.Tensor], per_rank: Sequence[
             tile=plan.tile,
             ulysses_degree=plan.ulysses_degree,
             seconds=max(float(r["seconds"]) for r in ranks),
+            bytes_sent_intra_node_per_rank=tuple(s - i for s, i in zip(sent, inter)),
+            model_bytes_sent_intra_node_per_rank=tuple(int(x) for x in model["sent_intra_node"]),
+            bytes_recv_inter_node_per_rank=tuple(inter_recv),
         ))
     return report
 
@@ -197,7 +209,7 @@ def combine(spec: CheckSpec, inputs: Sequence[torch.Tensor], per_rank: Sequence[
 def make_spec(
     *, gpus: int, seq: int, heads: int, head_dim: int, causal: bool, dtype: str | torch.dtype,
     methods: Sequence[str], tile: Sequence[int] | None, ulysses_degree: int | None, gpus_per_node: int | None,
-    batch: int, max_gpus: int = MAX_CHECK_GPUS,
+    batch: int, max_gpus: int = MAX_CHECK_GPUS, node_tile: Sequence[int] | None = None,
 ) -> CheckSpec:
     """Validate the check's arguments (ValueError naming parameter, value and valid range) into a spec."""
     gpus = check_positive_int("gpus", gpus, hi=max_gpus)
@@ -221,7 +233,7 @@ def make_spec(
             f"ulysses_degree={ulysses_degree} does not divide gpus={gpus}: valid values are {divisors(gpus)}"
         )
     plans = plan_methods(methods, gpus=gpus, heads=heads, head_dim=head_dim, tile=tile,
-                         ulysses_degree=ulysses_degree, gpus_per_node=gpus_per_node)
+                         ulysses_degree=ulysses_degree, gpus_per_node=gpus_per_node, node_tile=node_tile)
     return CheckSpec(gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, batch=batch, causal=bool(causal),
                      dtype=name, gpus_per_node=gpus_per_node, plans=plans)
 
@@ -230,14 +242,16 @@ def run_check(
     *, gpus: int, seq: int, heads: int, head_dim: int, causal: bool, dtype: str | torch.dtype,
     methods: Sequence[str] = METHODS, tile: Sequence[int] | None = None, ulysses_degree: int | None = None,
     gpus_per_node: int | None = None, seed: int = 0, batch: int = 1, timeout_s: float = 300.0,
+    node_tile: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the methods for real on ``gpus`` processes and compare with float64 SDPA on the whole sequence.
 
     Parameters:
         gpus: processes P, 1..16. seq: tokens S (any; padded). heads, head_dim, batch: H, D, B (>= 1).
         causal: causal mask (zigzag layout). dtype: "float32" or "float64" (kernels run in it; errors are
-            measured against a float64 reference). methods: subset of ("ring", "ulysses", "usp", "mesh").
-        tile: Mesh (a, b), a*b = P (None: ``choose_tile``). ulysses_degree: USP u (None: default).
+            measured against a float64 reference). methods: subset of ("ring", "ulysses", "usp", "mesh", "node_mesh").
+        tile: Mesh (a, b), a*b = P (None: ``choose_tile``). ulysses_degree: USP and node-level Mesh u (None:
+            default, inside a node). node_tile: the node-level Mesh's tile over the P/u groups (None: automatic).
         gpus_per_node: topology-aware Mesh placement and USP default. seed: input seed.
         timeout_s: limit for the whole multi-process run.
 
@@ -247,7 +261,9 @@ def run_check(
         recv), ``forward_bytes_sent_per_rank``, ``messages_sent_per_rank``, ``bytes_sent_inter_node_per_rank``
         (to ranks of other nodes; 0 without ``gpus_per_node``), ``model_bytes_per_rank`` (``volume.py`` total)
         and ``model_bytes_sent_inter_node_per_rank``, ``tile`` ([1, P] for ring, [a, b] for mesh, None for
-        the head-sharded ulysses and usp), ``ulysses_degree`` (P for ulysses, u for usp, None otherwise),
+        the head-sharded ulysses and usp; [a, b] over the P/u groups for node_mesh), ``ulysses_degree`` (P for
+        ulysses, u for usp and node_mesh, None otherwise), ``bytes_sent_intra_node_per_rank`` and
+        ``model_bytes_sent_intra_node_per_rank`` (sent to ranks of the same node), ``bytes_recv_inter_node_per_rank``,
         ``seconds`` (slowest rank, fwd+bwd) -- or ``{"method", "error"}`` when the method cannot run with these parameters (e.g.
         heads not divisible by the Ulysses degree).
 
@@ -256,10 +272,11 @@ def run_check(
 
     Example:
         >>> [r["method"] for r in run_check(gpus=2, seq=10, heads=2, head_dim=4, causal=True, dtype="float64")]
-        ['ring', 'ulysses', 'usp', 'mesh']
+        ['ring', 'ulysses', 'usp', 'mesh', 'node_mesh']
     """
     spec = make_spec(gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal, dtype=dtype,
                      methods=methods, tile=tile, ulysses_degree=ulysses_degree, gpus_per_node=gpus_per_node,
+                     node_tile=node_tile,
                      batch=batch)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise ValueError(f"seed={seed!r} is out of range: valid range is 0..2**63-1")

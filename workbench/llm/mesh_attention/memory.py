@@ -22,7 +22,7 @@ from __future__ import annotations
 
 Terms = dict[str, int]
 
-__all__ = ["ring_family_memory", "usp_memory", "mesh_memory", "peak_terms"]
+__all__ = ["ring_family_memory", "usp_memory", "mesh_memory", "node_mesh_memory", "peak_terms"]
 
 
 def ring_family_memory(n: int, m: int, c: int, r: int) -> tuple[Terms, Terms]:
@@ -76,6 +76,18 @@ def mesh_memory(n: int, m: int, a: int, b: int) -> tuple[Terms, Terms]:
         "partial dk, dv (b columns)": 2 * b * n,
         "block dq, dk, dv (temporary)": 3 * n,
     }
+    return fwd, bwd
+
+
+def node_mesh_memory(n: int, m: int, a: int, b: int) -> tuple[Terms, Terms]:
+    """Node-level Mesh (tile (a, b) over the groups): head-sharded copies from the all-to-all, then Mesh's
+    cache of remote super-chunks (each the size of one chunk)."""
+    mesh_f, mesh_b = mesh_memory(n, m, a, b)
+    fwd = {"local q, k, v": 3 * n, "all-to-all q, k, v (head-sharded)": 3 * n,
+           **{k: v for k, v in mesh_f.items() if k != "local q, k, v"}, "all-to-all out buffer": n}
+    bwd = {"local q, k, v, out, dout": 5 * n, "head-sharded q, k, v, out, dout": 5 * n,
+           **{k: v for k, v in mesh_b.items() if k != "local q, k, v, out, dout"},
+           "all-to-all dq, dk, dv buffer": 3 * n}
     return fwd, bwd
 
 

@@ -9,11 +9,14 @@ Forward, per rank, following ``plan.greedy_schedule``:
      of its own q / k+v to the peers that need them), in greedy order and KV Partition Rotation order;
   2. compute the resident block (own Q, own KV) while everything is in flight, then each block as soon as its
      chunks have landed (``Pending.wait_recv``), merging partials per Q row with the LSE rule;
-  3. return the (a-1) remote rows' partial (O, LSE) to their owners (one batch), who merge them.
+  3. return each remote row's partial (O, LSE) to its owner as soon as the row's last block is done (one
+     batch per round, overlapped with the remaining compute; ``_Returns`` has the no-deadlock argument),
+     and merge the partials of its own row in round order.
 Backward re-fetches rather than keeps the remote chunks (peak memory like the forward, not a+b chunks held
 from forward to backward): q, dout, LSE and delta = rowsum(dout*out) from the row peers (delta instead of O
 saves D-1 elements per row), k+v from the column peers; it computes the tile's dq/dk/dv partials and sends
-dq to the (a-1) Q owners and dk+dv to the (b-1) KV owners, who add them. ``volume.py`` counts exactly this.
+dq to the (a-1) Q owners and dk+dv to the (b-1) KV owners (each as soon as its row or column is done),
+who add them. ``volume.py`` counts exactly this.
 
 KV Partition Rotation (our reading of the paper's KVR, see ``plan.fetch_order``): the member at position m of
 a group fetches from m-1, m-2, ... so that at each step every rank serves exactly one peer.
@@ -37,7 +40,7 @@ from workbench.llm.mesh_attention.blockwise import (
     merge_partials,
 )
 from workbench.llm.mesh_attention.layout import Ranges, member_ranges, resolve_seq_len
-from workbench.llm.mesh_attention.plan import MeshPlan, choose_tile, fetch_order, greedy_schedule, make_mesh_plan, resolve_order
+from workbench.llm.mesh_attention.plan import MeshPlan, choose_tile, greedy_schedule, make_mesh_plan, resolve_order
 from workbench.distributed.comm import Comm
 
 TAG_FETCH, TAG_RETURN = 21, 22
@@ -89,6 +92,11 @@ def mesh_forward(
     q_of = {my_row: q, **q_bufs}
     kv_of = {my_col: kv, **kv_bufs}
     acc: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # row position -> merged (out, lse)
+    returns = _Returns(comm, rotate)
+
+    def packed(r: int) -> torch.Tensor:  # partial (O, LSE) of row r, packed [B, H, L, D+1]
+        return torch.cat([acc[r][0], acc[r][1][..., None]], -1)
+
     for step in steps:
         if step.op == "wait":
             pending.wait_recv(index[(step.kind, step.row if step.kind == "q" else step.col)])
@@ -98,19 +106,75 @@ def mesh_forward(
             blk = attend_ranges(q_of[r], kv_c[0], kv_c[1], ranges[rows[r]], ranges[cols[c]],
                                 scale=scale, causal=causal, seq_len=seq_len)
             acc[r] = blk if r not in acc else merge_partials(*acc[r], *blk)
+        elif step.op == "send":  # row step.row is complete: its partial leaves now (overlapped with compute)
+            returns.post(rows, my_row, step.row, packed(step.row), q.new_empty(*q.shape[:-1], q.shape[-1] + 1))
     pending.wait()
     out, lse = acc[my_row]
-    if plan.a == 1:
-        return out, lse
-    # return phase: partial (O, LSE) of each remote row to its owner, packed [B, H, L, D+1]
-    sends = [(torch.cat([acc[s.row][0], acc[s.row][1][..., None]], -1), rows[s.row])
-             for s in steps if s.op == "send"]
-    peers = fetch_order(plan.a, my_row)  # merge in rotation order (deterministic)
-    bufs = [q.new_empty(*q.shape[:-1], q.shape[-1] + 1) for _ in peers]
-    comm.p2p(sends, [(buf, rows[p]) for buf, p in zip(bufs, peers)], tag=TAG_RETURN).wait()
-    for buf in bufs:
+    (bufs,) = returns.finish_all([(rows, my_row, q.new_empty(*q.shape[:-1], q.shape[-1] + 1))])
+    for buf in bufs:  # merge in round order (deterministic)
         out, lse = merge_partials(out, lse, buf[..., :-1], buf[..., -1])
     return out, lse
+
+
+class _Returns:
+    """Partial results travelling back to their owners (O + LSE forward; dQ, dK/dV backward).
+
+    With the rotation order (``rotate=True``) each partial leaves as soon as the greedy schedule has computed
+    its last block: ``post`` sends my partial of group position ``target`` and, in the same batch, receives
+    the partial of my own chunk from position ``my + s``, where ``s = my - target`` (mod the group size):
+    round s of a group is a permutation (everyone sends s positions back and receives from s ahead).
+
+    Why this cannot deadlock under NCCL (operations of one communicator run in issue order on one stream; a
+    batch completes only when all its sends and receives have matched): (1) the fetch batch that every rank
+    posts first matches only the other ranks' fetch batches, so it completes whatever happens later;
+    (2) every tile position runs the same greedy program, shifted (rotation fetch order, ties broken by
+    *relative* position in ``plan.greedy_schedule``), so every rank issues its return batches in the same
+    sequence of (kind, s); the k-th batch of a rank matches only the k-th batches of its two peers, which
+    they issue after their own first k-1 batches, and compute never waits for a return, so by induction on
+    k every batch is issued and matched: no cycle of waits. Between two ranks at most one partial of a kind
+    travels each way per pass, so gloo's (peer, tag) matching is unambiguous too. With ``rotate=False`` the
+    programs differ per position, so all returns go out as one batch after the last block (``post`` only
+    queues them; ``finish`` sends), which is safe by (1) alone.
+    """
+
+    def __init__(self, comm: Comm, rotate: bool) -> None:
+        self.comm, self.rotate = comm, rotate
+        self.rounds: dict[tuple[tuple[int, ...], int], tuple[torch.Tensor, object]] = {}  # (group, s) -> (buf, handle)
+        self.queued: list[tuple[torch.Tensor, int]] = []  # rotate=False: sends held for the final batch
+        self.keep: list[torch.Tensor] = []  # payloads in flight (alive until finish)
+
+    def post(self, group: list[int], my: int, target: int, payload: torch.Tensor, like: torch.Tensor) -> None:
+        size = len(group)
+        s = (my - target) % size
+        if not self.rotate:
+            self.queued.append((payload, group[target]))
+            return
+        buf = torch.empty_like(like)
+        handle = self.comm.p2p([(payload, group[target])], [(buf, group[(my + s) % size])], tag=TAG_RETURN)
+        self.rounds[(tuple(group), s)] = (buf, handle)
+        self.keep.append(payload)
+
+    def finish(self, group: list[int], my: int) -> list[torch.Tensor]:
+        """Wait for the partials of my chunk from ``group`` (rounds s = 1..size-1, in order) and return them."""
+        size = len(group)
+        out = []
+        for s in range(1, size):
+            buf, handle = self.rounds.pop((tuple(group), s))
+            handle.wait()
+            out.append(buf)
+        return out
+
+    def finish_all(self, groups: list[tuple[list[int], int, torch.Tensor]]) -> list[list[torch.Tensor]]:
+        """All groups at once: with ``rotate=False`` one batch of every queued send and every receive
+        (positions my+1, my+2, ... of each group), else :meth:`finish` per group."""
+        if self.rotate:
+            return [self.finish(group, my) for group, my, _ in groups]
+        bufs = [[torch.empty_like(like) for _ in range(1, len(group))] for group, _, like in groups]
+        recvs = [(buf, group[(my + s) % len(group)]) for (group, my, _), gb in zip(groups, bufs)
+                 for s, buf in enumerate(gb, start=1)]
+        if self.queued or recvs:
+            self.comm.p2p(self.queued, recvs, tag=TAG_RETURN).wait()
+        return bufs
 
 
 def mesh_backward(
@@ -139,6 +203,7 @@ def mesh_backward(
     kv_of = {my_col: kv}
     dq_acc: dict[int, torch.Tensor] = {}
     dkv_acc: dict[int, torch.Tensor] = {}
+    returns = _Returns(comm, rotate)
     for step in steps:
         if step.op == "wait":
             pending.wait_recv(index[(step.kind, step.row if step.kind == "q" else step.col)])
@@ -156,17 +221,13 @@ def mesh_backward(
             dq_acc[r] = g_q if r not in dq_acc else dq_acc[r] + g_q
             g_kv = torch.stack([g_k, g_v])
             dkv_acc[c] = g_kv if c not in dkv_acc else dkv_acc[c] + g_kv
+        elif step.op == "send" and step.kind == "dq":  # row complete: its dq partial leaves now
+            returns.post(rows, my_row, step.row, dq_acc[step.row], q)
+        elif step.op == "send":  # column complete: its dk+dv partial leaves now
+            returns.post(cols, my_col, step.col, dkv_acc[step.col], kv)
     pending.wait()
     dq, dkv = dq_acc[my_row], dkv_acc[my_col]
-    # return phase: dq partials to Q owners, dk+dv partials to KV owners, one batch
-    sends = [(dq_acc[s.row], rows[s.row]) if s.kind == "dq" else (dkv_acc[s.col], cols[s.col])
-             for s in steps if s.op == "send"]
-    q_peers, kv_peers = fetch_order(plan.a, my_row), fetch_order(plan.b, my_col)
-    dq_bufs = [torch.empty_like(dq) for _ in q_peers]
-    dkv_bufs = [torch.empty_like(dkv) for _ in kv_peers]
-    recvs = [(b, rows[p]) for b, p in zip(dq_bufs, q_peers)] + [(b, cols[p]) for b, p in zip(dkv_bufs, kv_peers)]
-    if sends or recvs:
-        comm.p2p(sends, recvs, tag=TAG_RETURN).wait()
+    dq_bufs, dkv_bufs = returns.finish_all([(rows, my_row, q), (cols, my_col, kv)])
     for buf in dq_bufs:
         dq = dq + buf
     for buf in dkv_bufs:

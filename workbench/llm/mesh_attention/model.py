@@ -58,13 +58,20 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 
 from workbench.llm.mesh_attention.config import DTYPE_BYTES, MeshAttentionConfig
-from workbench.llm.mesh_attention.memory import mesh_memory, peak_terms, ring_family_memory, usp_memory
+from workbench.llm.mesh_attention.memory import (
+    mesh_memory,
+    node_mesh_memory,
+    peak_terms,
+    ring_family_memory,
+    usp_memory,
+)
 from workbench.llm.mesh_attention.plan import (
     block_count,
     check_tile,
     greedy_schedule,
     local_length,
     make_mesh_plan,
+    node_mesh_placement,
     resolve_order,
 )
 from workbench.llm.mesh_attention.startrail import (
@@ -74,7 +81,7 @@ from workbench.llm.mesh_attention.startrail import (
     startrail_team_sizes,
 )
 from workbench.llm.mesh_attention.timeline import ring_backward_pass, ring_forward_pass, tile_timeline
-from workbench.llm.mesh_attention.volume import predict_bytes_per_rank, resolve_method_params
+from workbench.llm.mesh_attention.volume import mesh_off_node, predict_bytes_per_rank, resolve_method_params
 from workbench.cluster import ClusterSpec
 
 __all__ = [
@@ -88,8 +95,8 @@ __all__ = [
     "block_flops",
 ]
 
-ModelMethod = Literal["ring", "ulysses", "usp", "mesh", "startrail"]
-MODEL_METHODS: tuple[str, ...] = ("ring", "ulysses", "usp", "mesh", "startrail")
+ModelMethod = Literal["ring", "ulysses", "usp", "mesh", "startrail", "node_mesh"]
+MODEL_METHODS: tuple[str, ...] = ("ring", "ulysses", "usp", "mesh", "startrail", "node_mesh")
 
 #: FLOPs per (query, key, head-dim) triple in the forward pass: QK^T and PV, 2 FLOPs per multiply-add each
 FORWARD_FLOPS_PER_MAC = 4
@@ -123,6 +130,8 @@ class AttentionModelResult:
         total_seconds: forward + backward wall time, each pass its slowest rank.
         forward_seconds, backward_seconds: the two passes.
         seconds_per_rank: float64 [P], each rank's forward + backward finish time.
+        bytes_sent_inter_node_per_rank: int64 [P], of the bytes sent, those to ranks on other nodes (the
+            cluster's ``gpus_per_node``, consecutive ranks per node).
     """
 
     method: str
@@ -141,6 +150,7 @@ class AttentionModelResult:
     forward_seconds: float
     backward_seconds: float
     seconds_per_rank: np.ndarray = field(repr=False)
+    bytes_sent_inter_node_per_rank: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -465,10 +475,12 @@ def model_attention(
     """
     v = _check_inputs(method, gpus, seq, heads, head_dim, batch, causal, dtype_bytes, cluster, topology_aware)
     gpus, seq, heads, head_dim, batch = v["gpus"], v["seq"], v["heads"], v["head_dim"], v["batch"]
-    if tile is not None and method != "mesh":
+    if tile is not None and method not in ("mesh", "node_mesh"):
         raise ValueError(f"tile={tuple(tile)!r} is only used by method='mesh': pass tile=None for {method!r}")
-    if tile is not None:
+    if tile is not None and method == "mesh":
         tile = check_tile(tuple(tile), gpus)
+    elif tile is not None:
+        tile = tuple(tile)
     g = cluster.gpus_per_node
     length = local_length(seq, gpus, resolve_order(None, causal))
     n = batch * heads * length * head_dim
@@ -486,28 +498,66 @@ def model_attention(
         c = check_team_size(team_size, gpus, g)
         return _model_startrail(gpus, c, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal)
 
-    place_g = g if (method != "mesh" or topology_aware) else None
-    tile_ab, u = _resolve(method, gpus, heads, tile, ulysses_degree if method == "usp" else None, place_g, head_dim)
+    place_g = g if (method not in ("mesh", "node_mesh") or topology_aware) else None
+    with_u = method in ("usp", "node_mesh")
+    tile_ab, u = _resolve(method, gpus, heads, tile, ulysses_degree if with_u else None, g, head_dim)
+    if method == "mesh" and not topology_aware and tile is None:
+        tile_ab, _ = _resolve(method, gpus, heads, None, None, None, head_dim)
     vol = predict_bytes_per_rank(method, gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
-                                 dtype_bytes=dtype_bytes, batch=batch, tile=tile_ab if method == "mesh" else None,
-                                 ulysses_degree=u if method == "usp" else None)
+                                 dtype_bytes=dtype_bytes, batch=batch,
+                                 tile=tile_ab if method in ("mesh", "node_mesh") else None,
+                                 ulysses_degree=u if with_u else None, gpus_per_node=g)
     if method == "ring":
         fwd, bwd = _ring_time(gpus, shape, blk_f, blk_b, cluster)
         memory = ring_family_memory(shape.n, shape.m, 1, gpus)
     elif method in ("ulysses", "usp"):
         fwd, bwd = _usp_time(gpus, u, shape, blk_f, blk_b, cluster)
         memory = usp_memory(shape.n, shape.m, gpus // u)
+    elif method == "node_mesh":
+        fwd, bwd = _node_mesh_time(gpus, u, tile_ab, shape, blk_f, blk_b, cluster, topology_aware)
+        memory = node_mesh_memory(shape.n, shape.m, *tile_ab)
     else:
         mesh = _mesh_plan(gpus, tile_ab, place_g)
         fwd = _mesh_pass(mesh, shape, blk_f, cluster, backward=False)
         bwd = _mesh_pass(mesh, shape, blk_b, cluster, backward=True)
         memory = mesh_memory(shape.n, shape.m, *tile_ab)
+        if place_g is None and g < gpus:  # row-first placement: its own inter-node bytes
+            vol = dict(vol)
+            vol["sent_inter_node"] = _mesh_inter_row_first(mesh, shape, g)
     return _result(method, gpus, tile_ab, u, c, vol, memory, shape.e, fwd, bwd)
+
+
+def _mesh_inter_row_first(mesh, shape: _Shape, g: int) -> np.ndarray:
+    """Bytes each rank sends off-node under the plain row-first placement (``topology_aware=False``)."""
+    q_off, kv_off = mesh_off_node(mesh, np.arange(mesh.gpus), np.arange(mesh.gpus) // g)
+    n, m = shape.n, shape.m
+    return ((q_off * (5 * n + 3 * m) + kv_off * 6 * n) * shape.e).astype(np.int64)
+
+
+def _node_mesh_time(gpus, u, tile, shape, blk_f, blk_b, cluster, topology_aware) -> tuple[_Pass, _Pass]:
+    """Node-level Mesh: all-to-all in the Ulysses group, a Mesh pass over the P/u groups with u-fold blocks
+    (super-chunks of u*L tokens x H/u heads, chunk-sized messages), all-to-all back. The u parallel Meshes
+    (member x of every group) are alike, so one is timed; a node holding several groups places tiles
+    topology-aware (``plan.node_mesh_placement``) and the Mesh's links are priced on groups per node."""
+    groups = gpus // u
+    place = node_mesh_placement(u, cluster.gpus_per_node)
+    mesh = _mesh_plan(groups, tile, place if topology_aware else None)
+    group_cluster = cluster.replace(gpus_per_node=place or 1)  # groups per node (1: each group on its own)
+    per_peer = shape.n // u
+    e = shape.e
+    a2a = functools.partial(_all_to_all_seconds, u, gpus, cluster=cluster)
+    passes = []
+    for blk, backward, pre, post in ((blk_f, False, 3, 1), (blk_b, True, 1, 3)):
+        p = _mesh_pass(mesh, shape, u * blk, group_cluster, backward=backward)
+        t_pre, t_post = a2a(bytes_per_peer=pre * per_peer * e), a2a(bytes_per_peer=post * per_peer * e)
+        finish = np.repeat(p.finish, u) + t_pre + t_post  # rank g*u + x runs group g's timeline
+        passes.append(_Pass(finish, p.compute, p.comm + t_pre + t_post))
+    return passes[0], passes[1]
 
 
 def _model_startrail(gpus, c, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal):
     vol = startrail_bytes_per_rank(gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
-                                   dtype_bytes=shape.e, team_size=c, batch=batch)
+                                   dtype_bytes=shape.e, team_size=c, batch=batch, gpus_per_node=cluster.gpus_per_node)
     f, b = startrail_pass_times(gpus, c, shape.n, shape.m, shape.e, blk_f, blk_b, cluster)
     fwd, bwd = (_Pass(np.full(gpus, t.total), t.compute, t.comm) for t in (f, b))
     memory = ring_family_memory(shape.n, shape.m, c, gpus // (c * c))
@@ -527,6 +577,8 @@ def _result(method, gpus, tile, u, c, vol, memory, e, fwd: _Pass, bwd: _Pass) ->
         memory_terms=MappingProxyType(terms), compute_seconds=compute, comm_seconds=fwd.comm + bwd.comm,
         exposed_comm_seconds=total - compute, total_seconds=total, forward_seconds=f_total,
         backward_seconds=b_total, seconds_per_rank=fwd.finish + bwd.finish,
+        bytes_sent_inter_node_per_rank=(np.asarray(vol["sent_inter_node"], dtype=np.int64)
+                                        if "sent_inter_node" in vol else None),
     )
 
 

@@ -25,9 +25,9 @@ from typing import Literal, NamedTuple, Sequence
 
 import numpy as np
 
-Method = Literal["ring", "ulysses", "usp", "mesh"]
+Method = Literal["ring", "ulysses", "usp", "mesh", "node_mesh"]
 Order = Literal["contiguous", "zigzag"]
-METHODS: tuple[str, ...] = ("ring", "ulysses", "usp", "mesh")
+METHODS: tuple[str, ...] = ("ring", "ulysses", "usp", "mesh", "node_mesh")
 ORDERS: tuple[str, ...] = ("contiguous", "zigzag")
 
 #: entry of an assignment matrix for a block that the causal mask hides completely (never computed)
@@ -277,6 +277,14 @@ def inter_node_units(gpus: int, tile: Sequence[int], gpus_per_node: int) -> floa
     return float((MESH_Q_UNITS * q_off + MESH_KV_UNITS * kv_off).max())
 
 
+def node_mesh_placement(degree: int, gpus_per_node: int | None) -> int | None:
+    """Groups per node for the node-level Mesh's tile placement: ``gpus_per_node // degree`` when the node
+    holds several whole Ulysses groups, else None (every group on its own node(s): row-first placement)."""
+    if gpus_per_node is None or gpus_per_node % degree or gpus_per_node // degree < 2:
+        return None
+    return gpus_per_node // degree
+
+
 def default_ulysses_degree(gpus: int, heads: int, gpus_per_node: int | None = None) -> int:
     """USP default: the largest u that divides gpus and heads, kept inside one node when gpus_per_node is given."""
     cap = gpus if gpus_per_node is None else min(gpus, gpus_per_node)
@@ -300,6 +308,8 @@ def assignment_matrix(
 
     * ``ring``: rank i computes row i.
     * ``mesh``: the rank whose tile holds (i, j) (tile from ``tile`` or ``choose_tile``).
+    * ``node_mesh``: the Ulysses group id (as usp) of the group whose Mesh tile (over the P/u groups) holds
+      the block of their super-chunks; its u members compute it, each for heads/u heads.
     * ``usp`` and ``ulysses``: the entry is the *Ulysses group* id g (ranks g*u .. g*u+u-1), whose u members
       all compute that block, each for heads/u heads. Ulysses is u = P (one group, all zeros); Ring is u = 1
       (group = rank), so the three conventions agree.
@@ -315,6 +325,14 @@ def assignment_matrix(
     cols = np.arange(gpus)[None, :]
     if method == "ring":
         am = np.broadcast_to(rows, (gpus, gpus)).astype(np.int64)
+    elif method == "node_mesh":
+        u = ulysses_degree or gpus
+        if gpus % u:
+            raise ValueError(f"ulysses_degree={u} does not divide gpus={gpus}: valid values are {divisors(gpus)}")
+        groups, place = gpus // u, node_mesh_placement(u, gpus_per_node)
+        pair = choose_tile(groups, gpus_per_node=place) if tile is None else check_tile(tile, groups)
+        group_am = assignment_matrix("mesh", groups, tile=pair, gpus_per_node=place)
+        am = group_am[rows // u, cols // u].astype(np.int64)
     elif method == "mesh":
         pair = choose_tile(gpus, gpus_per_node=gpus_per_node) if tile is None else check_tile(tile, gpus)
         plan = make_mesh_plan(gpus, pair, gpus_per_node)
@@ -331,6 +349,11 @@ def assignment_matrix(
     return np.ascontiguousarray(am)
 
 
+def ring_source(rank: int, step: int, size: int) -> int:
+    """Owner of the KV chunk a ring member holds at ``step`` (KV travels m -> m+1): ``(rank - step) % size``."""
+    return (rank - step) % size
+
+
 # ----------------------------------------------------------------------------------------------------------
 # greedy Mesh schedule
 # ----------------------------------------------------------------------------------------------------------
@@ -339,8 +362,8 @@ class Step(NamedTuple):
 
     ``op``: ``"fetch"`` (post the receive of a remote chunk; all fetches of a pass are posted together, in
     this order, as one batch), ``"wait"`` (block until that chunk has arrived), ``"compute"`` (the block
-    (row, col)), ``"send"`` (return a partial to its owner; all sends of a pass go out as one batch after
-    the last compute, so the same code cannot deadlock under NCCL).
+    (row, col)), ``"send"`` (return a partial to its owner as soon as its row / column is complete; paired
+    with the matching receive, see ``mesh.py`` for the ordering argument under NCCL).
     ``kind``: ``"q"`` / ``"kv"`` for fetch and wait (in the backward pass ``"q"`` means q, dout, lse, delta),
     ``"out"`` (partial O and LSE), ``"dq"``, ``"dkv"`` for send; None for compute.
     ``row``/``col``: positions inside the tile (0..a-1 in the row group, 0..b-1 in the column group).
@@ -378,8 +401,10 @@ def greedy_schedule(
     2. The resident block (row, col) is computed first, while every fetch is in flight.
     3. Then chunks are waited for in fetch order; after each arrival the blocks it makes computable are run,
        first those that finish a remote row (forward) or a row/column (backward) soonest, so partials can leave.
-    4. Finally the partials go back to their owners: (a-1) ``out`` sends forward; (a-1) ``dq`` and (b-1)
-       ``dkv`` sends backward.
+    4. Each partial goes back to its owner as soon as its last block is done (a ``send`` step right after that
+       compute): (a-1) ``out`` sends forward; (a-1) ``dq`` and (b-1) ``dkv`` sends backward. With
+       ``rotate=False`` they all go out after the last block instead (see ``mesh.py`` for why: the early sends
+       rely on every tile position running the same program, shifted, which only the rotation order gives).
 
     Example: ``greedy_schedule(1, 3)`` fetches KV columns 2 then 1 and computes (0,0), (0,2), (0,1).
     Complexity O((a*b)^2) in Python, fine for tiles up to a few thousand blocks.
@@ -408,6 +433,13 @@ def greedy_schedule(
         steps.append(Step("compute", None, block[0], block[1]))
         row_left[block[0]] -= 1
         col_left[block[1]] -= 1
+        if not rotate:
+            return  # sends go out as one batch after the last block (below)
+        # overlap: a remote row's (column's) partial leaves as soon as its last block is done
+        if row_left[block[0]] == 0 and block[0] != row:
+            steps.append(Step("send", "dq" if backward else "out", block[0], None))
+        if backward and col_left[block[1]] == 0 and block[1] != col:
+            steps.append(Step("send", "dkv", None, block[1]))
 
     run((row, col))
     res_q, res_kv = {row}, {col}
@@ -423,11 +455,15 @@ def greedy_schedule(
             def urgency(blk: tuple[int, int]) -> tuple[int, int, int]:
                 r_left = row_left[blk[0]] if blk[0] != row or backward else b + a + 1
                 c_left = col_left[blk[1]] if backward and blk[1] != col else b + a + 1
-                return (min(r_left, c_left), blk[0], blk[1])
+                # ties by position *relative* to my own: every tile position then runs the same program
+                # shifted (the send order below relies on it)
+                return (min(r_left, c_left), (blk[0] - row) % a, (blk[1] - col) % b)
 
             nxt = min(ready, key=urgency)
             ready.remove(nxt)
             run(nxt)
+    if rotate:
+        return steps
     if backward:
         steps += [Step("send", "dq", r, None) for r in fetch_order(a, row, rotate=rotate)]
         steps += [Step("send", "dkv", None, c) for c in fetch_order(b, col, rotate=rotate)]

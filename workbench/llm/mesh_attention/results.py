@@ -8,8 +8,8 @@ from typing import Any, Union
 
 from workbench.results import Result
 
-CHECK_METHODS = ("ring", "ulysses", "usp", "mesh")
-MODEL_METHODS = ("ring", "ulysses", "usp", "startrail", "mesh")
+CHECK_METHODS = ("ring", "ulysses", "usp", "mesh", "node_mesh")
+MODEL_METHODS = ("ring", "ulysses", "usp", "startrail", "mesh", "node_mesh")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,6 +31,8 @@ class ModelMethodResult(Result):
     model_seconds: float
     model_compute_seconds: float
     model_exposed_comm_seconds: float
+    model_bytes_sent_inter_node_per_rank: tuple[int, ...] = ()  # of the bytes sent, to other nodes
+    ulysses_degree: int | None = None  # usp and node_mesh
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +56,9 @@ class CheckMethodResult(Result):
     tile: tuple[int, int] | None
     ulysses_degree: int | None
     seconds: float  # slowest rank, fwd + bwd
+    bytes_sent_intra_node_per_rank: tuple[int, ...] = ()  # to ranks of the same node (cluster.gpus_per_node)
+    model_bytes_sent_intra_node_per_rank: tuple[int, ...] = ()
+    bytes_recv_inter_node_per_rank: tuple[int, ...] = ()
 
 
 MethodResult = Union[CheckMethodResult, ModelMethodResult, MethodError]

@@ -29,7 +29,7 @@ from workbench.llm.mesh_attention.blockwise import (
     merge_partials,
 )
 from workbench.llm.mesh_attention.layout import Ranges, member_ranges, resolve_seq_len
-from workbench.llm.mesh_attention.plan import resolve_order
+from workbench.llm.mesh_attention.plan import resolve_order, ring_source
 from workbench.distributed.comm import Comm
 
 TAG_KV, TAG_DKV = 11, 12
@@ -53,7 +53,7 @@ def ring_forward(
     kv = torch.stack([k, v])  # [2, B, H, L, D]: one message per step
     out = lse = None
     for step in range(size):
-        src = (me - step) % size  # owner of the KV chunk held at this step
+        src = ring_source(me, step, size)  # owner of the KV chunk held at this step
         if step + 1 < size:
             buf = torch.empty_like(kv)
             pending = comm.p2p([(kv, nxt)], [(buf, prv)], tag=TAG_KV)  # next chunk in flight during compute
@@ -88,7 +88,7 @@ def ring_backward(
     dkv_own = None  # my chunk's gradient from my own queries
     acc_in = acc_pending = None  # travelling dk/dv accumulator of the chunk I will hold next
     for step in range(size):
-        src = (me - step) % size
+        src = ring_source(me, step, size)
         if step + 1 < size:
             buf = torch.empty_like(kv)
             kv_pending = comm.p2p([(kv, nxt)], [(buf, prv)], tag=TAG_KV)

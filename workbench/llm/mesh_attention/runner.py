@@ -1,6 +1,7 @@
 """Headless runner of the distributed-attention technique: ``workbench run mesh-attention ...``.
 
-``mode="check"`` launches ``gpus`` real processes (gloo) and runs Ring, Ulysses, USP and Mesh forward and
+``mode="check"`` launches ``gpus`` real processes (gloo) and runs Ring, Ulysses, USP, Mesh and the node-level
+Mesh (the workbench's extension: Ulysses inside a node x Mesh across nodes) forward and
 backward against torch SDPA, with every byte counted; ``mode="model"`` runs nothing and prices the same
 methods (and StarTrail) on the cluster model, for up to 1024 GPUs and 4M tokens.
 """
@@ -42,6 +43,8 @@ def model_results(config: MeshAttentionConfig, methods: tuple[str, ...] = MODEL_
             model_seconds=float(r.total_seconds),
             model_compute_seconds=float(r.compute_seconds),
             model_exposed_comm_seconds=float(r.exposed_comm_seconds),
+            model_bytes_sent_inter_node_per_rank=tuple(int(x) for x in r.bytes_sent_inter_node_per_rank),
+            ulysses_degree=r.ulysses_degree,
         ))
     return out
 

@@ -23,7 +23,7 @@ from workbench.llm.mesh_attention.runner import MODEL_METHODS
 __all__ = [
     "MODEL_METHODS", "SWEEP_GPUS", "HEAT_MAX", "PAPER_CLAIMS", "BlockMap", "MeshAttentionView", "model_point",
     "block_maps", "mesh_attention_view", "headline_speedups", "paper_comparison", "max_count_difference",
-    "clear_caches",
+    "clear_caches", "VerdictPoint", "verdict_sweep", "verdict_summary", "inter_node_units", "topology_effect",
 ]
 
 #: GPU counts of the per-rank communication sweep (the chosen P joins them)
@@ -172,7 +172,7 @@ def headline_speedups(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], 
     out: dict[str, dict[str, list[float | None]]] = {"gpus": {}, "seq": {}}
     for axis, points in (("gpus", gpus_list), ("seq", seq_list)):
         for method in MODEL_METHODS:
-            if method == "mesh":
+            if method in ("mesh", "node_mesh"):  # the paper's headline: flat Mesh over the baselines
                 continue
             ratios: list[float | None] = []
             for value in points:
@@ -208,7 +208,99 @@ def max_count_difference(check_run: Mapping[str, Any]) -> int:
     return max((abs(c - m) for r in ok for c, m in zip(r["bytes_per_rank"], r["model_bytes_per_rank"])), default=0)
 
 
+# ----------------------------------------------------------------------------------------------------------
+# the verdict: plausible 256-GPU settings, flat and node-level Mesh against the baselines
+# ----------------------------------------------------------------------------------------------------------
+#: the settings a 256-GPU paper would plausibly use (8 GPUs per node, NVLink, 25-50 GB/s per GPU across nodes;
+#: effective attention rate 400 (FlashAttention-2-like) or 600 (FlashAttention-3-like) TFLOP/s on Hopper)
+VERDICT_SEQS: tuple[int, ...] = (131_072, 262_144, 524_288, 1_048_576)
+VERDICT_INTER_BW: tuple[float, ...] = (25.0, 50.0)
+VERDICT_TFLOPS: tuple[float, ...] = (400.0, 600.0)
+VERDICT_BASELINES: tuple[str, ...] = ("ring", "usp", "startrail")
+
+
+@dataclass(frozen=True)
+class VerdictPoint:
+    """One setting of the sweep: step time of every method and the speed-ups of flat and node-level Mesh."""
+
+    seq: int
+    inter_bw: float
+    tflops: float
+    seconds: dict[str, float]
+    speedup_mesh: dict[str, float]  # baseline -> baseline time / flat Mesh time
+    speedup_node_mesh: dict[str, float]  # baseline -> baseline time / node-level Mesh time
+
+
+@functools.lru_cache(maxsize=8)
+def verdict_sweep(gpus: int = 256, heads: int = 32, head_dim: int = 128, causal: bool = True,
+                  seqs: tuple[int, ...] = VERDICT_SEQS, inter_bw: tuple[float, ...] = VERDICT_INTER_BW,
+                  tflops: tuple[float, ...] = VERDICT_TFLOPS) -> tuple[VerdictPoint, ...]:
+    """Model every method at each (S, network bandwidth, TFLOP/s) on 8-GPU NVLink nodes, bf16 (memoised)."""
+    points = []
+    for seq in seqs:
+        for bw in inter_bw:
+            for tf in tflops:
+                cluster = ClusterSpec(inter_node_bw_gbps=bw, gpu_tflops=tf, gpus_per_node=8)
+                sec = {m: model_attention(m, gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
+                                          dtype_bytes=2, cluster=cluster).total_seconds
+                       for m in (*VERDICT_BASELINES, "mesh", "node_mesh")}
+                points.append(VerdictPoint(seq, bw, tf, sec,
+                                           {b: sec[b] / sec["mesh"] for b in VERDICT_BASELINES},
+                                           {b: sec[b] / sec["node_mesh"] for b in VERDICT_BASELINES}))
+    return tuple(points)
+
+
+def verdict_summary(points: tuple[VerdictPoint, ...]) -> dict[str, dict[str, tuple[float, float, float]]]:
+    """``{"mesh" | "node_mesh": {baseline: (min, mean, max) speed-up over the sweep}}``."""
+    out: dict[str, dict[str, tuple[float, float, float]]] = {}
+    for form in ("mesh", "node_mesh"):
+        out[form] = {}
+        for b in VERDICT_BASELINES:
+            vals = np.array([getattr(p, f"speedup_{form}")[b] for p in points])
+            out[form][b] = (float(vals.min()), float(vals.mean()), float(vals.max()))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def inter_node_units(gpus_list: tuple[int, ...] = (64, 256), seq: int = 1_048_576, heads: int = 32,
+                     head_dim: int = 128, gpus_per_node: int = 8) -> dict[str, dict[int, float]]:
+    """Per-rank inter-node elements (fwd+bwd, max over ranks, in units of one Q chunk B*H*(S/P)*D) of each
+    method with its default plan (Mesh tile, USP degree, StarTrail's fastest team), on 8-GPU nodes."""
+    cluster = ClusterSpec(gpus_per_node=gpus_per_node)
+    out: dict[str, dict[int, float]] = {}
+    for m in ("mesh", "node_mesh", "usp", "startrail", "ring"):
+        out[m] = {}
+        for p in gpus_list:
+            r = model_attention(m, gpus=p, seq=seq, heads=heads, head_dim=head_dim, causal=True, dtype_bytes=2,
+                                cluster=cluster)
+            out[m][p] = float(r.bytes_sent_inter_node_per_rank.max()) / (heads * (seq // p) * head_dim * 2)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def topology_effect(gpus: int = 256, seq: int = 262_144, head_dim: int = 128,
+                    inter_bw: tuple[float, ...] = (25.0, 50.0)) -> list[dict[str, Any]]:
+    """Step time with topology-aware tile placement / row-first, for the flat Mesh (heads=32) and the
+    node-level Mesh when a node holds several Ulysses groups (heads=4: u=4 on 8-GPU nodes, 2 groups per
+    node, tile over 64 groups) or one (heads=32: u=8, placement cannot matter)."""
+    rows = []
+    for bw in inter_bw:
+        cluster = ClusterSpec(inter_node_bw_gbps=bw)
+        for method, heads in (("mesh", 32), ("node_mesh", 4), ("node_mesh", 32)):
+            t = [model_attention(method, gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=True,
+                                 dtype_bytes=2, cluster=cluster, topology_aware=aware) for aware in (True, False)]
+            rows.append({"method": method, "heads": heads, "inter_bw": bw, "tile": t[0].tile,
+                         "ulysses_degree": t[0].ulysses_degree, "aware_s": t[0].total_seconds,
+                         "row_first_s": t[1].total_seconds,
+                         "inter_bytes_aware": int(t[0].bytes_sent_inter_node_per_rank.max()),
+                         "inter_bytes_row_first": int(t[1].bytes_sent_inter_node_per_rank.max())})
+    return rows
+
+
 def clear_caches() -> None:
     """Empty every memo of this module (the model points and the block maps)."""
     _priced.cache_clear()
     block_maps.cache_clear()
+    verdict_sweep.cache_clear()
+    inter_node_units.cache_clear()
+    topology_effect.cache_clear()

@@ -15,6 +15,7 @@ ring       2(P-1)N            (k, v rotated P-1 times)       4(P-1)N   (k, v aga
 ulysses    4(P-1)N/P          (q, k, v in; out back)         4(P-1)N/P (dout in; dq, dk, dv back)
 usp        4(u-1)N/u + 2(r-1)N                               4(u-1)N/u + 4(r-1)N
 mesh       (a-1)N + (a-1)(N+M) + 2(b-1)N                     (a-1)(2N+2M) + (a-1)N + 4(b-1)N
+node_mesh  4(u-1)N/u + mesh's with a*b = P/u                 4(u-1)N/u + mesh's with a*b = P/u
 =========  ================================================  =====================================
 
 Mesh forward: q to the (a-1) row peers, partial out + LSE back to them, k + v to the (b-1) column peers.
@@ -34,6 +35,9 @@ import numpy as np
 
 from workbench.llm.mesh_attention.plan import (
     METHODS,
+    MeshPlan,
+    make_mesh_plan,
+    node_mesh_placement,
     check_positive_int,
     check_tile,
     check_ulysses_degree,
@@ -64,6 +68,11 @@ def _pass_elements(
         return (4 * a2a + 2 * (r - 1) * n, 4 * a2a + 4 * (r - 1) * n, 2 * (u - 1) + (r - 1), 2 * (u - 1) + 2 * (r - 1))
     assert tile is not None
     a, b = tile
+    if method == "node_mesh":
+        assert u is not None
+        a2a = (u - 1) * (n // u)
+        fwd, bwd, fwd_msgs, bwd_msgs = _pass_elements("mesh", p // u, n, m, heads=heads, tile=tile, u=None)
+        return fwd + 4 * a2a, bwd + 4 * a2a, fwd_msgs + 2 * (u - 1), bwd_msgs + 2 * (u - 1)
     fwd = (a - 1) * n + (a - 1) * (n + m) + 2 * (b - 1) * n
     bwd = (a - 1) * (2 * n + 2 * m) + (a - 1) * n + 4 * (b - 1) * n
     return fwd, bwd, 2 * (a - 1) + (b - 1), 2 * (a - 1) + 2 * (b - 1)
@@ -81,7 +90,8 @@ def resolve_method_params(
 ) -> tuple[tuple[int, int] | None, int | None]:
     """Validate and complete (tile, ulysses_degree) for ``method`` the same way the kernels do.
 
-    Returns ``(tile, u)``: tile (a, b) for ring ((1, P)) and mesh, None otherwise; u for ulysses (P) and usp.
+    Returns ``(tile, u)``: tile (a, b) for ring ((1, P)), mesh and node_mesh (over the P/u groups), None
+    otherwise; u for ulysses (P), usp and node_mesh (default: ``plan.default_ulysses_degree``, inside a node).
 
     Raises:
         ValueError: unknown method, bad tile (a*b != P), or a Ulysses degree that does not divide P or heads.
@@ -96,6 +106,15 @@ def resolve_method_params(
         return check_tile(tile, gpus), None
     if method == "ulysses":
         return None, check_ulysses_degree(gpus, gpus=gpus, heads=heads)
+    if method == "node_mesh":
+        if ulysses_degree is None:
+            ulysses_degree = default_ulysses_degree(gpus, heads, gpus_per_node)
+        u = check_ulysses_degree(ulysses_degree, gpus=gpus, heads=heads)
+        groups = gpus // u
+        if tile is None:
+            place = node_mesh_placement(u, gpus_per_node)
+            return choose_tile(groups, heads=heads, gpus_per_node=place, head_dim=head_dim), u
+        return check_tile(tile, groups), u
     if ulysses_degree is None:
         ulysses_degree = default_ulysses_degree(gpus, heads, gpus_per_node)
     return None, check_ulysses_degree(ulysses_degree, gpus=gpus, heads=heads)
@@ -174,7 +193,23 @@ def predict_bytes_per_rank(
     out["sent_inter_node"] = _inter_node_sent(
         method, gpus, n, m, tile=tile_ab, u=u, gpus_per_node=gpus_per_node
     ) * dtype_bytes
+    out["sent_intra_node"] = out["sent"] - out["sent_inter_node"]
     return out
+
+
+def mesh_off_node(plan: MeshPlan, global_rank: np.ndarray, node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per Mesh member: how many of its row peers and of its column peers sit on another node.
+
+    ``global_rank[m]``: the global rank of member m; ``node[r]``: the node of global rank r. O(P(a+b)).
+    """
+    node_grid = node[global_rank[plan.rank_at]].reshape(plan.b, plan.a)  # [b, a]: node of each grid cell
+    q_same = (node_grid[:, :, None] == node_grid[:, None, :]).sum(-1)  # [b, a]: row peers on my node (+me)
+    kv_same = (node_grid[:, None, :] == node_grid[None, :, :]).sum(1)  # [b, a]: column peers on my node (+me)
+    q_off = np.empty(plan.gpus, dtype=np.int64)
+    kv_off = np.empty(plan.gpus, dtype=np.int64)
+    q_off[plan.rank_at] = (plan.a - q_same).reshape(-1)
+    kv_off[plan.rank_at] = (plan.b - kv_same).reshape(-1)
+    return q_off, kv_off
 
 
 def _inter_node_sent(
@@ -199,6 +234,22 @@ def _inter_node_sent(
             [np.count_nonzero((group == group[x]) & (node != node[x])) for x in range(gpus)], dtype=np.int64
         )
         return (ring_part + off_peers * 8 * (n // u)).astype(np.int64)
+    if method == "node_mesh":
+        assert u is not None and tile is not None
+        groups = gpus // u
+        plan = make_mesh_plan(groups, tile, node_mesh_placement(u, gpus_per_node))
+        ranks = np.arange(gpus)
+        group_of = ranks // u
+        same_group = (group_of[:, None] == group_of[None, :]) & (node[:, None] != node[None, :])
+        a2a_off = same_group.sum(1)  # Ulysses peers on other nodes
+        q_off = np.empty(gpus, dtype=np.int64)
+        kv_off = np.empty(gpus, dtype=np.int64)
+        for x in range(u):  # the Mesh of member-x ranks: member g is global rank g*u + x
+            qo, ko = mesh_off_node(plan, np.arange(groups) * u + x, node)
+            q_off[np.arange(groups) * u + x] = qo
+            kv_off[np.arange(groups) * u + x] = ko
+        mesh_part = q_off * (2 * n + m + 3 * n + 2 * m) + kv_off * 6 * n
+        return (a2a_off * 8 * (n // u) + mesh_part).astype(np.int64)
     if method == "ulysses":
         off = gpus - np.bincount(node, minlength=node.max() + 1)[node]
         return (off * 8 * (n // gpus)).astype(np.int64)
