@@ -31,12 +31,12 @@ def _technique_parser(name: str) -> argparse.ArgumentParser:
     for old, new in technique.config.ALIASES.items():
         aliases.setdefault(new, []).append("--" + old.replace("_", "-"))
     for spec in technique.config.specs():
-        _add_flag(parser, spec, aliases.get(spec.name, []))
+        add_config_flag(parser, spec, aliases.get(spec.name, []))
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return parser
 
 
-def _add_flag(parser: argparse.ArgumentParser, spec: ParamSpec, old_flags: Sequence[str] = ()) -> None:
+def add_config_flag(parser: argparse.ArgumentParser, spec: ParamSpec, old_flags: Sequence[str] = ()) -> None:
     """One flag per parameter (a group's as ``--cluster.inter-node-bw-gbps``), plus its old spellings."""
     text = f"{spec.help} [{spec.describe_range()}; default {spec.default!r}]"
     flags = [spec.flag, *old_flags]

@@ -22,21 +22,33 @@ from workbench.distributed import init_from_env
 from workbench.graphs.enumerate import make_schedule
 from workbench.graphs.kudu import sets
 from workbench.graphs.kudu.count import summarise
-from workbench.graphs.kudu.engine import STRATEGIES, EngineOptions, LevelPlan, mine
+from workbench.cli import add_config_flag
+from workbench.graphs.kudu.config import KuduConfig
+from workbench.graphs.kudu.engine import EngineOptions, LevelPlan, mine
 from workbench.graphs.kudu.partition import LocalGraph, Partition
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+#: the config parameters a torchrun launch takes (the rest belong to the in-process launcher and the model)
+FLAGS = ("graph", "pattern", "induced", "strategy", "chunk_size", "partition", "cache_kb", "data_dir")
+REQUIRED = ("graph", "pattern")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> KuduConfig:
+    """Flags built from :class:`KuduConfig`'s specs (same names, ranges and messages as ``workbench run kudu``);
+    ``--graph`` and ``--pattern`` are required."""
     parser = argparse.ArgumentParser(prog="workbench.graphs.kudu.torchrun_entry", description=__doc__.split("\n")[0])
-    parser.add_argument("--graph", required=True, help="dataset name, synthetic spec or file")
-    parser.add_argument("--pattern", required=True, help="pattern name or edge list")
-    parser.add_argument("--induced", choices=("edge", "vertex"), default="edge")
-    parser.add_argument("--strategy", choices=STRATEGIES, default="hybrid")
-    parser.add_argument("--chunk-size", type=int, default=256)
-    parser.add_argument("--partition", choices=("hash", "range"), default="hash")
-    parser.add_argument("--cache-kb", type=int, default=64)
-    parser.add_argument("--data-dir", default=None, help="data directory for dataset names")
-    return parser.parse_args(argv)
+    specs = {s.name: s for s in KuduConfig.specs()}
+    for name in FLAGS:
+        add_config_flag(parser, specs[name])
+    args = parser.parse_args(argv)
+    missing = [specs[n].flag for n in REQUIRED if getattr(args, n) is None]
+    if missing:
+        parser.error(f"the following arguments are required: {', '.join(missing)}")
+    try:
+        return KuduConfig.from_dict({n: getattr(args, n) for n in FLAGS if getattr(args, n) is not None})
+    except ValueError as exc:
+        parser.error(str(exc))
+        raise  # unreachable: parser.error exits
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     comm = init_from_env("gloo")
     try:
-        graph = load_graph(args.graph, data_dir=args.data_dir).by_degree()
+        graph = load_graph(args.graph, data_dir=args.data_dir or None).by_degree()
         pattern = parse_pattern(args.pattern)
         plan = LevelPlan.of(make_schedule(pattern, args.induced, graph=graph))
         options = EngineOptions(strategy=args.strategy, chunk_size=args.chunk_size, cache_bytes=args.cache_kb * 1024)

@@ -19,7 +19,7 @@ from typing import Sequence
 import torch
 import torch.distributed as dist
 
-from workbench.cli import _add_flag
+from workbench.cli import add_config_flag
 from workbench.llm.mesh_attention.check import check_worker, combine, make_inputs, make_spec
 from workbench.llm.mesh_attention.config import CHECK_DTYPES, MeshAttentionConfig
 from workbench.llm.mesh_attention.plan import METHODS
@@ -44,7 +44,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     for alias, name in MeshAttentionConfig.ALIASES.items():
         old.setdefault(name, []).append("--" + alias.replace("_", "-"))
     for name in FLAGS:
-        _add_flag(parser, specs[name], old.get(name, []))
+        add_config_flag(parser, specs[name], old.get(name, []))
     parser.add_argument("--methods", default=",".join(METHODS), help="comma-separated subset of " + ",".join(METHODS))
     parser.add_argument("--tile", type=int, nargs=2, metavar=("A", "B"), help="Mesh tile a b (a*b = world size)")
     parser.add_argument("--backend", choices=("gloo", "nccl"), help="default: nccl if CUDA is available, else gloo")
