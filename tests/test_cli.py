@@ -45,7 +45,7 @@ def test_run_check_json_schema():
     out = json.loads(result.stdout)
     assert (out["technique"], out["mode"], out["gpus"], out["seq"]) == ("mesh-attention", "check", 3, 50)
     by_method = {r["method"]: r for r in out["results"]}
-    assert set(by_method) == {"ring", "ulysses", "usp", "mesh"}
+    assert set(by_method) == {"ring", "ulysses", "usp", "mesh", "node_mesh"}
     for r in out["results"]:
         assert r["max_abs_err_out"] <= 1e-10 and r["max_abs_err_grad"] <= 1e-10
         assert r["bytes_per_rank"] == r["model_bytes_per_rank"] and len(r["bytes_per_rank"]) == 3
