@@ -98,7 +98,7 @@ class ChunkedEmbedding(nn.Module):
             raise KeyError("a key is not in the table")
         rows = self.table.physical(slots)  # [n, nc]
         w = self._weight()
-        parts = [F.embedding_bag(rows[:, j].contiguous(), w, offsets, mode=mode, sparse=True)
+        parts = [F.embedding_bag(rows[:, j].contiguous(), w, offsets, mode=mode, sparse=mode != "max")
                  for j in range(rows.shape[1])]  # nc x [n_bags, c]
         return torch.cat(parts, dim=1)  # [n_bags, d]
 
