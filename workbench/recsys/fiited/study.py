@@ -167,21 +167,23 @@ def panel_config(view: FiitedViewConfig) -> FiitedConfig:
                         interval=view.interval, budget_fraction=view.budget_fraction)
 
 
-_SWEEPS: dict[tuple, Sweep] = {}
+_SWEEPS: dict[FiitedConfig, Sweep] = {}
 
 
 def panel_sweep(view: FiitedViewConfig, *, on_run: Callable[[], None] | None = None) -> Sweep:
     """Train (or recall) the panel's sweep at ``view``: :data:`PANEL_BUDGETS` x :data:`PANEL_SEEDS`."""
     config = panel_config(view)
-    key = (config.replace(budget_fraction=0.5), PANEL_BUDGETS, PANEL_SEEDS)
+    key = config.replace(budget_fraction=0.5)
     if key not in _SWEEPS:
         _SWEEPS[key] = sweep(config, budgets=PANEL_BUDGETS, seeds=PANEL_SEEDS, on_run=on_run)
     return _SWEEPS[key]
 
 
-def remember_sweep(config: FiitedConfig, result: Sweep) -> None:
-    """Make a sweep computed elsewhere (a notebook) what the panel shows for its config."""
-    _SWEEPS[(config.replace(budget_fraction=0.5), result.budgets, result.seeds)] = result
+def remember_sweep(view: FiitedViewConfig, result: Sweep) -> None:
+    """Make a sweep computed elsewhere (a notebook, with its own budgets and seeds, on
+    ``panel_config(view)``) what the panel shows for ``view``'s data set and schedule."""
+    config = panel_config(view)
+    _SWEEPS[config.replace(budget_fraction=0.5)] = result
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,7 @@ def fiited_view(values: Mapping[str, Any] | FiitedViewConfig) -> FiitedView:
     view = values if isinstance(values, FiitedViewConfig) else FiitedViewConfig.from_dict(values)
     part = _fiited_view(view)
     config = panel_config(view)
-    cached = _SWEEPS.get((config.replace(budget_fraction=0.5), PANEL_BUDGETS, PANEL_SEEDS))
+    cached = _SWEEPS.get(config.replace(budget_fraction=0.5))
     if cached is None:
         return part
     nearest = min(cached.budgets, key=lambda x: abs(x - view.budget_fraction))
@@ -289,3 +291,54 @@ def clear_caches() -> None:
     _SPLITS.clear()
     _RUNS.clear()
     _SWEEPS.clear()
+
+
+def exactness_report(n: int = 37, dim: int = 12, chunk: int = 4, seed: int = 0) -> dict[str, float]:
+    """Max |chunked - dense| of outputs and gradients with nothing pruned, vs ``nn.Embedding`` and
+    ``nn.EmbeddingBag`` (sum), on an awkward size (odd ids, d = 3 chunks). The references use sparse gradients
+    (as the chunked table does); ``EmbeddingBag gradient (dense-gradient module)`` compares with the dense-gradient
+    module, whose backward adds an id's repeated rows in another order (last-bit differences)."""
+    import torch
+    from torch import nn
+
+    from workbench.recsys.fiited.chunked import ChunkedEmbedding
+
+    gen = torch.Generator().manual_seed(seed)
+    keys = np.arange(n, dtype=np.int64) * 1_000_003 + 17
+    init = torch.randn(n, dim, generator=gen)
+    out: dict[str, float] = {}
+    for kind in ("Embedding", "EmbeddingBag", "EmbeddingBag (dense-gradient module)"):
+        ce = ChunkedEmbedding(keys, dim=dim, chunk=chunk, init=init, by_feature=False)
+        sparse = "dense" not in kind
+        ref = nn.Embedding(n, dim, sparse=True) if kind == "Embedding" else nn.EmbeddingBag(n, dim, mode="sum",
+                                                                                             sparse=sparse)
+        ref.weight.data.copy_(init)
+        idx = torch.randint(0, n, (61,), generator=gen)
+        if kind == "Embedding":
+            a, b = ce(keys[idx.numpy()]), ref(idx)
+        else:
+            offsets = torch.tensor([0, 4, 4, 19, 40])
+            a, b = ce.bag(keys[idx.numpy()], offsets), ref(idx, offsets)
+        g = torch.randn(b.shape, generator=gen)
+        (a * g).sum().backward()
+        (b * g).sum().backward()
+        pool = ce.table.weight.grad.to_dense()
+        mine = pool[ce.table.physical(ce.table.lookup(keys))].reshape(n, dim)
+        theirs = ref.weight.grad.to_dense() if ref.weight.grad.is_sparse else ref.weight.grad
+        if sparse:
+            out[f"{kind} output"] = float((a - b).detach().abs().max())
+        out[f"{kind} gradient"] = float((mine - theirs).abs().max())
+    return out
+
+
+def sweep_markdown_rows(result: Sweep) -> list[tuple[str, ...]]:
+    """(method, budget, bytes / full, AUC mean +- CI, log-loss mean +- CI) rows."""
+    rows = []
+    for m in result.methods:
+        for i, b in enumerate(result.budgets):
+            if m == "full" and i:
+                continue
+            a, l = result.auc[m][i], result.logloss[m][i]
+            rows.append((m, "1" if m == "full" else f"{b:g}", f"{result.bytes[m][i] / result.full_bytes:.3f}",
+                         f"{a[0]:.4f} ± {a[1]:.4f}", f"{l[0]:.4f} ± {l[1]:.4f}"))
+    return rows
