@@ -1,0 +1,99 @@
+"""The VHPI table against a Python dict (``reference.DictTable``) under seeded random sequences of insert,
+allocate, free, delete, lookup, grow and compact: every lookup agrees, no chunk is owned twice, the free list is
+conserved, the memory counter equals the pool's real occupancy. (hypothesis is not installed: seeded random
+sequences instead.)"""
+
+import numpy as np
+import pytest
+import torch
+
+from workbench.recsys.fiited.reference import DictTable, probe_lookup
+from workbench.recsys.fiited.vhpi import VHPITable
+
+
+def _check(table: VHPITable, ref: DictTable, keys_seen: list[int]) -> None:
+    table.check_invariants()
+    assert table.live == ref.live == int((table.ptr >= 0).sum())
+    assert table.capacity - table.n_free == table.live  # occupancy = pool minus free list
+    mem = table.memory()
+    assert mem.weight_bytes == table.live * table.chunk * 4
+    assert mem.pointer_bytes == table.slots * table.n_chunks * 4
+    for key in keys_seen:
+        slot = int(table.lookup(np.array([key]))[0])
+        assert slot == probe_lookup(table, key)
+        if key in ref.data:
+            assert slot >= 0
+            np.testing.assert_array_equal(table.vectors(np.array([key]))[0].numpy(), ref.vector(key))
+        else:
+            assert slot == -1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_operations_agree_with_a_dict(seed):
+    rng = np.random.default_rng(seed)
+    nc, c = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+    table = VHPITable(slots=int(rng.integers(13, 40)), dim=nc * c, chunk=c, pool=int(rng.integers(0, 9)))
+    ref = DictTable(nc, c)
+    universe = rng.choice(10**12, size=60, replace=False)
+    seen: list[int] = []
+    for _ in range(150):
+        op = rng.choice(["insert", "alloc", "free", "delete", "compact", "grow"], p=[.25, .3, .2, .1, .08, .07])
+        if op == "insert" and table.size < table.slots:
+            batch = rng.choice(universe, size=int(rng.integers(1, 4)))
+            batch = batch[: table.slots - table.size]
+            table.insert(batch)
+            for k in batch:
+                ref.insert(int(k))
+            seen.extend(int(k) for k in batch)
+        elif op == "alloc" and ref.data:
+            key = int(rng.choice(list(ref.data)))
+            free_j = [j for j, p in enumerate(ref.data[key]) if p is None]
+            if free_j:
+                j = int(rng.choice(free_j))
+                value = rng.standard_normal(c).astype(np.float32)
+                table.alloc(table.lookup(np.array([key])), np.array([j]), torch.from_numpy(value)[None])
+                ref.alloc(key, j, value)
+        elif op == "free" and ref.data:
+            key = int(rng.choice(list(ref.data)))
+            j = int(rng.integers(nc))
+            table.free_chunks(table.lookup(np.array([key])), np.array([j]))
+            ref.free(key, j)
+        elif op == "delete" and seen:
+            key = int(rng.choice(seen))
+            assert table.delete(key) == ref.delete(key)
+        elif op == "compact":
+            table.compact(headroom=int(rng.integers(0, 3)))
+            assert table.memory().pool_tensor_bytes == (table.live + table.n_free) * c * 4
+        elif op == "grow":
+            table.grow(int(rng.integers(1, 4)))
+        _check(table, ref, seen)
+
+
+def test_reuse_takes_freed_chunks_first_and_compact_makes_tensor_bytes_equal_the_counter():
+    table = VHPITable(slots=10, dim=4, chunk=2, pool=6)
+    s = table.insert(np.array([1, 2, 3]))
+    table.alloc(np.repeat(s, 2), np.tile([0, 1], 3))
+    assert table.n_free == 0
+    freed = int(table.ptr[s[1], 1])
+    table.free_chunks(s[1:2], np.array([1]))
+    table.alloc(s[1:2], np.array([1]))
+    assert int(table.ptr[s[1], 1]) == freed  # the freed chunk is reused, the pool did not grow
+    table.free_chunks(s, np.array([1, 1, 1]))
+    table.compact()
+    mem = table.memory()
+    assert mem.pool_tensor_bytes == mem.weight_bytes == 3 * 2 * 4
+    table.check_invariants()
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="chunk=3 must divide dim=4"):
+        VHPITable(slots=4, dim=4, chunk=3, pool=1)
+    table = VHPITable(slots=2, dim=2, chunk=1, pool=1)
+    with pytest.raises(ValueError, match="keys must be >= 0"):
+        table.insert(np.array([-5]))
+    s = table.insert(np.array([7, 8]))
+    with pytest.raises(ValueError, match="table full"):
+        table.insert(np.array([9]))
+    table.alloc(s[:1], np.array([0]))
+    with pytest.raises(ValueError, match="already owns"):
+        table.alloc(s[:1], np.array([0]))
