@@ -20,6 +20,7 @@ all-reduce, GNNPipe adds its boundary transfers and the pipeline fill ``(K + P -
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,11 +67,14 @@ def random_halo(degrees: np.ndarray, parts: int, scale: float = 1.0) -> float:
     return float(scale * np.sum((parts - 1) * (1.0 - (1.0 - 1.0 / parts) ** deg)))
 
 
+@functools.lru_cache(maxsize=32)
 def lognormal_degrees(mean: float, sigma: float = DEGREE_SIGMA, samples: int = 200_000, seed: int = 0) -> np.ndarray:
     """A seeded sample of degrees >= 1 from a log-normal with the given mean (rounded to integers)."""
     mu = np.log(mean) - sigma**2 / 2
     deg = np.random.default_rng(seed).lognormal(mu, sigma, samples)
-    return np.maximum(1, np.rint(deg))
+    out = np.maximum(1, np.rint(deg))
+    out.setflags(write=False)  # shared by the cache
+    return out
 
 
 @dataclass(frozen=True)

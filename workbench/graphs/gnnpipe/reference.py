@@ -1,8 +1,8 @@
-"""The slow, obvious GNNPipe: one process, dense matrices, layer by layer over the whole graph.
+"""The slow, obvious GNNPipe: one process, whole-graph tensors, layer by layer over the whole graph.
 
 No stages, no messages, no per-chunk autograd: for layer l and chunk c at position i of the epoch's order the
 input is ``M_i * z_fresh + (1 - M_i) * z_hist`` with ``M_i`` the 0/1 row mask of the chunks at positions <= i,
-and chunk c's output rows are ``layer(A_dense[c rows] @ input)``. One backward of the summed loss (plus
+and chunk c's output rows are ``layer(A_hat[c rows] @ input)`` (scipy row slices, no per-chunk concatenation). One backward of the summed loss (plus
 ``<h_j, G_j>`` for deferred stale gradients G_j) gives the gradients. :mod:`.pipeline` must reproduce its
 parameters (the schedule's semantics, tested to fp64 rounding).
 """
@@ -21,10 +21,12 @@ __all__ = ["reference_gnnpipe"]
 
 
 def reference_gnnpipe(data: GraphData, spec: ModelSpec, train: TrainSpec, pipe: PipeSpec) -> dict[str, torch.Tensor]:
-    """Final parameters of GNNPipe's schedule simulated densely (``data`` in the chunks' contiguous numbering)."""
+    """Final parameters of GNNPipe's schedule simulated in one process (``data`` in the chunks' contiguous numbering)."""
     dtype = data.x.dtype
     n, d, L = data.n, spec.hidden, spec.layers
-    adj = torch.from_numpy(data.adj.toarray()).to(dtype)
+    from workbench.graphs.gnnpipe.data import csr_rows
+
+    row_blocks: dict[tuple[int, int], torch.Tensor] = {}
     x = data.x
     params = {k: v.clone().requires_grad_() for k, v in init_params(spec, train.seed, dtype).items()}
     opt = make_optimizer([params[k] for k in param_names(spec)], train)
@@ -56,7 +58,9 @@ def reference_gnnpipe(data: GraphData, spec: ModelSpec, train: TrainSpec, pipe: 
                 seen = seen.clone()
                 seen[lo:hi] = 1.0
                 mixed = seen * z_fresh + (1 - seen) * z_hist
-                agg = adj[lo:hi] @ mixed
+                if (lo, hi) not in row_blocks:
+                    row_blocks[(lo, hi)] = csr_rows(data.adj, slice(lo, hi), dtype).to_sparse_coo()
+                agg = row_blocks[(lo, hi)] @ mixed
                 if spec.kind == "gcn":
                     rows = torch.relu(agg @ params[f"l{l}.W"] + params[f"l{l}.b"])
                 else:

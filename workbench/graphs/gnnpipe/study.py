@@ -46,11 +46,12 @@ _DATA: dict[tuple, GraphData] = {}
 _CUTS: dict[tuple, tuple[Cut, GraphData]] = {}
 _RUNS: dict[tuple, "MethodRun"] = {}
 _HALOS: dict[tuple, int] = {}
+_VIEWS: dict[tuple, Any] = {}
 
 
 def clear_caches() -> None:
     """Forget every memoised dataset, cut, halo and run."""
-    for cache in (_DATA, _CUTS, _RUNS, _HALOS):
+    for cache in (_DATA, _CUTS, _RUNS, _HALOS, _VIEWS):
         cache.clear()
 
 
@@ -271,7 +272,14 @@ def bytes_vs_layers(cfg: GnnpipeConfig, layers: tuple[int, ...] = (2, 4, 8, 16, 
 
 def stale_shares(cfg: GnnpipeConfig, epochs: int = 20) -> dict[str, dict[str, Any]]:
     """Per chunk order: the share of edges read from history in each of ``epochs`` epochs (after warm-up) and the
-    share of edges stale in *every* one of them (a fixed order always stales the same edges)."""
+    share of edges stale in *every* one of them (a fixed order always stales the same edges). Memoised."""
+    key = ("stale", cfg.dataset, cfg.data_dir, cfg.seed, cfg.chunks, cfg.partition, epochs)
+    if key not in _VIEWS:
+        _VIEWS[key] = _stale_shares(cfg, epochs)
+    return _VIEWS[key]
+
+
+def _stale_shares(cfg: GnnpipeConfig, epochs: int) -> dict[str, dict[str, Any]]:
     cut, data = cut_of(cfg, cfg.chunks)
     rows = np.repeat(np.arange(data.n), np.diff(data.indptr))
     owner = np.repeat(np.arange(cut.parts), np.diff(np.asarray(cut.bounds)))
@@ -321,7 +329,15 @@ def locality_factor(cfg: GnnpipeConfig) -> float:
 def paper_scale(cfg: GnnpipeConfig, layers: tuple[int, ...] = (4, 8, 16, 32, 64, 128),
                 hardware: Hardware = Hardware()) -> list[dict[str, Any]]:
     """MODEL rows: graph-parallel / GNNPipe volume, overhead and time ratios on ``cfg.paper_graph`` with cfg.gpus
-    GPUs, for METIS-like (locality measured on cfg.dataset) and random partitions, at depths ``layers``."""
+    GPUs, for METIS-like (locality measured on cfg.dataset) and random partitions, at depths ``layers``. Memoised."""
+    key = ("paper", cfg.paper_graph, cfg.model, cfg.hidden, cfg.gpus, cfg.chunks, cfg.dataset, cfg.data_dir, cfg.seed,
+           layers, hardware)
+    if key not in _VIEWS:
+        _VIEWS[key] = _paper_scale(cfg, layers, hardware)
+    return _VIEWS[key]
+
+
+def _paper_scale(cfg: GnnpipeConfig, layers: tuple[int, ...], hardware: Hardware) -> list[dict[str, Any]]:
     graph = PAPER_GRAPHS[cfg.paper_graph]
     loc = locality_factor(cfg)
     rows = []
