@@ -16,11 +16,11 @@ from typing import Any
 import ipywidgets as W
 import plotly.graph_objects as go
 
+from widgets.base import Panel
 from workbench.distributed.errors import WorkerFailed
 from workbench.graphs.gnnpipe.config import GnnpipeConfig
 from workbench.graphs.gnnpipe.model import MODEL_LABEL
 from workbench.graphs.gnnpipe.study import PAPER_CLAIMS, GnnpipeView, check, gnnpipe_view
-from widgets.base import Panel
 
 COLORS = {"full": "#2ca02c", "graph-parallel": "#d62728", "gnnpipe": "#1f77b4", "gnnpipe-k1": "#9467bd",
           "fixed": "#ff7f0e", "shuffled": "#1f77b4", "alternate": "#8c564b"}
@@ -233,3 +233,59 @@ class GnnpipePanel(Panel):
     def widget(self) -> W.Widget:
         base = super().widget()
         return W.VBox([base.children[0], W.HBox([self.run_button, self.progress]), *base.children[1:]])
+
+
+# ---------------------------------------------------------------------------------------------- notebook figures
+def seeds_figure(acc: dict[str, dict[str, Any]], *, title: str) -> go.Figure:
+    """Mean test accuracy vs epoch with a +-1 std band per method (from ``study.accuracy_over_seeds``)."""
+    fig = go.Figure(layout=dict(title=title, xaxis=dict(title="epoch"), yaxis=dict(title="test accuracy"),
+                                height=380, legend=dict(orientation="h", y=-0.25)))
+    palette = ["#2ca02c", "#d62728", "#1f77b4", "#9467bd"]
+    for (label, row), color in zip(acc.items(), palette):
+        x, m, s = row["epoch"], row["mean"], row["std"]
+        fig.add_trace(go.Scatter(x=x + x[::-1], y=[a + b for a, b in zip(m, s)] + [a - b for a, b in zip(m, s)][::-1],
+                                 fill="toself", line=dict(width=0), fillcolor=color, opacity=0.15, showlegend=False,
+                                 hoverinfo="skip"))
+        fig.add_trace(go.Scatter(x=x, y=m, mode="lines+markers", name=label, line=dict(color=color)))
+    return fig
+
+
+def depth_figure(rows: list[dict[str, Any]], counted: dict[str, tuple[int, int]] | None = None, *,
+                 title: str) -> go.Figure:
+    """Bytes per epoch vs L (closed form) with counted points of real runs (``{name: (L, bytes)}``)."""
+    fig = bytes_figure()
+    fig.data[0].x, fig.data[0].y = [r["layers"] for r in rows], [r["graph-parallel"] for r in rows]
+    fig.data[1].x, fig.data[1].y = [r["layers"] for r in rows], [r["gnnpipe"] for r in rows]
+    fig.data[2].x, fig.data[2].y = [r["layers"] for r in rows], [r["ratio"] for r in rows]
+    fig.data[3].name = "counted on a real run"
+    pts = list((counted or {}).values())
+    fig.data[3].x, fig.data[3].y = [p[0] for p in pts], [p[1] for p in pts]
+    fig.layout.title.text = title
+    return go.Figure(fig)
+
+
+def chunk_figure(rows: list[dict[str, Any]], *, title: str) -> go.Figure:
+    """Final test accuracy (mean +- std over seeds) vs K per chunk order (``study.chunk_sweep``)."""
+    fig = go.Figure(layout=dict(title=title, xaxis=dict(title="chunks K", type="log"),
+                                yaxis=dict(title="final test accuracy"), height=360,
+                                legend=dict(orientation="h", y=-0.25)))
+    for order in ("fixed", "shuffled", "alternate"):
+        sel = [r for r in rows if r["order"] == order]
+        if sel:
+            fig.add_trace(go.Scatter(x=[r["chunks"] for r in sel], y=[r["mean"] for r in sel], name=order,
+                                     error_y=dict(array=[r["std"] for r in sel]), mode="lines+markers",
+                                     line=dict(color=COLORS[order])))
+    return fig
+
+
+def paper_figure(rows: list[dict[str, Any]], *, title: str) -> go.Figure:
+    """MODEL ratios vs L (volume, overhead, time) for METIS-like and random partitions, with the paper's lines."""
+    fig = model_figure()
+    i = 0
+    for part in ("metis-like", "random"):
+        sel = [r for r in rows if r["partition"] == part]
+        for key in ("volume_ratio", "overhead_ratio", "time_ratio"):
+            fig.data[i].x, fig.data[i].y = [r["layers"] for r in sel], [r[key] for r in sel]
+            i += 1
+    fig.layout.title.text = title
+    return go.Figure(fig)

@@ -23,8 +23,15 @@ import torch
 from workbench.distributed.comm import Comm
 from workbench.graphs.gnnpipe.data import GraphData
 from workbench.graphs.gnnpipe.full import Snapshot, TrainSpec, make_optimizer, snapshot_epochs
-from workbench.graphs.gnnpipe.models import (ModelSpec, dropout_mask, init_params, input_layer, layer_forward,
-                                             loss_sum, param_names)
+from workbench.graphs.gnnpipe.models import (
+    ModelSpec,
+    dropout_mask,
+    init_params,
+    input_layer,
+    layer_forward,
+    loss_sum,
+    param_names,
+)
 from workbench.graphs.gnnpipe.partition import halo_sets
 
 __all__ = ["HaloPlan", "halo_plan", "graph_parallel_worker"]

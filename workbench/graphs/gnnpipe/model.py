@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.graphs.gnnpipe.volume import allreduce_bytes, gnnpipe_bytes, graph_parallel_bytes
+from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes
 
 __all__ = ["MODEL_LABEL", "PaperGraph", "PAPER_GRAPHS", "DEGREE_SIGMA", "random_halo", "lognormal_degrees",
            "Hardware", "Projection", "project", "flops_per_epoch", "param_count"]

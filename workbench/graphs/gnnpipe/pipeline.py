@@ -37,8 +37,16 @@ import torch
 from workbench.distributed.comm import Comm
 from workbench.graphs.gnnpipe.data import GraphData, csr_rows
 from workbench.graphs.gnnpipe.full import Snapshot, TrainSpec, make_optimizer, snapshot_epochs
-from workbench.graphs.gnnpipe.models import (ModelSpec, dropout_mask, init_params, input_layer, layer_forward,
-                                             loss_sum, param_names, stage_layers)
+from workbench.graphs.gnnpipe.models import (
+    ModelSpec,
+    dropout_mask,
+    init_params,
+    input_layer,
+    layer_forward,
+    loss_sum,
+    param_names,
+    stage_layers,
+)
 from workbench.graphs.gnnpipe.partition import epoch_order
 
 __all__ = ["PipeSpec", "stage_param_names", "pipeline_worker"]

@@ -48,9 +48,9 @@ def reference_gnnpipe(data: GraphData, spec: ModelSpec, train: TrainSpec, pipe: 
         for l in range(1, L + 1):
             hs.append(h)
             m = data.row_mask(dropout_mask(train.seed, epoch, l, (n, d), spec.dropout, dtype))
-            mm = (lambda t, m=m: t if m is None else t * m)
-            z_fresh = mm(h)
-            z_hist = mm(leaves[l - 1]) if use_hist else torch.zeros(n, d, dtype=dtype)
+            z_fresh = h if m is None else h * m
+            hist_l = leaves[l - 1] if m is None else leaves[l - 1] * m
+            z_hist = hist_l if use_hist else torch.zeros(n, d, dtype=dtype)
             out = torch.zeros(n, d, dtype=dtype)
             seen = torch.zeros(n, 1, dtype=dtype)
             for c in order:

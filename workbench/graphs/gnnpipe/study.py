@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -44,7 +45,7 @@ METHODS = ("full", "graph-parallel", "gnnpipe", "gnnpipe-k1")
 
 _DATA: dict[tuple, GraphData] = {}
 _CUTS: dict[tuple, tuple[Cut, GraphData]] = {}
-_RUNS: dict[tuple, "MethodRun"] = {}
+_RUNS: dict[tuple, MethodRun] = {}
 _HALOS: dict[tuple, int] = {}
 _VIEWS: dict[tuple, Any] = {}
 
@@ -125,6 +126,7 @@ class MethodRun:
         return all(b == self.model_bytes_per_epoch for b in self.bytes_each_epoch)
 
 
+_HARDWARE = Hardware()
 _NEUTRAL = dict(mode="check", eval_every=5, timeout_s=600.0, paper_graph="ogbn-products", gpus=4)
 
 
@@ -327,7 +329,7 @@ def locality_factor(cfg: GnnpipeConfig) -> float:
 
 
 def paper_scale(cfg: GnnpipeConfig, layers: tuple[int, ...] = (4, 8, 16, 32, 64, 128),
-                hardware: Hardware = Hardware()) -> list[dict[str, Any]]:
+                hardware: Hardware = _HARDWARE) -> list[dict[str, Any]]:
     """MODEL rows: graph-parallel / GNNPipe volume, overhead and time ratios on ``cfg.paper_graph`` with cfg.gpus
     GPUs, for METIS-like (locality measured on cfg.dataset) and random partitions, at depths ``layers``. Memoised."""
     key = ("paper", cfg.paper_graph, cfg.model, cfg.hidden, cfg.gpus, cfg.chunks, cfg.dataset, cfg.data_dir, cfg.seed,
