@@ -61,8 +61,7 @@ def test_k1_equals_full_graph_training(cora, kind, workers):
 @pytest.mark.parametrize("kind, workers, chunks, order, staleness, warmup, grads", [
     ("gcnii", 2, 3, "shuffled", 1, 0, "drop"),
     ("gcn", 3, 3, "fixed", 2, 1, "deferred"),
-    ("gcnii", 3, 5, "alternate", 1, 0, "deferred"),
-    ("gcn", 2, 4, "shuffled", 0, 0, "drop"),
+    ("gcn", 2, 4, "alternate", 0, 0, "drop"),
 ])
 def test_pipeline_equals_the_schedule_reference(cora, kind, workers, chunks, order, staleness, warmup, grads):
     spec = _spec(cora, kind, layers=4)
@@ -79,7 +78,7 @@ def test_pipeline_equals_the_schedule_reference(cora, kind, workers, chunks, ord
     assert all(sum(r["sent"][e] for r in results) == expected for e in range(TRAIN.epochs))
 
 
-@pytest.mark.parametrize("kind, workers, method", [("gcnii", 2, "metis"), ("gcn", 3, "random"), ("gcnii", 3, "metis")])
+@pytest.mark.parametrize("kind, workers, method", [("gcnii", 2, "metis"), ("gcn", 3, "random")])
 def test_graph_parallel_equals_full_graph_training(cora, kind, workers, method):
     spec = _spec(cora, kind)
     full = train_full(cora, spec, TRAIN)
