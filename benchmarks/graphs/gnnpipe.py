@@ -14,7 +14,7 @@ import torch
 from benchmarks.common import Section, Table, fmt_ms, fmt_ratio, interleaved, median
 from benchmarks.machine import load_average
 from workbench.graphs.gnnpipe.config import GnnpipeConfig
-from workbench.graphs.gnnpipe.data import csr_rows, load_data
+from workbench.graphs.gnnpipe.data import adj_rows, load_data
 from workbench.graphs.gnnpipe.models import ModelSpec, init_params, layer_forward
 from workbench.graphs.gnnpipe.study import run_method
 
@@ -29,7 +29,7 @@ def _layers(plan: dict) -> list[tuple[str, ...]]:
         return []
     data = load_data("cora", dtype="float32")
     d = plan["hidden"]
-    adj = csr_rows(data.adj, slice(0, data.n), torch.float32)
+    adj = adj_rows(data.adj, slice(0, data.n), torch.float32)
     rows_ = np.repeat(np.arange(data.n), np.diff(data.indptr))
     edge_index = torch.from_numpy(np.stack([rows_, data.indices.astype(np.int64)]))
     h = torch.randn(data.n, d, generator=torch.Generator().manual_seed(0)).requires_grad_()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from workbench.graphs.gnnpipe.data import csr_rows, load_data
+from workbench.graphs.gnnpipe.data import adj_rows, load_data
 from workbench.graphs.gnnpipe.models import ModelSpec, init_params, layer_forward
 
 pyg = pytest.importorskip("torch_geometric")
@@ -74,7 +74,7 @@ def test_gcn_layer_equals_pyg_gcnconv(cora, layer):
     params = init_params(spec, 5, torch.float64)
     params[f"l{layer}.b"] = torch.linspace(-0.5, 0.5, 32, dtype=torch.float64)
     h = torch.randn(cora.n, 32, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-    adj = csr_rows(cora.adj, slice(0, cora.n), torch.float64)
+    adj = adj_rows(cora.adj, slice(0, cora.n), torch.float64)
     ours = layer_forward(spec, params, layer, adj @ h, h, None)
     conv = GCNConv(32, 32).double()
     with torch.no_grad():
@@ -93,7 +93,7 @@ def test_gcnii_layer_equals_pyg_gcn2conv(cora, layer):
     gen = torch.Generator().manual_seed(4)
     h = torch.randn(cora.n, 24, generator=gen, dtype=torch.float64)
     h0 = torch.randn(cora.n, 24, generator=gen, dtype=torch.float64)
-    adj = csr_rows(cora.adj, slice(0, cora.n), torch.float64)
+    adj = adj_rows(cora.adj, slice(0, cora.n), torch.float64)
     ours = layer_forward(spec, params, layer, adj @ h, h, h0)
     conv = GCN2Conv(24, alpha=0.1, theta=0.5, layer=layer, shared_weights=True).double()
     with torch.no_grad():

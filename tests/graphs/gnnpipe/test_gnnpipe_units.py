@@ -136,3 +136,22 @@ def test_corrupt_dataset_file_is_refused_naming_it(tmp_path, capsys, monkeypatch
         load_data("cora", data_dir=str(tmp_path))
     assert main(["run", "gnnpipe", "--data-dir", str(tmp_path), "--epochs", "1"]) == 2
     assert "ind.cora.graph" in capsys.readouterr().err
+
+
+def test_adam_equals_torch_optim_adam():
+    import torch
+
+    from workbench.graphs.gnnpipe.full import Adam
+
+    gen = torch.Generator().manual_seed(0)
+    ours = [torch.randn(5, 3, generator=gen, dtype=torch.float64).requires_grad_() for _ in range(2)]
+    ref = [p.detach().clone().requires_grad_() for p in ours]
+    a = Adam(ours, lr=0.01, weight_decay=5e-4)
+    b = torch.optim.Adam(ref, lr=0.01, weight_decay=5e-4, foreach=False)
+    for _ in range(30):
+        for p, q in zip(ours, ref):
+            g = torch.randn(5, 3, generator=gen, dtype=torch.float64)
+            p.grad, q.grad = g.clone(), g.clone()
+        a.step()
+        b.step()
+    assert max(float((p - q).abs().max()) for p, q in zip(ours, ref)) <= 1e-12  # float64, sum order only

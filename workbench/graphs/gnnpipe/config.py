@@ -56,7 +56,7 @@ class GnnpipeConfig(Config):
     timeout_s: float = param(600.0, lo=1.0, hi=86_400.0, unit="s", help="wall-clock limit of one multi-process run")
     data_dir: str = param("", help="data directory (empty: WORKBENCH_DATA or the shared data folder)")
     paper_graph: str = param("ogbn-products", choices=PAPER_GRAPHS, help="model mode: the paper-scale graph")
-    gpus: int = param(4, lo=2, hi=1024, unit="GPUs", help="model mode: GPUs P at paper scale")
+    gpus: int = param(4, lo=2, hi=1024, unit="GPUs (model)", help="model mode: GPUs P at paper scale")
 
     def check_combination(self) -> None:
         if self.mode == "check" and self.workers > self.layers:

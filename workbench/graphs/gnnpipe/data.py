@@ -1,7 +1,7 @@
 """The training data of GNNPipe: a Planetoid graph as the symmetric normalised adjacency, features, labels, split.
 
 ``A_hat = D^-1/2 (A + I) D^-1/2`` (Kipf & Welling; PyG's ``gcn_norm`` with self-loops), built in float64 with
-scipy and kept as a torch sparse CSR matrix. PubMed: the shared data folder lacks ``ind.pubmed.allx`` (the
+scipy and kept as scipy CSR, handed to torch as sparse COO row blocks. PubMed: the shared data folder lacks ``ind.pubmed.allx`` (the
 features of 18,657 of its 19,717 nodes; see the data README), so, as the README suggests for structure and
 communication experiments, *every* PubMed node gets seeded standard-normal features of the same width (500);
 the 1,060 rows the files do hold are not mixed in, so all inputs come from one distribution. PubMed accuracy
@@ -19,7 +19,7 @@ import torch
 from workbench.graphs.graph import Graph
 from workbench.graphs.loaders import load_graph, load_planetoid_features
 
-__all__ = ["GraphData", "load_data", "normalised_adjacency", "csr_rows", "permuted"]
+__all__ = ["GraphData", "load_data", "normalised_adjacency", "adj_rows", "to_torch_sparse", "permuted"]
 
 TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
@@ -83,13 +83,19 @@ def normalised_adjacency(indptr: np.ndarray, indices: np.ndarray, n: int) -> sp.
     return out
 
 
-def csr_rows(adj: sp.csr_matrix, rows: slice | np.ndarray, dtype: torch.dtype) -> torch.Tensor:
-    """Rows of ``adj`` as a torch sparse CSR tensor (all columns kept)."""
-    block = adj[rows].tocsr()
+def adj_rows(adj: sp.csr_matrix, rows: slice | np.ndarray, dtype: torch.dtype) -> torch.Tensor:
+    """Rows of ``adj`` as a coalesced torch sparse COO tensor (all columns kept; row-major order)."""
+    return to_torch_sparse(adj[rows].tocsr(), dtype)
+
+
+def to_torch_sparse(block: sp.csr_matrix, dtype: torch.dtype) -> torch.Tensor:
+    """A scipy CSR matrix as a coalesced torch sparse COO tensor."""
+    block = block.tocsr()
     block.sort_indices()
-    return torch.sparse_csr_tensor(torch.from_numpy(block.indptr.astype(np.int64)),
-                                   torch.from_numpy(block.indices.astype(np.int64)),
-                                   torch.from_numpy(block.data).to(dtype), size=block.shape)
+    coo = block.tocoo()
+    index = torch.from_numpy(np.stack([coo.row, coo.col]).astype(np.int64))
+    return torch.sparse_coo_tensor(index, torch.from_numpy(coo.data).to(dtype), size=block.shape,
+                                   check_invariants=False, is_coalesced=True)
 
 
 def load_data(dataset: str, *, dtype: str = "float64", data_dir: str | None = None, seed: int = 0) -> GraphData:

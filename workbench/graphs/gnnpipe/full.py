@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from workbench.graphs.gnnpipe.data import GraphData, csr_rows
+from workbench.graphs.gnnpipe.data import GraphData, adj_rows
 from workbench.graphs.gnnpipe.models import ModelSpec, accuracy, forward_full, init_params, loss_sum, param_names
 
-__all__ = ["TrainSpec", "Snapshot", "TrainRun", "make_optimizer", "snapshot_epochs", "train_full", "curves",
+__all__ = ["Adam", "TrainSpec", "Snapshot", "TrainRun", "make_optimizer", "snapshot_epochs", "train_full", "curves",
            "evaluate"]
 
 
@@ -56,9 +56,43 @@ class TrainRun:
         return float(xs[len(xs) // 2])
 
 
-def make_optimizer(params: list[torch.Tensor], train: TrainSpec) -> torch.optim.Optimizer:
-    """Adam with ``foreach=False`` (the per-tensor update, identical whatever tensors share an optimiser)."""
-    return torch.optim.Adam(params, lr=train.lr, weight_decay=train.weight_decay, foreach=False)
+class Adam:
+    """Adam with L2 weight decay (Kingma & Ba; the update of ``torch.optim.Adam(weight_decay=...)``), per tensor:
+
+    ``g += wd p; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)``.
+
+    Written out (instead of ``torch.optim``, whose import starts torch's compiler machinery and its temp folders in
+    every worker) and elementwise per tensor, so a parameter gets the same update whichever process owns it.
+    """
+
+    def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float, betas=(0.9, 0.999),
+                 eps: float = 1e-8) -> None:
+        self.params, self.lr, self.wd, self.betas, self.eps = list(params), lr, weight_decay, betas, eps
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        c1, c2 = 1 - b1**self.t, 1 - b2**self.t
+        for p, m, v in zip(self.params, self.m, self.v):
+            if p.grad is None:
+                continue
+            g = p.grad + self.wd * p if self.wd else p.grad
+            m.mul_(b1).add_(g, alpha=1 - b1)
+            v.mul_(b2).addcmul_(g, g, value=1 - b2)
+            p.sub_(self.lr * (m / c1) / ((v / c2).sqrt() + self.eps))
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            p.grad = None
+
+
+def make_optimizer(params: list[torch.Tensor], train: TrainSpec) -> Adam:
+    """Adam at ``train.lr`` with ``train.weight_decay`` (see :class:`Adam`)."""
+    return Adam(params, lr=train.lr, weight_decay=train.weight_decay)
 
 
 def snapshot_epochs(train: TrainSpec) -> set[int]:
@@ -72,7 +106,7 @@ def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
     params = {k: v.clone().requires_grad_() for k, v in init_params(spec, train.seed, dtype).items()}
     names = param_names(spec)
     opt = make_optimizer([params[k] for k in names], train)
-    adj = csr_rows(data.adj, slice(0, data.n), dtype)
+    adj = adj_rows(data.adj, slice(0, data.n), dtype)
     keep = snapshot_epochs(train)
     snaps = [Snapshot(0, {k: v.detach().clone() for k, v in params.items()})]
     losses, seconds = [], []
@@ -86,7 +120,7 @@ def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
         loss.backward()
         opt.step()
         seconds.append(time.perf_counter() - start)
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         if epoch + 1 in keep:
             snaps.append(Snapshot(epoch + 1, {k: v.detach().clone() for k, v in params.items()}))
     final = {k: v.detach().clone() for k, v in params.items()}
@@ -96,7 +130,7 @@ def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
 def evaluate(data: GraphData, spec: ModelSpec, params: dict[str, torch.Tensor],
              adj: torch.Tensor | None = None) -> dict[str, float]:
     """Train / validation / test accuracy of ``params`` by the exact full-graph forward (no dropout)."""
-    adj = csr_rows(data.adj, slice(0, data.n), data.x.dtype) if adj is None else adj
+    adj = adj_rows(data.adj, slice(0, data.n), data.x.dtype) if adj is None else adj
     with torch.no_grad():
         logits = forward_full(spec, params, adj, data.feature_rows(slice(0, data.n)))
     return {"train": accuracy(logits, data.y, data.train), "val": accuracy(logits, data.y, data.val),
@@ -105,7 +139,7 @@ def evaluate(data: GraphData, spec: ModelSpec, params: dict[str, torch.Tensor],
 
 def curves(data: GraphData, spec: ModelSpec, run: TrainRun) -> dict[str, list[float]]:
     """Accuracy curves of a run: ``{"epoch": [...], "train": [...], "val": [...], "test": [...]}``."""
-    adj = csr_rows(data.adj, slice(0, data.n), data.x.dtype)
+    adj = adj_rows(data.adj, slice(0, data.n), data.x.dtype)
     out: dict[str, list[float]] = {"epoch": [], "train": [], "val": [], "test": []}
     for snap in run.snapshots:
         acc = evaluate(data, spec, snap.params, adj)

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 import torch
 
 from workbench.distributed.comm import Comm
-from workbench.graphs.gnnpipe.data import GraphData
+from workbench.graphs.gnnpipe.data import GraphData, to_torch_sparse
 from workbench.graphs.gnnpipe.full import Snapshot, TrainSpec, make_optimizer, snapshot_epochs
 from workbench.graphs.gnnpipe.models import (
     ModelSpec,
@@ -57,10 +57,7 @@ class HaloPlan:
         if (mapped < 0).any():
             raise RuntimeError("halo plan misses a column the rows read")
         a = sp.csr_matrix((block.data, (block.row, mapped)), shape=(hi - lo, len(cols)))
-        a.sort_indices()
-        self.adj = torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
-                                           torch.from_numpy(a.indices.astype(np.int64)),
-                                           torch.from_numpy(a.data).to(dtype), size=a.shape)
+        self.adj = to_torch_sparse(a, dtype)
 
 
 def halo_plan(data: GraphData, bounds: tuple[int, ...], r: int, dtype: torch.dtype) -> HaloPlan:

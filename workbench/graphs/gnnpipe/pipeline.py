@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import torch
 
 from workbench.distributed.comm import Comm
-from workbench.graphs.gnnpipe.data import GraphData, csr_rows
+from workbench.graphs.gnnpipe.data import GraphData, adj_rows
 from workbench.graphs.gnnpipe.full import Snapshot, TrainSpec, make_optimizer, snapshot_epochs
 from workbench.graphs.gnnpipe.models import (
     ModelSpec,
@@ -108,7 +108,7 @@ class _Stage:
             out = []
             for c in range(len(bounds) - 1):
                 rows = slice(bounds[c], bounds[c + 1])
-                adj = csr_rows(self.data.adj, rows, self.dtype)
+                adj = adj_rows(self.data.adj, rows, self.dtype)
                 x = self.data.feature_rows(rows) if self.first else None
                 tr = self.data.train
                 local = tr[(tr >= rows.start) & (tr < rows.stop)] - rows.start

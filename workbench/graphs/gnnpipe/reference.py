@@ -24,7 +24,7 @@ def reference_gnnpipe(data: GraphData, spec: ModelSpec, train: TrainSpec, pipe: 
     """Final parameters of GNNPipe's schedule simulated in one process (``data`` in the chunks' contiguous numbering)."""
     dtype = data.x.dtype
     n, d, L = data.n, spec.hidden, spec.layers
-    from workbench.graphs.gnnpipe.data import csr_rows
+    from workbench.graphs.gnnpipe.data import adj_rows
 
     row_blocks: dict[tuple[int, int], torch.Tensor] = {}
     x = data.x
@@ -59,7 +59,7 @@ def reference_gnnpipe(data: GraphData, spec: ModelSpec, train: TrainSpec, pipe: 
                 seen[lo:hi] = 1.0
                 mixed = seen * z_fresh + (1 - seen) * z_hist
                 if (lo, hi) not in row_blocks:
-                    row_blocks[(lo, hi)] = csr_rows(data.adj, slice(lo, hi), dtype).to_sparse_coo()
+                    row_blocks[(lo, hi)] = adj_rows(data.adj, slice(lo, hi), dtype).to_sparse_coo()
                 agg = row_blocks[(lo, hi)] @ mixed
                 if spec.kind == "gcn":
                     rows = torch.relu(agg @ params[f"l{l}.W"] + params[f"l{l}.b"])

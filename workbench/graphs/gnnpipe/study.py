@@ -173,7 +173,7 @@ def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
     data = _data(cfg)
     spec, train = model_spec(cfg, data), train_spec(cfg)
     itemsize = data.x.element_size()
-    hint = "try fewer workers, layers, hidden channels or a smaller dataset"
+    hint = "try a smaller setting (fewer workers, layers or hidden channels, or a smaller dataset)"
     if name == "full":
         with _one_thread():
             run = train_full(data, spec, train)
