@@ -108,7 +108,7 @@ _CATALOGUE = (
     CatalogueEntry("pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE"),
     CatalogueEntry("hybrid-qaoa", "quantum", "hybrid gate-pulse QAOA"),
     CatalogueEntry("topgen", "quantum", "topology-aware ansatz generation"),
-    CatalogueEntry("gnnpipe", "graphs", "layer-pipelined GNN training"),
+    CatalogueEntry("gnnpipe", "graphs", "layer-pipelined GNN training", "workbench.graphs.gnnpipe.runner"),
     CatalogueEntry("dwarvesgraph", "graphs",
                    "pattern-decomposition graph mining: count a pattern or all k-motifs (decomposition, enumeration "
                    "or the Kudu engine)", "workbench.graphs.dwarvesgraph.runner", aliases=("pattern-count",)),

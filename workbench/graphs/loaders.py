@@ -11,7 +11,8 @@ Every loader returns a simple undirected :class:`~workbench.graphs.graph.Graph` 
   {general,symmetric,skew-symmetric,hermitian}``, square; the stored entries are the edges (values ignored).
 - :func:`load_planetoid`: ``ind.<name>.graph`` (a pickled ``defaultdict(list)``), read with
   :class:`RestrictedUnpickler`, which admits only the handful of builtin/numpy types these files hold;
-  class labels from ``ally``/``ty``/``test.index`` when present.
+  class labels from ``ally``/``ty``/``test.index`` when present; :func:`load_planetoid_features` adds the
+  feature rows and the standard split as PyTorch Geometric's ``Planetoid`` builds them.
 - :func:`load_graph`: a registry name (``karate``, ``wiki-vote``, ``planetoid-citeseer`` ...), a synthetic
   spec (``er-1000-0.01``, ``rmat-12-8``, ``grid-30-30``, see :mod:`.generators`) or a file path.
 """
@@ -22,6 +23,7 @@ import io
 import logging
 import os
 import pickle
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ from workbench.memory import require
 from workbench.graphs.graph import Graph, from_edges
 
 __all__ = ["RestrictedUnpickler", "load_edge_list", "load_mtx", "load_planetoid", "load_graph", "REGISTRY_GRAPHS",
-           "restricted_load"]
+           "restricted_load", "PlanetoidFeatures", "load_planetoid_features"]
 
 log = logging.getLogger(__name__)
 
@@ -285,6 +287,90 @@ def _planetoid_labels(root: Path, dataset: str, n: int) -> np.ndarray | None:
     keep = test_index < n
     out[test_index[keep]] = ty[: len(test_index)][keep]
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class PlanetoidFeatures:
+    """Node features, labels and the standard split of a Planetoid dataset, in the graph's vertex ids.
+
+    Attributes:
+        x: float32 ``(n, f)`` feature rows; a row whose features the files do not hold is zero.
+        present: bool ``(n,)``: the files hold this row's features (PubMed without ``allx``: only the
+            ``x`` and ``tx`` rows; CiteSeer's 15 nodes outside ``test.index``'s range gap: zero rows, present).
+        y: int64 ``(n,)`` class index (-1: no label).
+        train, val, test: int64 vertex ids of the standard split (``range(len(y))``, the next 500, and
+            ``test.index``), as PyTorch Geometric's ``Planetoid(split="public")``.
+        missing: names of the files that were absent (``("ind.pubmed.allx",)`` for the shared PubMed).
+    """
+
+    x: np.ndarray
+    present: np.ndarray
+    y: np.ndarray
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    missing: tuple[str, ...] = ()
+
+
+def load_planetoid_features(root: str | os.PathLike[str], dataset: str, n: int) -> PlanetoidFeatures:
+    """Features, labels and the public split of Planetoid ``dataset`` under ``root`` for ``n`` vertices.
+
+    Follows PyTorch Geometric's ``read_planetoid_data``: rows ``0..len(allx)-1`` from ``allx``, the row of
+    vertex ``test.index[i]`` from ``tx[i]`` (CiteSeer's ids in the test range without a test row: zero
+    features, label -1 here where PyG writes class 0; they are in no split). A missing ``allx`` (the shared
+    PubMed) leaves those rows zero and ``present`` false, and names the file in ``missing``.
+
+    Raises:
+        FileNotFoundError: ``x``, ``tx``, ``ally``, ``ty``, ``y`` or ``test.index`` is missing.
+        ValueError: a file is not a Planetoid pickle, or shapes disagree.
+    """
+    root = Path(root)
+    need = {s: root / f"ind.{dataset}.{s}" for s in ("x", "y", "tx", "ty", "ally", "test.index")}
+    for path in need.values():
+        if not path.is_file():
+            raise FileNotFoundError(f"Planetoid file {path} not found")
+
+    def dense(path: Path) -> np.ndarray:
+        obj = restricted_load(path)
+        arr = obj.toarray() if hasattr(obj, "toarray") else np.asarray(obj)
+        if arr.ndim != 2:
+            raise ValueError(f"{path}: expected a 2-D matrix, got shape {arr.shape}")
+        return arr
+
+    x_train, tx = dense(need["x"]), dense(need["tx"])
+    y_train, ty, ally = (_onehot_labels(dense(need[s])) for s in ("y", "ty", "ally"))
+    try:
+        test_index = np.array([int(t) for t in need["test.index"].read_text().split()], dtype=np.int64)
+    except ValueError:
+        raise ValueError(f"{need['test.index']}: expected one integer vertex id per line") from None
+    if len(test_index) != tx.shape[0] or tx.shape[1] != x_train.shape[1]:
+        raise ValueError(f"{need['tx']}: {tx.shape} rows/columns disagree with test.index ({len(test_index)}) "
+                         f"or x ({x_train.shape[1]} columns)")
+    if test_index.size and (test_index.min() < 0 or test_index.max() >= n):
+        raise ValueError(f"{need['test.index']}: ids must lie in 0..{n - 1}")
+    x = np.zeros((n, x_train.shape[1]), dtype=np.float32)
+    present = np.zeros(n, dtype=bool)
+    missing: list[str] = []
+    allx_path = root / f"ind.{dataset}.allx"
+    if allx_path.is_file():
+        allx = dense(allx_path)
+        x[: len(allx)] = allx[:n]
+        present[: len(allx)] = True
+    else:
+        missing.append(allx_path.name)
+        x[: len(x_train)] = x_train
+        present[: len(x_train)] = True
+    x[test_index] = tx
+    present[test_index] = True
+    if dataset == "citeseer":  # PyG's tx_extended: ids in the test range without a row are zero, yet present
+        present[test_index.min():test_index.max() + 1] = True
+    y = np.full(n, -1, dtype=np.int64)
+    y[: len(ally)] = ally[:n]
+    y[test_index] = ty
+    train = np.arange(len(y_train), dtype=np.int64)
+    val = np.arange(len(y_train), len(y_train) + 500, dtype=np.int64)
+    return PlanetoidFeatures(x=x, present=present, y=y, train=train, val=val, test=np.sort(test_index),
+                             missing=tuple(missing))
 
 
 def load_graph(spec: str, *, data_dir: str | os.PathLike[str] | None = None) -> Graph:

@@ -1,0 +1,149 @@
+"""Single-process full-graph training (the exact baseline every distributed mode is compared with).
+
+One Adam step per epoch on the loss of the whole graph; dropout masks from :func:`.models.dropout_mask`.
+:class:`TrainSpec` holds what every mode shares (epochs, optimiser, seed, when to snapshot parameters); the
+accuracy curves of every mode are computed from snapshots by the same exact full-graph forward
+(:func:`curves`), so a mode's curve shows what its parameters do, not how it evaluates.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from workbench.graphs.gnnpipe.data import GraphData, adj_rows
+from workbench.graphs.gnnpipe.models import ModelSpec, accuracy, forward_full, init_params, loss_sum, param_names
+
+__all__ = ["Adam", "TrainSpec", "Snapshot", "TrainRun", "make_optimizer", "snapshot_epochs", "train_full", "curves",
+           "evaluate"]
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """epochs, Adam lr and weight decay, seed (weights, masks, orders), eval_every (epochs between snapshots)."""
+
+    epochs: int
+    lr: float = 0.01
+    weight_decay: float = 5e-4
+    seed: int = 0
+    eval_every: int = 5
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Parameters after ``epoch`` epochs (name -> tensor, detached copies)."""
+
+    epoch: int
+    params: dict[str, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class TrainRun:
+    """A finished training: final parameters, snapshots, training loss per epoch, wall seconds per epoch."""
+
+    params: dict[str, torch.Tensor]
+    snapshots: tuple[Snapshot, ...]
+    losses: tuple[float, ...]
+    epoch_seconds: tuple[float, ...]
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def seconds_per_epoch(self) -> float:
+        """Median wall seconds of one epoch (the first, which warms caches, included only if it is alone)."""
+        xs = sorted(self.epoch_seconds[1:] or self.epoch_seconds)
+        return float(xs[len(xs) // 2])
+
+
+class Adam:
+    """Adam with L2 weight decay (Kingma & Ba; the update of ``torch.optim.Adam(weight_decay=...)``), per tensor:
+
+    ``g += wd p; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)``.
+
+    Written out (instead of ``torch.optim``, whose import starts torch's compiler machinery and its temp folders in
+    every worker) and elementwise per tensor, so a parameter gets the same update whichever process owns it.
+    """
+
+    def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float, betas=(0.9, 0.999),
+                 eps: float = 1e-8) -> None:
+        self.params, self.lr, self.wd, self.betas, self.eps = list(params), lr, weight_decay, betas, eps
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        c1, c2 = 1 - b1**self.t, 1 - b2**self.t
+        for p, m, v in zip(self.params, self.m, self.v):
+            if p.grad is None:
+                continue
+            g = p.grad + self.wd * p if self.wd else p.grad
+            m.mul_(b1).add_(g, alpha=1 - b1)
+            v.mul_(b2).addcmul_(g, g, value=1 - b2)
+            p.sub_(self.lr * (m / c1) / ((v / c2).sqrt() + self.eps))
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            p.grad = None
+
+
+def make_optimizer(params: list[torch.Tensor], train: TrainSpec) -> Adam:
+    """Adam at ``train.lr`` with ``train.weight_decay`` (see :class:`Adam`)."""
+    return Adam(params, lr=train.lr, weight_decay=train.weight_decay)
+
+
+def snapshot_epochs(train: TrainSpec) -> set[int]:
+    """Epoch counts after which parameters are kept: 0, every ``eval_every``, and the last."""
+    return {0, train.epochs, *range(train.eval_every, train.epochs + 1, train.eval_every)}
+
+
+def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
+    """Train on the whole graph in this process; returns the final parameters and snapshots."""
+    dtype = data.x.dtype
+    params = {k: v.clone().requires_grad_() for k, v in init_params(spec, train.seed, dtype).items()}
+    names = param_names(spec)
+    opt = make_optimizer([params[k] for k in names], train)
+    adj = adj_rows(data.adj, slice(0, data.n), dtype)
+    keep = snapshot_epochs(train)
+    snaps = [Snapshot(0, {k: v.detach().clone() for k, v in params.items()})]
+    losses, seconds = [], []
+    y_train, n_train = data.y[data.train], len(data.train)
+    x = data.feature_rows(slice(0, data.n))
+    for epoch in range(train.epochs):
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        logits = forward_full(spec, params, adj, x, epoch=epoch, seed=train.seed, train=True)
+        loss = loss_sum(logits[data.train], y_train, n_train)
+        loss.backward()
+        opt.step()
+        seconds.append(time.perf_counter() - start)
+        losses.append(float(loss.detach()))
+        if epoch + 1 in keep:
+            snaps.append(Snapshot(epoch + 1, {k: v.detach().clone() for k, v in params.items()}))
+    final = {k: v.detach().clone() for k, v in params.items()}
+    return TrainRun(params=final, snapshots=tuple(snaps), losses=tuple(losses), epoch_seconds=tuple(seconds))
+
+
+def evaluate(data: GraphData, spec: ModelSpec, params: dict[str, torch.Tensor],
+             adj: torch.Tensor | None = None) -> dict[str, float]:
+    """Train / validation / test accuracy of ``params`` by the exact full-graph forward (no dropout)."""
+    adj = adj_rows(data.adj, slice(0, data.n), data.x.dtype) if adj is None else adj
+    with torch.no_grad():
+        logits = forward_full(spec, params, adj, data.feature_rows(slice(0, data.n)))
+    return {"train": accuracy(logits, data.y, data.train), "val": accuracy(logits, data.y, data.val),
+            "test": accuracy(logits, data.y, data.test)}
+
+
+def curves(data: GraphData, spec: ModelSpec, run: TrainRun) -> dict[str, list[float]]:
+    """Accuracy curves of a run: ``{"epoch": [...], "train": [...], "val": [...], "test": [...]}``."""
+    adj = adj_rows(data.adj, slice(0, data.n), data.x.dtype)
+    out: dict[str, list[float]] = {"epoch": [], "train": [], "val": [], "test": []}
+    for snap in run.snapshots:
+        acc = evaluate(data, spec, snap.params, adj)
+        out["epoch"].append(snap.epoch)
+        for key in ("train", "val", "test"):
+            out[key].append(acc[key])
+    return out

@@ -1,0 +1,260 @@
+"""GNNPipe: layer-level pipeline parallelism over P real processes, the graph cut into K chunks.
+
+Stage s (process s) owns the consecutive graph layers ``stage_layers(L, P)[s]`` over the *whole* graph (stage 0
+also the input layer, stage P-1 the output layer and the loss). Each epoch the K chunks enter the pipeline in
+the epoch's chunk order; stage s receives chunk c's layer input from stage s-1, runs its layers on c's rows and
+sends c's output to stage s+1, so stages work on different chunks at once.
+
+Fresh vs historical neighbours. Layer l on chunk c (position i in the order) aggregates ``A_hat[c rows, :] @ z``
+where the rows of z from chunks at positions <= i are this epoch's (fresh) layer-(l-1) values and the rows of
+later chunks are **historical**: the values of the last refresh, at most ``staleness`` epochs old
+(``staleness = 0``: no history, those edges are dropped). The convergence techniques:
+
+- warm-up: the first ``warmup`` epochs run with one chunk (no staleness: exact full-graph steps through the
+  same stages and messages), which also fills the history;
+- chunk order: fixed, shuffled per epoch, or alternate, so that the stale edges are not always the same ones;
+- the stale-gradient switch: the gradient a chunk sends back across a stale edge is dropped, or *deferred*:
+  kept and added to the fresh value of the same vertex and layer in the next epoch's backward.
+
+Backward runs in reverse chunk order. Stage s receives the gradient of chunk c's output, calls autograd from
+that chunk (retaining the epoch's graph) and sends the gradient of c's input to stage s-1; every later chunk
+that read c's fresh values has already deposited its share (reverse order), so c's input gradient is complete.
+Each stage steps its own parameters (Adam); nothing is all-reduced.
+
+Messages per epoch: each of the P-1 stage boundaries carries every vertex once forward and once backward,
+``message_width`` columns (h; GCNII: h and h0), so ``2 (P - 1) n width itemsize`` bytes
+(:func:`.volume.gnnpipe_bytes`), counted by :class:`~workbench.distributed.comm.Comm`. With K = 1 this is
+full-graph training step for step (tested to fp64 exactness).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+
+from workbench.distributed.comm import Comm
+from workbench.graphs.gnnpipe.data import GraphData, adj_rows
+from workbench.graphs.gnnpipe.full import Snapshot, TrainSpec, make_optimizer, snapshot_epochs
+from workbench.graphs.gnnpipe.models import (
+    ModelSpec,
+    dropout_mask,
+    init_params,
+    input_layer,
+    layer_forward,
+    loss_sum,
+    param_names,
+    stage_layers,
+)
+from workbench.graphs.gnnpipe.partition import epoch_order
+
+__all__ = ["PipeSpec", "stage_param_names", "pipeline_worker"]
+
+
+@dataclass(frozen=True)
+class PipeSpec:
+    """The schedule: K chunks (``bounds`` of the contiguous numbering), chunk order, staleness bound, warm-up
+    epochs, and the stale-gradient treatment (drop | deferred)."""
+
+    bounds: tuple[int, ...]
+    order: str = "shuffled"
+    staleness: int = 1
+    warmup: int = 0
+    stale_gradients: str = "drop"
+
+    @property
+    def chunks(self) -> int:
+        return len(self.bounds) - 1
+
+
+def stage_param_names(spec: ModelSpec, stages: int, stage: int) -> list[str]:
+    """Parameters stage ``stage`` owns: its layers' (plus the input layer on the first, the output on the last)."""
+    own = stage_layers(spec.layers, stages)[stage]
+    names = []
+    for name in param_names(spec):
+        prefix = name.split(".")[0]
+        if (prefix == "in" and stage == 0) or (prefix == "out" and stage == stages - 1):
+            names.append(name)
+        elif prefix.startswith("l") and int(prefix[1:]) in own:
+            names.append(name)
+    return names
+
+
+class _Stage:
+    """One stage's state across epochs: parameters, optimiser, history and deferred stale gradients."""
+
+    def __init__(self, comm: Comm, data: GraphData, spec: ModelSpec, train: TrainSpec, pipe: PipeSpec) -> None:
+        self.comm, self.data, self.spec, self.train, self.pipe = comm, data, spec, train, pipe
+        self.s, self.P = comm.rank, comm.size
+        self.first, self.last = self.s == 0, self.s == self.P - 1
+        self.layers = stage_layers(spec.layers, self.P)[self.s]
+        dtype = data.x.dtype
+        self.dtype = dtype
+        full = init_params(spec, train.seed, dtype)
+        self.names = stage_param_names(spec, self.P, self.s)
+        self.params = {k: full[k].clone().requires_grad_() for k in self.names}
+        self.opt = make_optimizer([self.params[k] for k in self.names], train)
+        n, d = data.n, spec.hidden
+        self.inputs = [l - 1 for l in self.layers]  # index j of the layer inputs h_j this stage aggregates
+        self.hist = {j: torch.zeros(n, d, dtype=dtype) for j in self.inputs}
+        self.deferred = {j: torch.zeros(n, d, dtype=dtype) for j in self.inputs}
+        self.have_deferred = False
+        self.cache: dict[tuple[int, ...], tuple] = {}
+
+    def blocks(self, bounds: tuple[int, ...]):
+        """Per chunk: its row slice, A_hat rows, feature rows (first stage), training rows (last stage)."""
+        if bounds not in self.cache:
+            out = []
+            for c in range(len(bounds) - 1):
+                rows = slice(bounds[c], bounds[c + 1])
+                adj = adj_rows(self.data.adj, rows, self.dtype)
+                x = self.data.feature_rows(rows) if self.first else None
+                tr = self.data.train
+                local = tr[(tr >= rows.start) & (tr < rows.stop)] - rows.start
+                out.append((rows, adj, x, local, self.data.y[local + rows.start]))
+            self.cache[bounds] = tuple(out)
+        return self.cache[bounds]
+
+    # ------------------------------------------------------------------------------------------ one epoch
+    def epoch(self, epoch: int) -> float:
+        spec, pipe, data = self.spec, self.pipe, self.data
+        n, d, w = data.n, spec.hidden, spec.message_width
+        warm = epoch < pipe.warmup
+        bounds = (0, n) if warm else pipe.bounds
+        K = len(bounds) - 1
+        order = [0] if warm else epoch_order(K, pipe.order, self.train.seed, epoch)
+        pos = {c: i for i, c in enumerate(order)}
+        blocks = self.blocks(bounds)
+        p = spec.dropout
+        masks = {l: data.row_mask(dropout_mask(self.train.seed, epoch, l, (n, d), p, self.dtype)) for l in self.layers}
+        out_mask = (data.row_mask(dropout_mask(self.train.seed, epoch, spec.layers + 1, (n, d), p, self.dtype))
+                    if self.last else None)
+        use_hist = self.pipe.staleness >= 1
+        deferred = pipe.stale_gradients == "deferred" and use_hist and not warm
+
+        zfresh: dict[tuple[int, int], torch.Tensor] = {}  # (j, chunk) -> this epoch's dropped h_j rows
+        hfresh: dict[tuple[int, int], torch.Tensor] = {}  # (j, chunk) -> this epoch's h_j rows (in the graph)
+        zhist: dict[tuple[int, int], torch.Tensor] = {}
+        hist_leaves: dict[tuple[int, int], torch.Tensor] = {}
+        outs, leaves, losses = {}, {}, {}
+        pending = []
+
+        def rows_mask(l: int, rows: slice):
+            m = masks[l]
+            return None if m is None else m[rows]
+
+        def historical(j: int, c: int) -> torch.Tensor:
+            if (j, c) not in zhist:
+                rows = blocks[c][0]
+                if not use_hist:
+                    zhist[(j, c)] = torch.zeros(rows.stop - rows.start, d, dtype=self.dtype)
+                else:
+                    h = self.hist[j][rows]
+                    if deferred:
+                        h = h.clone().requires_grad_()
+                        hist_leaves[(j, c)] = h
+                    m = rows_mask(j + 1, rows)
+                    zhist[(j, c)] = h if m is None else h * m
+            return zhist[(j, c)]
+
+        for i, c in enumerate(order):
+            rows, adj, x, _, _ = blocks[c]
+            size = rows.stop - rows.start
+            if self.first:
+                cur = input_layer(self.params, x)
+                h0 = cur
+            else:
+                buf = torch.empty(size, w, dtype=self.dtype)
+                self.comm.p2p(recvs=[(buf, self.s - 1)]).wait()
+                leaf = buf.requires_grad_()
+                leaves[c] = leaf
+                cur = leaf[:, :d]
+                h0 = leaf[:, d:] if spec.kind == "gcnii" else None
+            for l in self.layers:
+                j = l - 1
+                hfresh[(j, c)] = cur
+                m = rows_mask(l, rows)
+                zfresh[(j, c)] = cur if m is None else cur * m
+                parts = [zfresh[(j, c2)] if pos[c2] <= i else historical(j, c2) for c2 in range(K)]
+                z = parts[0] if K == 1 else torch.cat(parts, dim=0)  # (n, d) in row order
+                agg = adj @ z  # (rows, d)
+                cur = layer_forward(spec, self.params, l, agg, cur, h0)
+            if self.last:
+                _, _, _, local, y = blocks[c]
+                hm = cur if out_mask is None else cur * out_mask[rows]
+                logits = hm @ self.params["out.W"] + self.params["out.b"]  # all rows, as full-graph training
+                losses[c] = loss_sum(logits[local], y, len(data.train))
+            else:
+                out = torch.cat([cur, h0], dim=1) if spec.kind == "gcnii" else cur
+                outs[c] = out
+                send = out.detach().contiguous()
+                pending.append((self.comm.p2p(sends=[(send, self.s + 1)]), send))
+        for handle, _ in pending:
+            handle.wait()
+
+        # -------------------------------------------------------------------------------- backward
+        pending = []
+        for c in reversed(order):
+            rows = blocks[c][0]
+            tensors: list[torch.Tensor] = []
+            grads: list[torch.Tensor] = []
+            if self.last:
+                tensors.append(losses[c])
+                grads.append(torch.ones((), dtype=self.dtype))
+            else:
+                g = torch.empty(rows.stop - rows.start, w, dtype=self.dtype)
+                self.comm.p2p(recvs=[(g, self.s + 1)]).wait()
+                tensors.append(outs[c])
+                grads.append(g)
+            if deferred and self.have_deferred:
+                for j in self.inputs:
+                    tensors.append(hfresh[(j, c)])
+                    grads.append(self.deferred[j][rows])
+            torch.autograd.backward(tensors, grads, retain_graph=True)
+            if not self.first:
+                leaf = leaves[c]
+                grad = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
+                send = grad.contiguous()
+                pending.append((self.comm.p2p(sends=[(send, self.s - 1)]), send))
+        for handle, _ in pending:
+            handle.wait()
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+
+        # -------------------------------------------------------------------------------- history
+        if deferred:
+            for j in self.inputs:
+                new = torch.zeros(n, d, dtype=self.dtype)
+                for (jj, c), leaf in hist_leaves.items():
+                    if jj == j and leaf.grad is not None:
+                        new[blocks[c][0]] = leaf.grad
+                self.deferred[j] = new
+            self.have_deferred = True
+        else:
+            self.have_deferred = False
+        if use_hist and (warm or epoch % self.pipe.staleness == 0):
+            for j in self.inputs:
+                self.hist[j] = torch.cat([hfresh[(j, c)].detach() for c in range(K)], dim=0)
+        return float(sum(v.detach() for v in losses.values())) if self.last else float("nan")
+
+
+def pipeline_worker(rank: int, world: int, comm: Comm, data: GraphData, spec: ModelSpec, train: TrainSpec,
+                    pipe: PipeSpec) -> dict:
+    """The body of stage ``rank`` (see module docstring). Returns its parameter snapshots, per-epoch losses
+    (last stage), seconds and bytes sent per epoch."""
+    torch.set_num_threads(1)
+    stage = _Stage(comm, data, spec, train, pipe)
+    keep = snapshot_epochs(train)
+    snaps = [Snapshot(0, {k: v.detach().clone() for k, v in stage.params.items()})]
+    losses, seconds, sent = [], [], []
+    for epoch in range(train.epochs):
+        before = comm.bytes_sent
+        start = time.perf_counter()
+        losses.append(stage.epoch(epoch))
+        seconds.append(time.perf_counter() - start)
+        sent.append(comm.bytes_sent - before)
+        if epoch + 1 in keep:
+            snaps.append(Snapshot(epoch + 1, {k: v.detach().clone() for k, v in stage.params.items()}))
+    return {"snapshots": snaps, "losses": losses, "seconds": seconds, "sent": sent,
+            "params": {k: v.detach().clone() for k, v in stage.params.items()}}
