@@ -4,6 +4,7 @@
 - GNNPipe with K > 1 against the one-process masked simulation of the schedule (:mod:`.reference`), for every
   chunk order, staleness bound, warm-up and stale-gradient switch: <= 1e-12 (only sum orders differ);
 - graph parallelism (METIS and random parts, P = 2 and an odd P = 3) against full-graph training: <= 1e-12;
+- the hybrid (S = 2 stages x G = 2 METIS parts, P = 4) against full-graph training: <= 1e-12;
 - every epoch's counted bytes (all ranks, sent) equal the closed form.
 """
 
@@ -16,11 +17,12 @@ from workbench.distributed.launch import run_workers
 from workbench.graphs.gnnpipe.data import load_data, permuted
 from workbench.graphs.gnnpipe.full import TrainSpec, train_full
 from workbench.graphs.gnnpipe.graph_parallel import graph_parallel_worker
+from workbench.graphs.gnnpipe.hybrid import hybrid_worker, stage_param_counts
 from workbench.graphs.gnnpipe.models import ModelSpec
 from workbench.graphs.gnnpipe.partition import halo_pairs, make_cut
 from workbench.graphs.gnnpipe.pipeline import PipeSpec, pipeline_worker
 from workbench.graphs.gnnpipe.reference import reference_gnnpipe
-from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes
+from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes, hybrid_bytes
 
 pytestmark = pytest.mark.slow
 TRAIN = TrainSpec(epochs=3, eval_every=3)
@@ -91,4 +93,24 @@ def test_graph_parallel_equals_full_graph_training(cora, kind, workers, method):
     halo = halo_pairs(data.indptr, data.indices, cut.bounds)
     pbytes = sum(v.numel() for v in full.params.values()) * 8
     expected = graph_parallel_bytes(halo, spec.layers, spec.hidden, 8, pbytes, workers)
+    assert [sum(r["sent"][e] for r in results) for e in range(TRAIN.epochs)] == [expected] * TRAIN.epochs
+
+
+@pytest.mark.parametrize("kind, stages, parts", [("gcnii", 2, 2)])
+def test_hybrid_equals_full_graph_training_and_bytes_equal_the_model(cora, kind, stages, parts):
+    # reference: single-process full-graph training; the stage all-reduces reorder sums, so <= 1e-12 (fp64)
+    spec = _spec(cora, kind, layers=4)
+    full = train_full(cora, spec, TRAIN)
+    cut = make_cut(cora.indptr, cora.indices, parts, "metis", 1)
+    data = permuted(cora, cut.order)
+    results = run_workers(hybrid_worker, stages * parts, data, spec, TRAIN, cut.bounds, stages, timeout_s=120)
+    params = _merged(results)
+    assert set(params) == set(full.params)
+    assert _diff(params, full.params) <= 1e-12
+    for s in range(stages):  # the G ranks of a stage hold the same parameters after the same all-reduced step
+        for g in range(1, parts):
+            assert _diff(results[s * parts + g]["params"], results[s * parts]["params"]) == 0.0
+    halo = halo_pairs(data.indptr, data.indices, cut.bounds)
+    pbytes = [c * 8 for c in stage_param_counts(spec, stages)]
+    expected = hybrid_bytes(cora.n, stages, parts, halo, spec.layers, spec.hidden, spec.message_width, 8, pbytes)
     assert [sum(r["sent"][e] for r in results) for e in range(TRAIN.epochs)] == [expected] * TRAIN.epochs

@@ -34,7 +34,7 @@ from workbench.graphs.gnnpipe.models import (
 )
 from workbench.graphs.gnnpipe.partition import halo_sets
 
-__all__ = ["HaloPlan", "halo_plan", "graph_parallel_worker"]
+__all__ = ["HaloPlan", "halo_plan", "halo_exchange", "graph_parallel_worker"]
 
 
 class HaloPlan:
@@ -97,6 +97,12 @@ class _Exchange(torch.autograd.Function):
         return own, None, None
 
 
+def halo_exchange(z: torch.Tensor, comm: Comm, plan: HaloPlan) -> torch.Tensor:
+    """``[z_own; halo]`` (own + halo, d) from this rank's dropped layer input ``z`` (own, d): the halo rows arrive
+    from their owners (forward) and their gradients go back to them (backward), every byte through ``comm``."""
+    return _Exchange.apply(z, comm, plan)
+
+
 def graph_parallel_worker(rank: int, world: int, comm: Comm, data: GraphData, spec: ModelSpec, train: TrainSpec,
                           bounds: tuple[int, ...]) -> dict:
     """Rank ``rank``'s training (see module docstring): snapshots (rank 0), losses, seconds and bytes per epoch."""
@@ -123,7 +129,7 @@ def graph_parallel_worker(rank: int, world: int, comm: Comm, data: GraphData, sp
         for l in range(1, spec.layers + 1):
             mask = data.row_mask(dropout_mask(train.seed, epoch, l, (n, d), p, dtype))
             z = h if mask is None else h * mask[rows]
-            agg = plan.adj @ _Exchange.apply(z, comm, plan)
+            agg = plan.adj @ halo_exchange(z, comm, plan)
             h = layer_forward(spec, params, l, agg, h, h0)
         mask = data.row_mask(dropout_mask(train.seed, epoch, spec.layers + 1, (n, d), p, dtype))
         hm = h if mask is None else h * mask[rows]

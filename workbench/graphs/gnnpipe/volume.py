@@ -7,12 +7,15 @@ counts on every run (summed over ranks, bytes sent).
 - Graph parallelism, P parts with total halo H: per layer the dropped inputs of the halo forward and their
   gradients backward, ``2 L H d itemsize``, plus one all-reduce of the B parameter bytes, counted as a ring:
   ``P * (2 (P - 1) B // P)``.
-- Hybrid (MODEL only here, no kernel): S stages of G graph-parallel ranks: the stage boundaries as GNNPipe
+- Hybrid (:mod:`.hybrid`), S stages of G graph-parallel ranks: the stage boundaries as GNNPipe
   (``2 (S - 1) n width itemsize``), every layer's halo across its group (``2 L H_G d itemsize``), and each
-  group's all-reduce of its stage's parameters.
+  group's all-reduce of its own stage's parameter bytes B_s (not an even split: the input and output layers
+  make the first and last stages heavier).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 __all__ = ["gnnpipe_bytes", "graph_parallel_bytes", "allreduce_bytes", "hybrid_bytes"]
 
@@ -32,10 +35,22 @@ def graph_parallel_bytes(halo: int, layers: int, hidden: int, itemsize: int, par
     return 2 * layers * halo * hidden * itemsize + allreduce_bytes(param_bytes, parts)
 
 
-def hybrid_bytes(n: int, stages: int, groups: int, halo_group: float, layers: int, hidden: int, width: int,
-                 itemsize: int, param_bytes: int) -> float:
-    """Hybrid of S stages x G graph-parallel ranks (parameters split evenly over the stages)."""
+def hybrid_bytes(n: int, stages: int, groups: int, halo_group: int, layers: int, hidden: int, width: int,
+                 itemsize: int, stage_param_bytes: Sequence[int]) -> int:
+    """Hybrid of S stages x G graph-parallel ranks (:mod:`.hybrid`), per epoch: ``2 (S - 1) n width itemsize`` at
+    the stage boundaries, ``2 L H_G d itemsize`` of halo (H_G: the total halo of the G-way cut), and each stage's
+    ring all-reduce of its own B_s parameter bytes, ``sum_s G (2 (G - 1) B_s // G)``.
+
+    ``stage_param_bytes``: B_s per stage (:func:`.hybrid.stage_param_counts` times itemsize), length S.
+    Raises ValueError when its length is not ``stages``.
+
+    >>> hybrid_bytes(10, 2, 1, 0, 2, 4, 8, 8, [100, 100])  # G = 1: GNNPipe's 2 (S-1) n width itemsize
+    1280
+    """
+    if len(stage_param_bytes) != stages:
+        raise ValueError(f"stage_param_bytes has {len(stage_param_bytes)} entries: it needs one per stage "
+                         f"(stages={stages})")
     boundary = 2 * (stages - 1) * n * width * itemsize
     halo = 2 * layers * halo_group * hidden * itemsize
-    reduce = stages * allreduce_bytes(int(param_bytes // stages), groups)
+    reduce = sum(allreduce_bytes(int(b), groups) for b in stage_param_bytes)
     return boundary + halo + reduce
