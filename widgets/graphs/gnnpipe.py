@@ -3,8 +3,8 @@ schedule, the paper-scale MODEL, and accuracy curves of real runs.
 
 Everything but the accuracy curves is a fast view of :func:`workbench.graphs.gnnpipe.study.gnnpipe_view`
 (memoised halos and closed forms). The curves come from runs memoised in the study; a setting not run yet waits
-for the **Run** button (full-graph, graph-parallel, GNNPipe and GNNPipe K = 1 on P real processes), whose
-progress bar counts the four trainings.
+for the **Run** button (full-graph, graph-parallel, GNNPipe, GNNPipe K = 1 and the hybrid of S stages x G
+graph-parallel ranks on P real processes), whose progress bar counts the five trainings.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from workbench.graphs.gnnpipe.config import GnnpipeConfig
 from workbench.graphs.gnnpipe.model import MODEL_LABEL
 from workbench.graphs.gnnpipe.study import PAPER_CLAIMS, GnnpipeView, check, gnnpipe_view
 
-COLORS = {"full": "#2ca02c", "graph-parallel": "#d62728", "gnnpipe": "#1f77b4", "gnnpipe-k1": "#9467bd",
+COLORS = {"full": "#2ca02c", "graph-parallel": "#d62728", "gnnpipe": "#1f77b4", "gnnpipe-k1": "#9467bd", "hybrid": "#17becf",
           "fixed": "#ff7f0e", "shuffled": "#1f77b4", "alternate": "#8c564b"}
 LABELS = {"full": "full-graph (1 process)", "graph-parallel": "graph parallel", "gnnpipe": "GNNPipe",
-          "gnnpipe-k1": "GNNPipe K = 1"}
+          "gnnpipe-k1": "GNNPipe K = 1", "hybrid": "hybrid S x G (K = 1)"}
 
 
 def accuracy_figure() -> go.Figure:
@@ -34,7 +34,7 @@ def accuracy_figure() -> go.Figure:
                                 legend=dict(orientation="h", y=-0.25)))
     for name in LABELS:
         fig.add_trace(go.Scatter(x=[], y=[], mode="lines+markers", name=LABELS[name],
-                                 line=dict(color=COLORS[name], dash="dot" if name == "gnnpipe-k1" else None)))
+                                 line=dict(color=COLORS[name], dash="dot" if name in ("gnnpipe-k1", "hybrid") else None)))
     return fig
 
 
@@ -50,6 +50,7 @@ def bytes_figure() -> go.Figure:
                              line=dict(color="black", dash="dash")))
     fig.add_trace(go.Scatter(x=[], y=[], mode="markers", name="this L",
                              marker=dict(symbol="circle-open", size=16, color="black", line=dict(width=2))))
+    fig.add_trace(go.Scatter(x=[], y=[], mode="lines+markers", name="hybrid S x G", line=dict(color=COLORS["hybrid"])))
     return fig
 
 
@@ -105,6 +106,8 @@ def draw_bytes(fig: Any, view: GnnpipeView) -> None:
     fig.data[0].x, fig.data[0].y = xs, [r["graph-parallel"] for r in rows]
     fig.data[1].x, fig.data[1].y = xs, [r["gnnpipe"] for r in rows]
     fig.data[2].x, fig.data[2].y = xs, [r["ratio"] for r in rows]
+    fig.data[4].x, fig.data[4].y = xs, [r["hybrid"] for r in rows]
+    fig.data[4].name = f"hybrid {view.config.hybrid_stages} x {view.config.workers // view.config.hybrid_stages}"
     sel = [r for r in rows if r["layers"] == view.config.layers]
     fig.data[3].x = [view.config.layers] * 2 if sel else []
     fig.data[3].y = [sel[0]["graph-parallel"], sel[0]["gnnpipe"]] if sel else []
@@ -161,6 +164,7 @@ class GnnpipePanel(Panel):
         "layers": (2, 4, 8, 16, 32, 64),
         "hidden": (16, 32, 64, 128, 256),
         "workers": (1, 2, 3, 4, 8),
+        "stages": (0, 1, 2, 3, 4),
         "chunks": (1, 2, 4, 8, 16, 32),
         "staleness": (0, 1, 2, 4),
         "warmup": (0, 5, 10, 20, 50),
@@ -176,8 +180,8 @@ class GnnpipePanel(Panel):
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         self.run_button = W.Button(description="Run (real, P processes)", button_style="primary",
-                                   tooltip="train full-graph, graph-parallel, GNNPipe and GNNPipe K = 1 for real")
-        self.progress = W.IntProgress(value=0, min=0, max=4, description="runs", layout=W.Layout(width="300px"))
+                                   tooltip="train full-graph, graph-parallel, GNNPipe, GNNPipe K = 1 and the hybrid for real")
+        self.progress = W.IntProgress(value=0, min=0, max=5, description="runs", layout=W.Layout(width="300px"))
         self.run_button.on_click(lambda _: self._run_clicked())
         super().__init__(static=static, **values)
 
@@ -224,7 +228,8 @@ class GnnpipePanel(Panel):
             k1 = max(float((view.runs["gnnpipe-k1"].params[k] - view.runs["full"].params[k]).abs().max())
                      for k in view.runs["full"].params)
             text += (f" &middot; test accuracy: full {view.runs['full'].test_accuracy:.3f}, GP "
-                     f"{view.runs['graph-parallel'].test_accuracy:.3f}, GNNPipe {view.runs['gnnpipe'].test_accuracy:.3f}"
+                     f"{view.runs['graph-parallel'].test_accuracy:.3f}, GNNPipe {view.runs['gnnpipe'].test_accuracy:.3f}, "
+                     f"hybrid {view.runs['hybrid'].test_accuracy:.3f}"
                      f" &middot; K = 1 max |param diff| {k1:.1e}")
         else:
             text += " &middot; <small>accuracy: not run yet, press <b>Run</b> (real processes, seconds to minutes)</small>"
@@ -240,7 +245,7 @@ def seeds_figure(acc: dict[str, dict[str, Any]], *, title: str) -> go.Figure:
     """Mean test accuracy vs epoch with a +-1 std band per method (from ``study.accuracy_over_seeds``)."""
     fig = go.Figure(layout=dict(title=title, xaxis=dict(title="epoch"), yaxis=dict(title="test accuracy"),
                                 height=380, legend=dict(orientation="h", y=-0.25)))
-    palette = ["#2ca02c", "#d62728", "#1f77b4", "#9467bd"]
+    palette = ["#2ca02c", "#d62728", "#1f77b4", "#9467bd", "#17becf"]
     for (label, row), color in zip(acc.items(), palette):
         x, m, s = row["epoch"], row["mean"], row["std"]
         fig.add_trace(go.Scatter(x=x + x[::-1], y=[a + b for a, b in zip(m, s)] + [a - b for a, b in zip(m, s)][::-1],
@@ -257,6 +262,7 @@ def depth_figure(rows: list[dict[str, Any]], counted: dict[str, tuple[int, int]]
     fig.data[0].x, fig.data[0].y = [r["layers"] for r in rows], [r["graph-parallel"] for r in rows]
     fig.data[1].x, fig.data[1].y = [r["layers"] for r in rows], [r["gnnpipe"] for r in rows]
     fig.data[2].x, fig.data[2].y = [r["layers"] for r in rows], [r["ratio"] for r in rows]
+    fig.data[4].x, fig.data[4].y = [r["layers"] for r in rows], [r.get("hybrid") for r in rows]
     fig.data[3].name = "counted on a real run"
     pts = list((counted or {}).values())
     fig.data[3].x, fig.data[3].y = [p[0] for p in pts], [p[1] for p in pts]

@@ -8,6 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
+import torch
 
 from workbench.cli import main
 from workbench.graphs.generators import erdos_renyi
@@ -18,7 +19,9 @@ from workbench.graphs.gnnpipe.models import stage_layers
 from workbench.graphs.gnnpipe.partition import epoch_order, halo_sets, make_cut, stale_edge_share
 from workbench.graphs.gnnpipe.runner import run
 from workbench.graphs.gnnpipe.study import bytes_vs_layers, gnnpipe_view, paper_scale, schedule
-from workbench.graphs.gnnpipe.volume import allreduce_bytes, gnnpipe_bytes, graph_parallel_bytes
+from workbench.graphs.gnnpipe.hybrid import check_grid, stage_param_counts
+from workbench.graphs.gnnpipe.models import ModelSpec, init_params
+from workbench.graphs.gnnpipe.volume import allreduce_bytes, gnnpipe_bytes, graph_parallel_bytes, hybrid_bytes
 
 
 @pytest.mark.parametrize("parts, method", [(1, "metis"), (3, "metis"), (5, "random"), (7, "random")])
@@ -81,6 +84,24 @@ def test_closed_forms():
     assert graph_parallel_bytes(7, 4, 5, 4, 100, 2) == 2 * 4 * 7 * 5 * 4 + 2 * 100
 
 
+@pytest.mark.parametrize("kind, stages", [("gcn", 1), ("gcnii", 3)])
+def test_hybrid_closed_form_and_its_corners(kind, stages):
+    spec = ModelSpec(kind, 6, 8, 20, 3)
+    counts = stage_param_counts(spec, stages)
+    assert sum(counts) == sum(v.numel() for v in init_params(spec, 0, torch.float64).values())
+    pbytes = [c * 8 for c in counts]
+    # G = 1: GNNPipe's boundary bytes only; S = 1: graph parallelism's halo + one all-reduce
+    assert hybrid_bytes(50, stages, 1, 0, 6, 8, 16, 8, pbytes) == gnnpipe_bytes(50, stages, 16, 8)
+    if stages == 1:
+        assert hybrid_bytes(50, 1, 4, 30, 6, 8, 16, 8, pbytes) == graph_parallel_bytes(30, 6, 8, 8, pbytes[0], 4)
+    with pytest.raises(ValueError, match=r"stage_param_bytes has 2 entries: it needs one per stage"):
+        hybrid_bytes(50, 3, 1, 0, 6, 8, 16, 8, [1, 2])
+    assert check_grid(6, stages, 6) == 6 // stages
+    with pytest.raises(ValueError, match=r"stages=4 does not divide workers=6: .* valid stages are 1, 2, 3, 6"):
+        check_grid(6, 4, 6)
+    assert GnnpipeConfig(workers=4).hybrid_stages == 2 and GnnpipeConfig(workers=3, layers=4).hybrid_stages == 3
+
+
 def test_bytes_ratio_grows_linearly_with_depth():
     rows = bytes_vs_layers(GnnpipeConfig(dataset="cora", workers=2, hidden=16), (2, 4, 8, 16, 32, 64))
     ratios = np.array([r["ratio"] for r in rows])
@@ -117,6 +138,8 @@ def test_bad_inputs_name_the_parameter():
     (["--chunks", "4000", "--epochs", "1"], "chunks=4000 is more than the 2,708 nodes of cora"),
     (["--dataset", "reddit"], "dataset='reddit' is not allowed"),
     (["--mode", "model", "--gpus", "32", "--layers", "16"], "gpus=32 is more than layers=16"),
+    (["--workers", "3", "--stages", "2"], "stages=2 does not divide workers=3"),
+    (["--layers", "4", "--workers", "4", "--stages", "8"], "stages=8 is more than layers=4"),
 ])
 def test_cli_errors_exit_2(capsys, args, message):
     assert main(["run", "gnnpipe", *args]) == 2

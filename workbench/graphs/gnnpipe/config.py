@@ -31,6 +31,9 @@ class GnnpipeConfig(Config):
     hidden: int = param(64, lo=1, hi=1024, unit="channels", help="hidden width d")
     workers: int = param(4, lo=1, hi=16, unit="processes",
                          help="P real processes (gloo): pipeline stages of GNNPipe, partitions of graph parallelism")
+    stages: int = param(0, lo=0, hi=16, unit="stages",
+                        help="hybrid: S pipeline stages x G = workers / S graph-parallel ranks per stage (S must divide "
+                             "workers and be at most layers); 0: the smallest divisor of workers above 1 (P = 4: 2 x 2)")
     chunks: int = param(4, lo=1, hi=4096, unit="chunks", help="K graph chunks pipelined through the stages")
     chunk_order: str = param("shuffled", choices=CHUNK_ORDERS,
                              help="order of the chunks each epoch: fixed, shuffled (seeded per epoch), or alternate "
@@ -58,10 +61,25 @@ class GnnpipeConfig(Config):
     paper_graph: str = param("ogbn-products", choices=PAPER_GRAPHS, help="model mode: the paper-scale graph")
     gpus: int = param(4, lo=2, hi=1024, unit="GPUs (model)", help="model mode: GPUs P at paper scale")
 
+    @property
+    def hybrid_stages(self) -> int:
+        """S of the hybrid: ``stages``, or (0) the smallest divisor of ``workers`` above 1 (1 for one worker)."""
+        if self.stages:
+            return self.stages
+        return next((s for s in range(2, self.workers + 1) if self.workers % s == 0), 1)
+
     def check_combination(self) -> None:
         if self.mode == "check" and self.workers > self.layers:
             raise ValueError(f"workers={self.workers} is more than layers={self.layers}: a GNNPipe stage needs at "
                              f"least one layer, so valid workers are 1..{self.layers}")
+        if self.mode == "check" and self.stages > self.layers:
+            raise ValueError(f"stages={self.stages} is more than layers={self.layers}: a hybrid stage needs at least "
+                             f"one layer, so valid stages are 1..{self.layers} (or 0: automatic)")
+        if self.mode == "check" and self.stages and self.workers % self.stages:
+            divisors = [s for s in range(1, self.workers + 1) if self.workers % s == 0]
+            raise ValueError(f"stages={self.stages} does not divide workers={self.workers}: the hybrid runs stages x G "
+                             f"graph-parallel ranks = workers, so valid stages are {', '.join(map(str, divisors))} "
+                             f"(or 0: automatic)")
         if self.mode == "model" and self.gpus > self.layers:
             raise ValueError(f"gpus={self.gpus} is more than layers={self.layers}: a GNNPipe stage needs at least "
                              f"one layer, so valid gpus are 2..{self.layers}")

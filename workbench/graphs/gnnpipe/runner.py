@@ -1,8 +1,9 @@
 """Headless runner of GNNPipe.
 
 ``workbench run gnnpipe --mode check --dataset cora --layers 16 --workers 4 --chunks 4 --epochs 100 --json``
-trains the deep GNN four ways for real: full-graph in this process, graph-parallel on P gloo processes (METIS or
-random parts, counted halo exchange), GNNPipe on P pipeline stages with K chunks, and GNNPipe with K = 1, and
+trains the deep GNN five ways for real: full-graph in this process, graph-parallel on P gloo processes (METIS or
+random parts, counted halo exchange), GNNPipe on P pipeline stages with K chunks, GNNPipe with K = 1, and the
+hybrid (``--stages S``: S pipeline stages x P/S graph-parallel ranks, K = 1; 0 picks S), and
 prints per method the test accuracy, the counted bytes per epoch, the closed-form bytes, and seconds per epoch,
 plus the K = 1 exactness figure (max |parameter difference| against full-graph training).
 
@@ -41,7 +42,8 @@ class GnnpipeResult(Result):
     model: the paper-scale rows (``label`` says MODEL)."""
 
     OMIT_NONE: ClassVar[tuple[str, ...]] = ("methods", "k1_max_abs_param_diff", "graph_parallel_max_abs_param_diff",
-                                            "bytes_vs_layers", "feature_note", "paper_scale", "label", "paper_claims")
+                                            "bytes_vs_layers", "feature_note", "paper_scale", "label", "paper_claims",
+                                            "hybrid_stages", "hybrid_max_abs_param_diff")
 
     technique: str = "gnnpipe"
     mode: str
@@ -60,12 +62,15 @@ class GnnpipeResult(Result):
     label: str | None = None
     paper_scale: tuple[dict, ...] | None = None
     paper_claims: dict | None = None
+    hybrid_stages: int | None = None
+    hybrid_max_abs_param_diff: float | None = None
 
 
 def run(config: GnnpipeConfig) -> GnnpipeResult:
     """Run the check (real processes) or the paper-scale model.
 
-    Raises ValueError for bad combinations (chunks above the vertex count, workers above the layers), a corrupt
+    Raises ValueError for bad combinations (chunks above the vertex count, workers above the layers, stages not
+    dividing workers or above the layers), a corrupt
     dataset file (named); FileNotFoundError for a missing dataset; WorkerFailed / WorkerTimeout from workers.
     """
     common = dict(mode=config.mode, dataset=config.dataset, model=config.model, layers=config.layers,
@@ -76,7 +81,7 @@ def run(config: GnnpipeConfig) -> GnnpipeResult:
                              paper_claims={"v2": PAPER_CLAIMS["v2"], "v1": PAPER_CLAIMS["v1"],
                                            "graph": vars(PAPER_GRAPHS[config.paper_graph])})
     outcome = check(config)
-    order = ("full", "graph-parallel", "gnnpipe")
+    order = ("full", "graph-parallel", "gnnpipe", "hybrid")
     methods = tuple(MethodRow(name=name, test_accuracy=r.test_accuracy, bytes_per_epoch=r.bytes_per_epoch,
                               model_bytes_per_epoch=r.model_bytes_per_epoch, seconds_per_epoch=r.seconds_per_epoch,
                               bytes_match_model=r.bytes_match_model)
@@ -86,7 +91,9 @@ def run(config: GnnpipeConfig) -> GnnpipeResult:
     return GnnpipeResult(**common, methods=methods, k1_max_abs_param_diff=outcome.k1_max_abs_param_diff,
                          graph_parallel_max_abs_param_diff=outcome.graph_parallel_max_abs_param_diff,
                          bytes_vs_layers=tuple(bytes_vs_layers(config)),
-                         feature_note=dataset(config.dataset, config.dtype, config.data_dir, config.seed).feature_note)
+                         feature_note=dataset(config.dataset, config.dtype, config.data_dir, config.seed).feature_note,
+                         hybrid_stages=config.hybrid_stages,
+                         hybrid_max_abs_param_diff=outcome.hybrid_max_abs_param_diff)
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -112,7 +119,8 @@ def format_table(result: dict[str, Any]) -> str:
                      f"{fmt_bytes(m['model_bytes_per_epoch']):>12} {str(m['bytes_match_model']):>7} "
                      f"{m['seconds_per_epoch']:>8.3f}")
     lines.append(f"  K=1 max |param - full| = {fmt(result['k1_max_abs_param_diff'])}; graph parallel "
-                 f"{fmt(result['graph_parallel_max_abs_param_diff'])}")
+                 f"{fmt(result['graph_parallel_max_abs_param_diff'])}; hybrid ({result['hybrid_stages']} stages x "
+                 f"{result['workers'] // result['hybrid_stages']}) {fmt(result['hybrid_max_abs_param_diff'])}")
     lines.append(f"  features: {result['feature_note']}")
     return "\n".join(lines)
 

@@ -19,11 +19,12 @@ from workbench.graphs.gnnpipe.config import GnnpipeConfig
 from workbench.graphs.gnnpipe.data import GraphData, load_data, permuted
 from workbench.graphs.gnnpipe.full import Snapshot, TrainRun, TrainSpec, curves, train_full
 from workbench.graphs.gnnpipe.graph_parallel import graph_parallel_worker
+from workbench.graphs.gnnpipe.hybrid import check_grid, hybrid_worker, stage_param_counts
 from workbench.graphs.gnnpipe.model import MODEL_LABEL, PAPER_GRAPHS, Hardware, param_count, project
 from workbench.graphs.gnnpipe.models import ModelSpec, param_names
 from workbench.graphs.gnnpipe.partition import Cut, epoch_order, halo_pairs, make_cut, stale_edge_share
 from workbench.graphs.gnnpipe.pipeline import PipeSpec, pipeline_worker
-from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes
+from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes, hybrid_bytes
 
 __all__ = ["PAPER_CLAIMS", "MethodRun", "CheckOutcome", "dataset", "model_spec", "train_spec", "cut_of",
            "run_method", "cached_run", "check", "bytes_vs_layers", "stale_shares", "schedule", "GnnpipeView",
@@ -41,7 +42,7 @@ PAPER_CLAIMS = {
     "accuracy": "comparable level of model accuracy and convergence speed compared to graph parallelism (v2)",
     "volume_factor": "reduces the communication volume by a factor of the number of GNN layers (v2 abstract)",
 }
-METHODS = ("full", "graph-parallel", "gnnpipe", "gnnpipe-k1")
+METHODS = ("full", "graph-parallel", "gnnpipe", "gnnpipe-k1", "hybrid")
 
 _DATA: dict[tuple, GraphData] = {}
 _CUTS: dict[tuple, tuple[Cut, GraphData]] = {}
@@ -132,8 +133,11 @@ _NEUTRAL = dict(mode="check", eval_every=5, timeout_s=600.0, paper_graph="ogbn-p
 
 def _key(cfg: GnnpipeConfig, name: str) -> tuple:
     """The fields that decide a method's numbers (others normalised), so equal runs share a memo entry."""
-    fields = dict(_NEUTRAL, eval_every=cfg.eval_every)
-    if name == "full":
+    fields = dict(_NEUTRAL, eval_every=cfg.eval_every, stages=0)
+    if name == "hybrid":
+        fields.update(chunks=1, chunk_order="fixed", staleness=1, warmup=0, stale_gradients="drop",
+                      stages=cfg.hybrid_stages)
+    elif name == "full":
         fields.update(workers=1, chunks=1, chunk_order="fixed", staleness=1, warmup=0, stale_gradients="drop",
                       partition="metis")
     elif name == "graph-parallel":
@@ -160,7 +164,7 @@ def _merge(results: list[dict], spec: ModelSpec) -> tuple[dict[str, torch.Tensor
 
 
 def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
-    """Train ``name`` (full | graph-parallel | gnnpipe | gnnpipe-k1) for real, memoised by its deciding fields.
+    """Train ``name`` (full | graph-parallel | gnnpipe | gnnpipe-k1 | hybrid) for real, memoised by its deciding fields.
 
     Raises ValueError for settings the method cannot run (chunks above the vertex count, workers above the
     layers); WorkerFailed / WorkerTimeout from the launcher.
@@ -188,6 +192,17 @@ def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
             pbytes = sum(v.numel() for v in results[0]["params"].values()) * itemsize
             model_bytes = graph_parallel_bytes(halo, cfg.layers, cfg.hidden, itemsize, pbytes, cfg.workers)
             info = {"halo": halo, "partition": cfg.partition, "parts": cut.sizes()}
+        elif name == "hybrid":
+            stages = cfg.hybrid_stages
+            groups = check_grid(cfg.workers, stages, cfg.layers)
+            cut, pdata = cut_of(cfg, groups)
+            results = run_workers(hybrid_worker, cfg.workers, pdata, spec, train, cut.bounds, stages,
+                                  timeout_s=cfg.timeout_s, oom_hint=hint)
+            halo = _halo(cfg, groups)
+            pbytes = [c * itemsize for c in stage_param_counts(spec, stages)]
+            model_bytes = hybrid_bytes(data.n, stages, groups, halo, cfg.layers, cfg.hidden, spec.message_width,
+                                       itemsize, pbytes)
+            info = {"stages": stages, "groups": groups, "halo": halo, "partition": cfg.partition, "parts": cut.sizes()}
         else:
             chunks = 1 if name == "gnnpipe-k1" else cfg.chunks
             cut, pdata = cut_of(cfg, chunks)
@@ -201,8 +216,13 @@ def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
         each = tuple(int(sum(r["sent"][e] for r in results)) for e in range(cfg.epochs))
         per_epoch = [max(r["seconds"][e] for r in results) for e in range(cfg.epochs)]
         secs = float(np.median(per_epoch[1:] or per_epoch))
-        losses = tuple(float(x) for x in results[-1]["losses"]) if name != "graph-parallel" else tuple(
-            float(sum(r["losses"][e] for r in results)) for e in range(cfg.epochs))
+        if name == "graph-parallel":
+            losses = tuple(float(sum(r["losses"][e] for r in results)) for e in range(cfg.epochs))
+        elif name == "hybrid":  # the last stage's G ranks each hold their part's share of the loss
+            last = results[-(cfg.workers // cfg.hybrid_stages):]
+            losses = tuple(float(sum(r["losses"][e] for r in last)) for e in range(cfg.epochs))
+        else:
+            losses = tuple(float(x) for x in results[-1]["losses"])
     trained = TrainRun(params=params, snapshots=snaps, losses=tuple(losses), epoch_seconds=(secs,))
     cur = curves(data, spec, trained)
     out = MethodRun(name=name, curves=cur, test_accuracy=cur["test"][-1], bytes_each_epoch=each,
@@ -239,10 +259,12 @@ class CheckOutcome:
     runs: dict[str, MethodRun]
     k1_max_abs_param_diff: float
     graph_parallel_max_abs_param_diff: float
+    hybrid_max_abs_param_diff: float
 
 
 def check(cfg: GnnpipeConfig, progress: Callable[[int, int, str], None] | None = None) -> CheckOutcome:
-    """Run full-graph, graph-parallel, GNNPipe (K = cfg.chunks) and GNNPipe with K = 1 (memoised)."""
+    """Run full-graph, graph-parallel, GNNPipe (K = cfg.chunks), GNNPipe with K = 1 and the hybrid (S x G, K = 1)
+    (memoised)."""
     runs = {}
     for i, name in enumerate(METHODS):
         if progress:
@@ -251,15 +273,20 @@ def check(cfg: GnnpipeConfig, progress: Callable[[int, int, str], None] | None =
     if progress:
         progress(len(METHODS), len(METHODS), "done")
     full = runs["full"].params
-    return CheckOutcome(runs, _max_diff(runs["gnnpipe-k1"].params, full), _max_diff(runs["graph-parallel"].params, full))
+    return CheckOutcome(runs, _max_diff(runs["gnnpipe-k1"].params, full), _max_diff(runs["graph-parallel"].params, full),
+                        _max_diff(runs["hybrid"].params, full))
 
 
 # ----------------------------------------------------------------------------------------------- fast views
 def bytes_vs_layers(cfg: GnnpipeConfig, layers: tuple[int, ...] = (2, 4, 8, 16, 32, 64)) -> list[dict[str, Any]]:
-    """Closed-form bytes per epoch (= the counted bytes) of graph parallelism and GNNPipe at depths ``layers``
-    with the real halo of the config's partition; rows with L below P have no GNNPipe value."""
+    """Closed-form bytes per epoch (= the counted bytes) of graph parallelism, GNNPipe and the hybrid (S x G,
+    ``cfg.hybrid_stages``) at depths ``layers`` with the real halos of the config's partition (P-way; G-way for the
+    hybrid); rows with L below P (below S) have no GNNPipe (hybrid) value."""
     data = _data(cfg)
     halo = _halo(cfg, cfg.workers)
+    stages = cfg.hybrid_stages
+    groups = cfg.workers // stages if cfg.workers % stages == 0 else None
+    halo_g = _halo(cfg, groups) if groups else None
     itemsize = data.x.element_size()
     width = cfg.hidden * (2 if cfg.model == "gcnii" else 1)
     rows = []
@@ -267,8 +294,13 @@ def bytes_vs_layers(cfg: GnnpipeConfig, layers: tuple[int, ...] = (2, 4, 8, 16, 
         pbytes = param_count(cfg.model, L, cfg.hidden, data.features, data.classes) * itemsize
         gp = graph_parallel_bytes(halo, L, cfg.hidden, itemsize, pbytes, cfg.workers)
         pp = gnnpipe_bytes(data.n, cfg.workers, width, itemsize) if L >= cfg.workers else None
+        hy = None
+        if groups and L >= stages:
+            counts = stage_param_counts(model_spec(dataclasses.replace(cfg, layers=L), data), stages)
+            hy = hybrid_bytes(data.n, stages, groups, halo_g, L, cfg.hidden, width, itemsize,
+                              [c * itemsize for c in counts])
         rows.append({"layers": L, "graph-parallel": gp, "gnnpipe": pp,
-                     "ratio": (gp / pp) if pp else None, "halo": halo})
+                     "ratio": (gp / pp) if pp else None, "halo": halo, "hybrid": hy})
     return rows
 
 
@@ -389,10 +421,11 @@ def gnnpipe_view(cfg: GnnpipeConfig) -> GnnpipeView:
 # ----------------------------------------------------------------------------------------------- notebook studies
 def accuracy_over_seeds(cfg: GnnpipeConfig, seeds: tuple[int, ...], warmup: int,
                         progress: Callable[[int, int, str], None] | None = None) -> dict[str, dict[str, Any]]:
-    """Test-accuracy curves of full-graph, graph-parallel, GNNPipe (no warm-up) and GNNPipe + warm-up over
+    """Test-accuracy curves of full-graph, graph-parallel, GNNPipe (no warm-up), GNNPipe + warm-up and the hybrid over
     ``seeds``: ``{label: {"epoch": [...], "mean": [...], "std": [...], "final": [...]}}``."""
     plan = [("full", "full", {}), ("graph parallel", "graph-parallel", {}), ("GNNPipe", "gnnpipe", {"warmup": 0}),
-            (f"GNNPipe + warm-up {warmup}", "gnnpipe", {"warmup": warmup})]
+            (f"GNNPipe + warm-up {warmup}", "gnnpipe", {"warmup": warmup}),
+            (f"hybrid {cfg.hybrid_stages} x {cfg.workers // cfg.hybrid_stages}", "hybrid", {})]
     out: dict[str, dict[str, Any]] = {}
     total, step = len(plan) * len(seeds), 0
     for label, name, extra in plan:
