@@ -102,6 +102,11 @@ def test_hybrid_closed_form_and_its_corners(kind, stages):
     assert GnnpipeConfig(workers=4).hybrid_stages == 2 and GnnpipeConfig(workers=3, layers=4).hybrid_stages == 3
 
 
+def test_bytes_vs_layers_has_the_hybrid_below_p():
+    rows = bytes_vs_layers(GnnpipeConfig(workers=4, layers=8, hidden=8), (2, 8))  # S = 2 x G = 2: L = 2 < P runs
+    assert [r["gnnpipe"] is None for r in rows] == [True, False] and all(r["hybrid"] for r in rows)
+
+
 def test_bytes_ratio_grows_linearly_with_depth():
     rows = bytes_vs_layers(GnnpipeConfig(dataset="cora", workers=2, hidden=16), (2, 4, 8, 16, 32, 64))
     ratios = np.array([r["ratio"] for r in rows])

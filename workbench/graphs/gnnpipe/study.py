@@ -296,7 +296,7 @@ def bytes_vs_layers(cfg: GnnpipeConfig, layers: tuple[int, ...] = (2, 4, 8, 16, 
         pp = gnnpipe_bytes(data.n, cfg.workers, width, itemsize) if L >= cfg.workers else None
         hy = None
         if groups and L >= stages:
-            counts = stage_param_counts(model_spec(dataclasses.replace(cfg, layers=L), data), stages)
+            counts = stage_param_counts(dataclasses.replace(model_spec(cfg, data), layers=L), stages)  # L < P is fine
             hy = hybrid_bytes(data.n, stages, groups, halo_g, L, cfg.hidden, width, itemsize,
                               [c * itemsize for c in counts])
         rows.append({"layers": L, "graph-parallel": gp, "gnnpipe": pp,
