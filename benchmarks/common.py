@@ -6,8 +6,9 @@ from __future__ import annotations
 import gc
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,9 @@ class Table:
     def __post_init__(self) -> None:
         for row in self.rows:
             if len(row) != len(self.headers):
-                raise ValueError(f"table row {row!r} has {len(row)} cells: expected {len(self.headers)} ({self.headers})")
+                raise ValueError(
+                    f"table row {row!r} has {len(row)} cells: expected {len(self.headers)} ({self.headers})"
+                )
 
     def markdown(self) -> str:
         def cell(text: str) -> str:

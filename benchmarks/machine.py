@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import platform
 import subprocess
-import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -56,10 +55,22 @@ def version(dist: str) -> str:
 def git_commit() -> str:
     """Short HEAD commit, with "+ uncommitted changes" when the work tree differs from it."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                              text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head + (" + uncommitted changes" if dirty else "")
@@ -88,8 +99,9 @@ def snapshot() -> dict[str, Any]:
     }
 
 
-def section(info: dict[str, Any], *, command: str, wall_s: float, quick: bool,
-            group_seconds: dict[str, float] | None = None) -> Section:
+def section(
+    info: dict[str, Any], *, command: str, wall_s: float, quick: bool, group_seconds: dict[str, float] | None = None
+) -> Section:
     """The machine header as a section (``info`` from :func:`snapshot`, completed at the end of the run)."""
     rows = (
         ("command", f"`{command}`"),
@@ -115,5 +127,6 @@ def section(info: dict[str, Any], *, command: str, wall_s: float, quick: bool,
         "(the load averages below include other processes); ratios against a peer timed in the same run move "
         "much less, which is why every section reports one."
     )
-    return Section(title="Machine", intro=intro, tables=(Table(headers=("item", "value"), rows=rows),),
-                   data={"info": info})
+    return Section(
+        title="Machine", intro=intro, tables=(Table(headers=("item", "value"), rows=rows),), data={"info": info}
+    )

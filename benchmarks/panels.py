@@ -18,7 +18,8 @@ import logging
 import math
 import time
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from benchmarks.common import Section, Table, fmt_ms, median, percentile
 from workbench.registry import catalogue, get_technique
@@ -102,9 +103,16 @@ def measure_panel(panel_cls: type, *, picks: int | None) -> dict[str, Any]:
                 warnings.simplefilter("always")
                 seconds = panel.timed_change(name, value)
             state = _state(panel)
-            samples.append({"control": name, "value": value, "seconds": seconds, "new": state not in seen,
-                            "error": getattr(panel, "error", None),
-                            "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught})})
+            samples.append(
+                {
+                    "control": name,
+                    "value": value,
+                    "seconds": seconds,
+                    "new": state not in seen,
+                    "error": getattr(panel, "error", None),
+                    "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
+                }
+            )
             seen.add(state)
     return {"panel": panel_cls.__name__, "build_s": build_s, "controls": controls, "samples": samples}
 
@@ -123,8 +131,7 @@ def run(*, quick: bool) -> Section:
             continue
         panel_cls = get_technique(entry.name).panel_class()
         log.info("panel latency: %s (%s)", entry.name, panel_cls.__name__)
-        results.append({"technique": entry.name,
-                        **measure_panel(panel_cls, picks=QUICK_PICKS if quick else None)})
+        results.append({"technique": entry.name, **measure_panel(panel_cls, picks=QUICK_PICKS if quick else None)})
 
     panel_rows, control_rows, summary, notes = [], [], [], []
     for res in results:
@@ -133,28 +140,67 @@ def run(*, quick: bool) -> Section:
         old = [s["seconds"] for s in res["samples"] if not s["new"]]
         errors = sum(1 for s in res["samples"] if s["error"])
         med = median(secs) if secs else math.nan
-        panel_rows.append((res["technique"], res["panel"], fmt_ms(res["build_s"]), str(len(secs)),
-                           *_stats(secs)[:2], fmt_ms(median(new)) if new else "-", fmt_ms(median(old)) if old else "-",
-                           str(errors), fmt_ms(TARGET_S), "yes" if med < TARGET_S else "no"))
-        summary.append((f"panel redraw {res['technique']}: median / p95 over {len(secs)} changes (ms)",
-                        f"{fmt_ms(med)} / {fmt_ms(percentile(secs, 95)) if secs else '-'} (target median < "
-                        f"{fmt_ms(TARGET_S)})"))
+        panel_rows.append(
+            (
+                res["technique"],
+                res["panel"],
+                fmt_ms(res["build_s"]),
+                str(len(secs)),
+                *_stats(secs)[:2],
+                fmt_ms(median(new)) if new else "-",
+                fmt_ms(median(old)) if old else "-",
+                str(errors),
+                fmt_ms(TARGET_S),
+                "yes" if med < TARGET_S else "no",
+            )
+        )
+        summary.append(
+            (
+                f"panel redraw {res['technique']}: median / p95 over {len(secs)} changes (ms)",
+                f"{fmt_ms(med)} / {fmt_ms(percentile(secs, 95)) if secs else '-'} (target median < {fmt_ms(TARGET_S)})",
+            )
+        )
         for name in res["controls"]:
             mine = [s for s in res["samples"] if s["control"] == name]
             xs = [s["seconds"] for s in mine]
             values = ", ".join(str(s["value"]) for s in mine) or "not moved (no range)"
-            control_rows.append((res["technique"], name, str(len(xs)), *_stats(xs),
-                                 str(sum(1 for s in mine if s["error"])), values))
-            notes += [f"{res['technique']}: setting {name} = {s['value']!r} raised {w}"
-                      for s in mine for w in s["warnings"]]
+            control_rows.append(
+                (res["technique"], name, str(len(xs)), *_stats(xs), str(sum(1 for s in mine if s["error"])), values)
+            )
+            notes += [
+                f"{res['technique']}: setting {name} = {s['value']!r} raised {w}" for s in mine for w in s["warnings"]
+            ]
     panel_table = Table(
-        headers=("technique", "panel", "build + first draw (ms)", "changes", "median (ms)", "p95 (ms)",
-                 "median new (ms)", "median revisit (ms)", "error redraws", "target median (ms)", "median < target"),
-        rows=tuple(panel_rows), caption="Per panel:")
+        headers=(
+            "technique",
+            "panel",
+            "build + first draw (ms)",
+            "changes",
+            "median (ms)",
+            "p95 (ms)",
+            "median new (ms)",
+            "median revisit (ms)",
+            "error redraws",
+            "target median (ms)",
+            "median < target",
+        ),
+        rows=tuple(panel_rows),
+        caption="Per panel:",
+    )
     control_table = Table(
-        headers=("technique", "control", "changes", "median (ms)", "p95 (ms)", "max (ms)", "error redraws",
-                 "values set, in order"),
-        rows=tuple(control_rows), caption="Per control (the last value of each is the return to the start value):")
+        headers=(
+            "technique",
+            "control",
+            "changes",
+            "median (ms)",
+            "p95 (ms)",
+            "max (ms)",
+            "error redraws",
+            "values set, in order",
+        ),
+        rows=tuple(control_rows),
+        caption="Per control (the last value of each is the return to the start value):",
+    )
     intro = (
         "Every ready technique's panel (from `workbench.registry.catalogue()`), built live at its default sizes; "
         "each control moved through a few values spread over its range and back, one control at a time. "
@@ -166,5 +212,11 @@ def run(*, quick: bool) -> Section:
         "linear interpolation; with 2-5 moves per control it is close to the max. Python warnings raised "
         "during a move are listed under the tables."
     )
-    return Section(title="Panel redraw latency", intro=intro, tables=(panel_table, control_table),
-                   notes=tuple(notes), summary=tuple(summary), data={"panels": results})
+    return Section(
+        title="Panel redraw latency",
+        intro=intro,
+        tables=(panel_table, control_table),
+        notes=tuple(notes),
+        summary=tuple(summary),
+        data={"panels": results},
+    )

@@ -21,8 +21,8 @@ import logging
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from benchmarks import machine, panels
 from benchmarks.common import Section, Table
@@ -50,8 +50,7 @@ def groups() -> list[tuple[str, object]]:
 
 def render(sections: Sequence[Section], *, machine_section: Section, quick: bool) -> str:
     """The whole Markdown file: title, summary table of headline numbers, machine header, then the groups."""
-    summary = Table(headers=("headline", "value"),
-                    rows=tuple(pair for s in sections for pair in s.summary))
+    summary = Table(headers=("headline", "value"), rows=tuple(pair for s in sections for pair in s.summary))
     head = [
         "# Benchmarks",
         "",
@@ -91,12 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         timings[label] = time.perf_counter() - t
 
     wall = time.perf_counter() - start
-    machine_section = machine.section(info, command=command_line(args_list), wall_s=wall, quick=args.quick,
-                                      group_seconds=timings)
+    machine_section = machine.section(
+        info, command=command_line(args_list), wall_s=wall, quick=args.quick, group_seconds=timings
+    )
     text = render(sections, machine_section=machine_section, quick=args.quick)
     args.out.write_text(text)
-    log.info("wrote %s in %.1f s (%s)", args.out, wall,
-             ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+    log.info("wrote %s in %.1f s (%s)", args.out, wall, ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
     return 0
 
 

@@ -5,10 +5,10 @@ venv: ``.venv/bin/python binder/freeze.py``; tests/test_binder.py checks the pin
 from __future__ import annotations
 
 import sys
-import tomllib
 from importlib import metadata
 from pathlib import Path
 
+import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 

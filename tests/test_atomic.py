@@ -112,11 +112,16 @@ def test_full_disk_stops_the_report_and_keeps_the_previous_one(tmp_path: Path) -
     out = tmp_path / "out" / "report.html"
     out.parent.mkdir()
     out.write_text("<p>the previous report</p>")
-    done = subprocess.run([sys.executable, "-c", FULL_DISK, str(nb_path), str(out)], capture_output=True, text=True,
-                          cwd=REPO_ROOT, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, str(nb_path), str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith(f"{WriteError.__name__} [Errno 27] could not write {out}: no space left"), done.stdout
     assert "the previous report.html is unchanged" in done.stdout
     assert out.read_text() == "<p>the previous report</p>"
     assert [p.name for p in out.parent.iterdir()] == ["report.html"]  # the temporary file is gone
-

@@ -35,7 +35,10 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> str:
     out = tmp_path_factory.mktemp("bench") / "BENCHMARKS.md"
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--quick", "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out.read_text()
@@ -91,8 +94,17 @@ def test_section_has_paragraph_and_table(sections: dict[str, str], title: str) -
 def test_machine_header(sections: dict[str, str]) -> None:
     (table,) = parse_tables(sections["Machine"])
     items = {row["item"]: row["value"] for row in table}
-    for key in ("command", "date", "CPU", "logical cores / torch threads", "memory", "Python", "torch", "numpy",
-                "plotly"):
+    for key in (
+        "command",
+        "date",
+        "CPU",
+        "logical cores / torch threads",
+        "memory",
+        "Python",
+        "torch",
+        "numpy",
+        "plotly",
+    ):
         assert items.get(key) not in (None, ""), f"machine header lacks {key!r}"
     assert "benchmarks.run" in items["command"] and "--quick" in items["command"]
 

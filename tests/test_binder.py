@@ -67,8 +67,12 @@ def test_binder_pins_resolve_with_pip(tmp_path):
         lines.append(line.replace("+cpu", ""))
     reqs = tmp_path / "requirements.txt"
     reqs.write_text("\n".join(lines) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-                           "-r", str(reqs)], capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "-r", str(reqs)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if "Could not find a version" in proc.stderr or "No matching distribution" in proc.stderr:
         pytest.fail(proc.stderr[-3000:])
     if proc.returncode != 0 and ("NewConnectionError" in proc.stderr or "Network is unreachable" in proc.stderr):

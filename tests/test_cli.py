@@ -25,7 +25,10 @@ def test_list_shows_every_technique(capsys):
         (["run", "mesh-attention", "--gpus", "0"], "gpus=0 is out of range: valid range is 1..1024 (GPUs)"),
         (["run", "mesh-attention", "--gpus", "lots"], "gpus='lots' is not an integer"),
         (["run", "mesh-attention", "--gpus", "32"], "out of range for mode='check'"),
-        (["run", "mesh-attention", "--mode", "fast"], "mode='fast' is not allowed: valid values are one of 'check', 'model'"),
+        (
+            ["run", "mesh-attention", "--mode", "fast"],
+            "mode='fast' is not allowed: valid values are one of 'check', 'model'",
+        ),
         (["run", "mesh-attention", "--gpus", "6", "--tile-a", "4"], "tile_a=4 does not divide gpus=6"),
         (["run", "nope"], "technique='nope' is unknown"),
         (["report", "notebooks/missing.ipynb", "--out", "x.html"], "notebook 'notebooks/missing.ipynb' does not exist"),
@@ -39,8 +42,24 @@ def test_bad_input_exits_2_with_message_and_no_traceback(args, message):
 
 
 def test_run_check_json_schema():
-    result = run_cli("run", "mesh-attention", "--mode", "check", "--gpus", "3", "--seq", "50", "--heads", "3",
-                     "--head-dim", "4", "--causal", "--dtype", "float64", "--json")
+    result = run_cli(
+        "run",
+        "mesh-attention",
+        "--mode",
+        "check",
+        "--gpus",
+        "3",
+        "--seq",
+        "50",
+        "--heads",
+        "3",
+        "--head-dim",
+        "4",
+        "--causal",
+        "--dtype",
+        "float64",
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert (out["technique"], out["mode"], out["gpus"], out["seq"]) == ("mesh-attention", "check", 3, 50)
@@ -54,14 +73,37 @@ def test_run_check_json_schema():
 
 
 def test_run_check_reports_indivisible_heads_as_method_error(capsys):
-    assert main(["run", "mesh-attention", "--gpus", "2", "--seq", "20", "--heads", "3", "--head-dim", "4", "--json"]) == 0
+    assert (
+        main(["run", "mesh-attention", "--gpus", "2", "--seq", "20", "--heads", "3", "--head-dim", "4", "--json"]) == 0
+    )
     by_method = {r["method"]: r for r in json.loads(capsys.readouterr().out)["results"]}
     assert "heads" in by_method["ulysses"]["error"] and "error" not in by_method["mesh"]
 
 
 def test_run_model_json_at_paper_scale(capsys):
-    assert main(["run", "mesh-attention", "--mode", "model", "--gpus", "256", "--seq", "1048576", "--heads", "32",
-                 "--head-dim", "128", "--dtype", "bfloat16", "--causal", "--json"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "mesh-attention",
+                "--mode",
+                "model",
+                "--gpus",
+                "256",
+                "--seq",
+                "1048576",
+                "--heads",
+                "32",
+                "--head-dim",
+                "128",
+                "--dtype",
+                "bfloat16",
+                "--causal",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     by_method = {r["method"]: r for r in out["results"]}
     assert {"ring", "mesh", "usp", "startrail"} <= set(by_method)

@@ -54,8 +54,13 @@ def test_node_and_link_classification():
 
 
 def test_transfer_seconds_is_alpha_beta_by_hand():
-    c = ClusterSpec(gpus_per_node=8, intra_node_bw_gbps=100.0, inter_node_bw_gbps=10.0,
-                    intra_node_latency_us=2.0, inter_node_latency_us=20.0)
+    c = ClusterSpec(
+        gpus_per_node=8,
+        intra_node_bw_gbps=100.0,
+        inter_node_bw_gbps=10.0,
+        intra_node_latency_us=2.0,
+        inter_node_latency_us=20.0,
+    )
     n = 3e9
     assert transfer_seconds(n, 1, 2, c) == pytest.approx(2e-6 + n / 100e9)
     assert transfer_seconds(n, 1, 9, c) == pytest.approx(20e-6 + n / 10e9)
@@ -68,8 +73,9 @@ def test_transfer_seconds_is_alpha_beta_by_hand():
 def test_message_seconds_broadcasts_over_link_classes():
     c = ClusterSpec()
     got = c.message_seconds(np.array([[1e9], [2e9]]), np.array([False, True]))
-    np.testing.assert_allclose(got, [[5e-6 + 1e9 / 200e9, 10e-6 + 1e9 / 25e9],
-                                     [5e-6 + 2e9 / 200e9, 10e-6 + 2e9 / 25e9]])
+    np.testing.assert_allclose(
+        got, [[5e-6 + 1e9 / 200e9, 10e-6 + 1e9 / 25e9], [5e-6 + 2e9 / 200e9, 10e-6 + 2e9 / 25e9]]
+    )
 
 
 def test_compute_seconds_and_num_nodes():

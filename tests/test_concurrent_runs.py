@@ -25,10 +25,19 @@ pytestmark = pytest.mark.slow
 
 def run_twice_at_once(args: list[str], env: dict[str, str] | None = None) -> list[dict[str, Any]]:
     command = [sys.executable, "-m", "workbench.cli", "run", *args, "--json"]
-    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
-                              env={**os.environ, **(env or {})}) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO_ROOT,
+            env={**os.environ, **(env or {})},
+        )
+        for _ in range(2)
+    ]
     outputs = [proc.communicate(timeout=600) for proc in procs]
-    for proc, (out, err) in zip(procs, outputs):
+    for proc, (_out, err) in zip(procs, outputs):
         assert proc.returncode == 0, err
     return [json.loads(out) for out, _ in outputs]
 
@@ -42,8 +51,22 @@ def without_timings(value: Any) -> Any:
 
 
 def test_two_mesh_attention_checks_at_once() -> None:
-    runs = run_twice_at_once(["mesh-attention", "--mode", "check", "--gpus", "4", "--seq", "64", "--heads", "4",
-                              "--head-dim", "8", "--causal"])
+    runs = run_twice_at_once(
+        [
+            "mesh-attention",
+            "--mode",
+            "check",
+            "--gpus",
+            "4",
+            "--seq",
+            "64",
+            "--heads",
+            "4",
+            "--head-dim",
+            "8",
+            "--causal",
+        ]
+    )
     for run in runs:
         for method in run["results"]:
             # float64 kernels against a float64 reference over 64 tokens: rounding only (1e-12 is ~5000 ulp)

@@ -46,9 +46,13 @@ def test_name_module_and_files_follow_the_technique_shape(entry):
     assert entry.module.startswith(package), f"{entry.module} is not in {package}"
     assert technique.panel.startswith(f"widgets.{entry.area}.{entry.package}:")
     assert technique.notebook == f"notebooks/{entry.area}/{entry.package}.ipynb"
-    for path in (f"workbench/{entry.area}/{entry.package}/config.py", f"workbench/{entry.area}/{entry.package}/runner.py",
-                 f"workbench/{entry.area}/{entry.package}/study.py", f"widgets/{entry.area}/{entry.package}.py",
-                 technique.notebook):
+    for path in (
+        f"workbench/{entry.area}/{entry.package}/config.py",
+        f"workbench/{entry.area}/{entry.package}/runner.py",
+        f"workbench/{entry.area}/{entry.package}/study.py",
+        f"widgets/{entry.area}/{entry.package}.py",
+        technique.notebook,
+    ):
         assert (REPO_ROOT / path).is_file(), f"{entry.name}: {path} is missing"
     assert (REPO_ROOT / "tests" / entry.area / entry.package).is_dir()
     for alias in entry.aliases:

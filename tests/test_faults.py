@@ -83,7 +83,9 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-def run_with_fault(name: str, fault: str, tmp_path: Path, extra: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
+def run_with_fault(
+    name: str, fault: str, tmp_path: Path, extra: dict | None = None
+) -> tuple[subprocess.CompletedProcess, float]:
     technique = get_technique(name)
     params = {**technique.smoke, **(extra or {})}
     tmpdir = tmp_path / "tmp"
@@ -92,8 +94,15 @@ def run_with_fault(name: str, fault: str, tmp_path: Path, extra: dict | None = N
     env = {**os.environ, "WORKBENCH_FAULT": fault, "TMPDIR": str(tmpdir), marker.split("=")[0]: marker.split("=")[1]}
     shm_before = _shm()
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "workbench.cli", "run", name, *cli_args(name, params)],
-                          capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "run", name, *cli_args(name, params)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     seconds = time.monotonic() - start
     time.sleep(0.2)
     assert _processes_with(marker) == [], "worker processes outlived the run"
@@ -120,7 +129,10 @@ def test_killed_or_stopped_worker_gives_one_line(name: str, fault: str, tmp_path
         assert "out-of-memory killer" in lines[0] and "try a smaller" in lines[0]
         assert seconds < 60  # start-up (imports, data) dominates; the failure itself is seen within 0.5 s
     else:
-        assert f"did not finish within timeout_s={timeout} s: worker rank {rank} of {world} was stopped (SIGSTOP)" in lines[0]
+        assert (
+            f"did not finish within timeout_s={timeout} s: worker rank {rank} of {world} was stopped (SIGSTOP)"
+            in lines[0]
+        )
         assert "--timeout-s" in lines[0]
         assert timeout <= seconds < timeout + 60
     print(f"{name} {fault} rank {rank} step {step}: {seconds:.1f} s to a clean error: {lines[0]}")

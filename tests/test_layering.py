@@ -37,7 +37,9 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             subs = {f"{base}.{alias.name}" for alias in node.names}
             modules = {m for m in subs if m in MODULES}
             found.update(modules if modules == subs else {base, *modules})  # `from pkg import module` needs only it
@@ -47,8 +49,10 @@ def _imports(path: Path) -> set[str]:
 def _graph() -> dict[str, set[str]]:
     """Module -> the workbench/widgets modules it imports; a parent package (imported anyway before any of its
     modules) is not an edge."""
-    return {name: {m for m in _imports(path) if m in MODULES and not name.startswith(m + ".") and m != name}
-            for name, path in MODULES.items()}
+    return {
+        name: {m for m in _imports(path) if m in MODULES and not name.startswith(m + ".") and m != name}
+        for name, path in MODULES.items()
+    }
 
 
 def test_workbench_never_imports_the_ui_floor():
@@ -76,7 +80,7 @@ def test_no_import_cycle_even_through_function_local_imports():
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycle = stack[stack.index(nxt):] + [nxt]
+                cycle = stack[stack.index(nxt) :] + [nxt]
                 raise AssertionError("import cycle: " + " -> ".join(cycle))
             if nxt not in state:
                 visit(nxt)

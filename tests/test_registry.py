@@ -4,10 +4,25 @@ import pytest
 
 from workbench.registry import catalogue, get_technique, technique_names
 
-
 PAPER_TECHNIQUES = {
-    "mesh-attention", "greedysnake", "srt", "redox", "cfp", "dawnpiper", "quest", "napa", "robuststate", "qgas",
-    "pulse-zne", "hybrid-qaoa", "topgen", "gnnpipe", "dwarvesgraph", "kudu", "fiited", "refloat",
+    "mesh-attention",
+    "greedysnake",
+    "srt",
+    "redox",
+    "cfp",
+    "dawnpiper",
+    "quest",
+    "napa",
+    "robuststate",
+    "qgas",
+    "pulse-zne",
+    "hybrid-qaoa",
+    "topgen",
+    "gnnpipe",
+    "dwarvesgraph",
+    "kudu",
+    "fiited",
+    "refloat",
 }
 
 
@@ -38,11 +53,15 @@ def test_readme_and_index_hold_the_generated_technique_table():
     from workbench.registry import markdown_table
 
     root = Path(__file__).resolve().parents[1]
-    assert markdown_table() in (root / "README.md").read_text(), "README table differs: paste `workbench list --markdown`"
+    assert markdown_table() in (root / "README.md").read_text(), (
+        "README table differs: paste `workbench list --markdown`"
+    )
     import nbformat
 
     index = nbformat.read(root / "notebooks" / "index.ipynb", as_version=4)
-    assert markdown_table("notebooks/") in index.cells[0].source, "index.ipynb table differs: `workbench list --markdown notebooks/`"
+    assert markdown_table("notebooks/") in index.cells[0].source, (
+        "index.ipynb table differs: `workbench list --markdown notebooks/`"
+    )
 
 
 def test_aliases_resolve_to_one_technique():

@@ -8,15 +8,21 @@ from workbench.report import apply_overrides, parameter_names, parse_overrides, 
 
 def notebook():
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# t"),
-                nbformat.v4.new_code_cell("GPUS = 4\nNAME: str = 'x'", metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell("print(GPUS)")]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# t"),
+        nbformat.v4.new_code_cell("GPUS = 4\nNAME: str = 'x'", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("print(GPUS)"),
+    ]
     return nb
 
 
 def test_parse_overrides_takes_literals_else_strings():
     assert parse_overrides(["GPUS=16", "CAUSAL=False", "NAME=ring", "X=[1, 2]"]) == {
-        "GPUS": 16, "CAUSAL": False, "NAME": "ring", "X": [1, 2]}
+        "GPUS": 16,
+        "CAUSAL": False,
+        "NAME": "ring",
+        "X": [1, 2],
+    }
     with pytest.raises(ValueError, match="-p 'GPUS' is malformed: expected NAME=VALUE"):
         parse_overrides(["GPUS"])
 
@@ -49,8 +55,12 @@ def test_a_failing_notebook_gives_one_plain_line(tmp_path):
 
     from workbench.report import export_report
 
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("X = 1", metadata={"tags": ["parameters"]}),
-                                         nbformat.v4.new_code_cell("raise ValueError('bad thing')")])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("X = 1", metadata={"tags": ["parameters"]}),
+            nbformat.v4.new_code_cell("raise ValueError('bad thing')"),
+        ]
+    )
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = tmp_path / "bad.ipynb"
     nbformat.write(nb, path)

@@ -27,8 +27,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["TruncatedFileError", "WriteError", "atomic_write", "write_bytes", "write_text", "verify_file",
-           "verify_zip", "sha256_of"]
+__all__ = [
+    "TruncatedFileError",
+    "WriteError",
+    "atomic_write",
+    "write_bytes",
+    "write_text",
+    "verify_file",
+    "verify_zip",
+    "sha256_of",
+]
 
 #: errno values that mean "no room": a full disk, a quota, a file-size limit (RLIMIT_FSIZE gives EFBIG)
 _NO_SPACE = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -76,8 +84,11 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *, encoding: st
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         if exc.errno in _NO_SPACE:
-            raise WriteError(exc.errno, f"could not write {target}: no space left ({os.strerror(exc.errno)}); "
-                                        f"the previous {target.name} is unchanged") from exc
+            raise WriteError(
+                exc.errno,
+                f"could not write {target}: no space left ({os.strerror(exc.errno)}); "
+                f"the previous {target.name} is unchanged",
+            ) from exc
         raise
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -122,8 +133,14 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def verify_file(path: str | os.PathLike[str], *, size: int | None = None, sha256: str | None = None,
-                what: str = "file", remedy: str = "delete it and create it again") -> Path:
+def verify_file(
+    path: str | os.PathLike[str],
+    *,
+    size: int | None = None,
+    sha256: str | None = None,
+    what: str = "file",
+    remedy: str = "delete it and create it again",
+) -> Path:
     """Check that ``path`` has ``size`` bytes and the SHA-256 ``sha256`` (each when given); returns the path.
 
     Raises:
@@ -141,8 +158,9 @@ def verify_file(path: str | os.PathLike[str], *, size: int | None = None, sha256
     return path
 
 
-def verify_zip(path: str | os.PathLike[str], *, what: str = "file",
-               remedy: str = "delete it and create it again") -> Path:
+def verify_zip(
+    path: str | os.PathLike[str], *, what: str = "file", remedy: str = "delete it and create it again"
+) -> Path:
     """Check a zip container (``torch.save`` output): central directory present, every member's CRC-32 right.
 
     A file cut short loses its central directory (at the end), so truncation at any byte is caught; a damaged
@@ -159,8 +177,9 @@ def verify_zip(path: str | os.PathLike[str], *, what: str = "file",
     except (zipfile.BadZipFile, EOFError, OSError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
-        raise TruncatedFileError(f"{what} {path} is truncated or damaged ({size} bytes, not a complete zip "
-                                 f"archive: {exc}); {remedy}") from None
+        raise TruncatedFileError(
+            f"{what} {path} is truncated or damaged ({size} bytes, not a complete zip archive: {exc}); {remedy}"
+        ) from None
     if bad is not None:
         raise TruncatedFileError(f"{what} {path} is damaged (member {bad!r} fails its CRC-32); {remedy}")
     return path

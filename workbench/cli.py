@@ -14,8 +14,8 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from workbench.config import ParamSpec
 from workbench.registry import AREAS, catalogue, get_technique, markdown_table
@@ -60,8 +60,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.list_techniques or args.technique is None:
-        print("usage: workbench run TECHNIQUE [parameters] [--json]\n\nready techniques (`workbench run TECHNIQUE "
-              "--help` lists each one's parameters):")
+        print(
+            "usage: workbench run TECHNIQUE [parameters] [--json]\n\nready techniques (`workbench run TECHNIQUE "
+            "--help` lists each one's parameters):"
+        )
         for e in catalogue():
             if e.status == "ready":
                 print(f"  {e.name:<16} {e.summary}")
@@ -97,8 +99,9 @@ def register_notebook_filter(repo: Path = REPO_ROOT) -> bool:
     if not (repo / ".git").exists():
         return False
     clean = f"{sys.executable} -m workbench.notebook_filter"
-    done = subprocess.run(["git", "-C", str(repo), "config", "filter.workbench-notebooks.clean", clean],
-                          capture_output=True)
+    done = subprocess.run(
+        ["git", "-C", str(repo), "config", "filter.workbench-notebooks.clean", clean], capture_output=True
+    )
     return done.returncode == 0
 
 
@@ -109,8 +112,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
         env["WORKBENCH_DATA"] = str(shared)
     command = lab_command(args.jupyter_args)
     if "--allow-root" in command:
-        print("note: running as root, so JupyterLab starts with --allow-root (as Jupyter's docker stacks do)",
-              file=sys.stderr)
+        print(
+            "note: running as root, so JupyterLab starts with --allow-root (as Jupyter's docker stacks do)",
+            file=sys.stderr,
+        )
     register_notebook_filter()
     try:
         return subprocess.call(command, env=env)
@@ -132,16 +137,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser(
-        "lab", help="open JupyterLab on notebooks/ (index notebook); other options go to jupyter lab",
+        "lab",
+        help="open JupyterLab on notebooks/ (index notebook); other options go to jupyter lab",
         description="Open JupyterLab on notebooks/ at the index notebook. It is started with "
-        + " ".join(LAB_OPTIONS) + " (and --allow-root when run as root); any other option is passed on to "
+        + " ".join(LAB_OPTIONS)
+        + " (and --allow-root when run as root); any other option is passed on to "
         "JupyterLab. Notebooks keep their outputs on disk, while git sees them clean: `workbench lab` registers "
-        "the clean filter named in .gitattributes (python -m workbench.notebook_filter).")
+        "the clean filter named in .gitattributes (python -m workbench.notebook_filter).",
+    )
     p.set_defaults(func=cmd_lab)
 
     p = sub.add_parser("list", help="list techniques with a one-line description")
-    p.add_argument("--markdown", nargs="?", const="", default=None, metavar="STRIP",
-                   help="print the Markdown table of the README (the index notebook's: --markdown notebooks/)")
+    p.add_argument(
+        "--markdown",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="STRIP",
+        help="print the Markdown table of the README (the index notebook's: --markdown notebooks/)",
+    )
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("run", help="run a technique headless", add_help=False)
@@ -152,9 +166,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="execute a notebook with parameters and write a self-contained HTML report")
     p.add_argument("notebook", help="path of the notebook, e.g. notebooks/llm/mesh_attention.ipynb")
-    p.add_argument("--out", required=True, help="output file: .html (offline page) or .pdf (the same page printed by headless Chromium)")
-    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a parameter of the notebook's parameters cell (repeatable)")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="output file: .html (offline page) or .pdf (the same page printed by headless Chromium)",
+    )
+    p.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a parameter of the notebook's parameters cell (repeatable)",
+    )
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per cell (default 1800)")
     p.set_defaults(func=cmd_report)
 

@@ -60,32 +60,76 @@ class ClusterSpec(Config):
     # Effective attention throughput. 989 TFLOP/s is the H100/H800 SXM dense bf16 peak (NVIDIA H100 datasheet);
     # FlashAttention-2 sustains roughly 35-40 % of it on Hopper for head_dim 128 forward + backward
     # (FlashAttention-3 paper, arXiv 2407.08608, Fig. 5-6 baselines), hence ~400 TFLOP/s.
-    gpu_tflops: float = param(400.0, lo=0.001, hi=100_000.0, unit="TFLOP/s",
-                              label="GPU compute", help="effective dense FLOP rate of one GPU on attention kernels")
+    gpu_tflops: float = param(
+        400.0,
+        lo=0.001,
+        hi=100_000.0,
+        unit="TFLOP/s",
+        label="GPU compute",
+        help="effective dense FLOP rate of one GPU on attention kernels",
+    )
     # H100/H800 SXM: 80 GB HBM3.
     gpu_memory_gb: float = param(80.0, lo=0.001, hi=100_000.0, unit="GB", label="GPU memory", help="memory of one GPU")
-    gpus_per_node: int = param(8, lo=1, hi=1024, unit="GPUs", label="GPUs per node", help="GPUs sharing one NVLink domain")
+    gpus_per_node: int = param(
+        8, lo=1, hi=1024, unit="GPUs", label="GPUs per node", help="GPUs sharing one NVLink domain"
+    )
     # H800 NVLink: 400 GB/s bidirectional -> 200 GB/s per direction (H100: 450 per direction).
-    intra_node_bw_gbps: float = param(200.0, lo=0.001, hi=100_000.0, unit="GB/s",
-                                      label="NVLink bandwidth", help="NVLink bandwidth per GPU per direction")
+    intra_node_bw_gbps: float = param(
+        200.0,
+        lo=0.001,
+        hi=100_000.0,
+        unit="GB/s",
+        label="NVLink bandwidth",
+        help="NVLink bandwidth per GPU per direction",
+    )
     # One 200 Gb/s HDR InfiniBand (or RoCE) NIC per GPU = 25 GB/s per direction.
-    inter_node_bw_gbps: float = param(25.0, lo=0.001, hi=100_000.0, unit="GB/s",
-                                      label="network bandwidth", help="network bandwidth per GPU per direction")
+    inter_node_bw_gbps: float = param(
+        25.0,
+        lo=0.001,
+        hi=100_000.0,
+        unit="GB/s",
+        label="network bandwidth",
+        help="network bandwidth per GPU per direction",
+    )
     # Per-message start-up cost of a NCCL send/recv; a few microseconds on NVLink, ~10 us across IB.
-    intra_node_latency_us: float = param(5.0, lo=0.0, hi=1_000_000.0, unit="us",
-                                         label="NVLink latency", help="start-up latency of one message inside a node")
-    inter_node_latency_us: float = param(10.0, lo=0.0, hi=1_000_000.0, unit="us",
-                                         label="network latency", help="start-up latency of one message between nodes")
+    intra_node_latency_us: float = param(
+        5.0,
+        lo=0.0,
+        hi=1_000_000.0,
+        unit="us",
+        label="NVLink latency",
+        help="start-up latency of one message inside a node",
+    )
+    inter_node_latency_us: float = param(
+        10.0,
+        lo=0.0,
+        hi=1_000_000.0,
+        unit="us",
+        label="network latency",
+        help="start-up latency of one message between nodes",
+    )
     # ---- the host side of a node (offloading, data loading, CPU-only clusters) ----------------------------
     # DGX H100: 2 x 56-core Xeon 8480C and 2 TB DDR5 per 8-GPU node.
     cpu_cores: int = param(112, lo=1, hi=100_000, unit="cores", label="CPU cores", help="CPU cores of one node")
-    host_memory_gb: float = param(2000.0, lo=0.001, hi=1_000_000.0, unit="GB", label="host memory", help="host (CPU) memory of one node")
+    host_memory_gb: float = param(
+        2000.0, lo=0.001, hi=1_000_000.0, unit="GB", label="host memory", help="host (CPU) memory of one node"
+    )
     # PCIe Gen5 x16: 64 GB/s per direction theoretical, ~50 GB/s achieved by cudaMemcpy.
-    pcie_bw_gbps: float = param(50.0, lo=0.001, hi=100_000.0, unit="GB/s",
-                                label="PCIe bandwidth", help="host <-> GPU bandwidth per GPU per direction (PCIe)")
+    pcie_bw_gbps: float = param(
+        50.0,
+        lo=0.001,
+        hi=100_000.0,
+        unit="GB/s",
+        label="PCIe bandwidth",
+        help="host <-> GPU bandwidth per GPU per direction (PCIe)",
+    )
     # A node's NVMe array: 8 x Gen4 NVMe at ~6.5 / 3.5 GB/s sequential read / write each (DGX-class storage).
-    ssd_read_bw_gbps: float = param(50.0, lo=0.001, hi=100_000.0, unit="GB/s", label="SSD read", help="SSD read bandwidth of one node")
-    ssd_write_bw_gbps: float = param(25.0, lo=0.001, hi=100_000.0, unit="GB/s", label="SSD write", help="SSD write bandwidth of one node")
+    ssd_read_bw_gbps: float = param(
+        50.0, lo=0.001, hi=100_000.0, unit="GB/s", label="SSD read", help="SSD read bandwidth of one node"
+    )
+    ssd_write_bw_gbps: float = param(
+        25.0, lo=0.001, hi=100_000.0, unit="GB/s", label="SSD write", help="SSD write bandwidth of one node"
+    )
 
     # ---- derived SI quantities -------------------------------------------------------------------------
     @property
@@ -132,8 +176,11 @@ class ClusterSpec(Config):
 
     def compute_seconds(self, flops: Any) -> Any:
         """Seconds to execute ``flops`` (scalar or array) at the effective rate."""
-        return np.asarray(flops, dtype=np.float64) / self.flops_per_second if np.ndim(flops) else (
-            float(flops) / self.flops_per_second)
+        return (
+            np.asarray(flops, dtype=np.float64) / self.flops_per_second
+            if np.ndim(flops)
+            else (float(flops) / self.flops_per_second)
+        )
 
     def message_seconds(self, nbytes: Any, inter_node: Any) -> Any:
         """Seconds of one message of ``nbytes`` over NVLink (``inter_node`` False) or the network (True).
@@ -186,8 +233,9 @@ def same_node(src: Any, dst: Any, cluster: ClusterSpec) -> Any:
 
 def link_bandwidth(src: Any, dst: Any, cluster: ClusterSpec) -> Any:
     """Bytes per second of the link a ``src -> dst`` transfer crosses (NVLink inside a node, network across)."""
-    out = np.where(same_node(src, dst, cluster), cluster.intra_node_bytes_per_second,
-                   cluster.inter_node_bytes_per_second)
+    out = np.where(
+        same_node(src, dst, cluster), cluster.intra_node_bytes_per_second, cluster.inter_node_bytes_per_second
+    )
     return float(out) if out.ndim == 0 else out
 
 

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 __all__ = ["Config", "ParamSpec", "param", "group", "param_specs", "coerce"]
 
@@ -49,8 +50,14 @@ def param(
 ) -> Any:
     """Declare a config field with its default, valid range (``lo..hi`` inclusive) or choices, unit, help and
     a short readable ``label`` for panels (default: the name in words)."""
-    meta = {"lo": lo, "hi": hi, "choices": tuple(choices) if choices is not None else None, "unit": unit, "help": help,
-            "label": label}
+    meta = {
+        "lo": lo,
+        "hi": hi,
+        "choices": tuple(choices) if choices is not None else None,
+        "unit": unit,
+        "help": help,
+        "label": label,
+    }
     return field(default=default, metadata=meta)
 
 
@@ -110,7 +117,13 @@ class ParamSpec:
 
 
 def _fmt(x: float) -> str:
-    return f"{x:,}".replace(",", "_") if isinstance(x, int) and abs(x) >= 100_000 else f"{x:g}" if isinstance(x, float) else str(x)
+    return (
+        f"{x:,}".replace(",", "_")
+        if isinstance(x, int) and abs(x) >= 100_000
+        else f"{x:g}"
+        if isinstance(x, float)
+        else str(x)
+    )
 
 
 def coerce(spec: ParamSpec, value: Any) -> Any:
@@ -161,8 +174,10 @@ def param_specs(cls: type, prefix: str = "") -> tuple[ParamSpec, ...]:
         sub = _group_class(f)
         if sub is not None:
             defaults = f.default_factory().to_flat_dict()  # the group's defaults as this config sets them
-            specs.extend(dataclasses.replace(spec, default=defaults[spec.name.removeprefix(prefix + f.name + ".")])
-                         for spec in param_specs(sub, prefix + f.name + "."))
+            specs.extend(
+                dataclasses.replace(spec, default=defaults[spec.name.removeprefix(prefix + f.name + ".")])
+                for spec in param_specs(sub, prefix + f.name + ".")
+            )
             continue
         t = hints[f.name]
         if t not in _TYPES:
@@ -170,8 +185,14 @@ def param_specs(cls: type, prefix: str = "") -> tuple[ParamSpec, ...]:
         m = f.metadata
         specs.append(
             ParamSpec(
-                name=prefix + f.name, type=t, default=f.default, lo=m.get("lo"), hi=m.get("hi"),
-                choices=m.get("choices"), unit=m.get("unit", ""), help=m.get("help", ""),
+                name=prefix + f.name,
+                type=t,
+                default=f.default,
+                lo=m.get("lo"),
+                hi=m.get("hi"),
+                choices=m.get("choices"),
+                unit=m.get("unit", ""),
+                help=m.get("help", ""),
                 label=m.get("label", ""),
             )
         )
@@ -193,7 +214,9 @@ class Config:
                 if isinstance(value, Mapping):
                     value = sub.from_dict(value)
                 elif not isinstance(value, sub):
-                    raise ValueError(f"{f.name}={value!r} is not a {sub.__name__}: give one, or a mapping of its fields")
+                    raise ValueError(
+                        f"{f.name}={value!r} is not a {sub.__name__}: give one, or a mapping of its fields"
+                    )
                 object.__setattr__(self, f.name, value)
         for spec in param_specs(type(self)):
             if "." not in spec.name:
@@ -256,4 +279,3 @@ class Config:
     def replace(self, **changes: Any):
         """A copy with ``changes`` applied (validated again; a group takes a config or a mapping)."""
         return type(self).from_dict({**self.to_flat_dict(), **changes})
-

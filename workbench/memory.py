@@ -65,5 +65,7 @@ def require(nbytes: float, *, what: str, hint: str) -> None:
     """Raise ValueError when ``nbytes`` (an estimate of peak memory) exceeds :func:`available_bytes`."""
     avail = available_bytes()
     if nbytes > avail:
-        raise ValueError(f"{what} needs about {fmt_bytes(nbytes)} of memory but {fmt_bytes(avail)} is available "
-                         f"on this machine: {hint}")
+        raise ValueError(
+            f"{what} needs about {fmt_bytes(nbytes)} of memory but {fmt_bytes(avail)} is available "
+            f"on this machine: {hint}"
+        )

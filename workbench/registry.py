@@ -11,15 +11,24 @@ only when asked for, so ``workbench list`` stays fast.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal
 
 from workbench.config import Config
 from workbench.results import Result
 
-__all__ = ["AREAS", "Technique", "CatalogueEntry", "catalogue", "entry", "get_technique", "import_area",
-           "technique_names"]
+__all__ = [
+    "AREAS",
+    "Technique",
+    "CatalogueEntry",
+    "catalogue",
+    "entry",
+    "get_technique",
+    "import_area",
+    "technique_names",
+]
 
 Status = Literal["ready", "planned"]
 
@@ -57,13 +66,15 @@ class Technique:
 
 
 #: area folder name -> heading shown in lists (the same folder names on every floor)
-AREAS = MappingProxyType({
-    "llm": "LLM systems",
-    "quantum": "Quantum",
-    "graphs": "Graphs",
-    "recsys": "Recommenders",
-    "solvers": "Solvers",
-})
+AREAS = MappingProxyType(
+    {
+        "llm": "LLM systems",
+        "quantum": "Quantum",
+        "graphs": "Graphs",
+        "recsys": "Recommenders",
+        "solvers": "Solvers",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -88,20 +99,29 @@ class CatalogueEntry:
 
 
 _CATALOGUE = (
-    CatalogueEntry("mesh-attention", "llm",
-                   "2-D tile distributed attention vs Ring, Ulysses and USP: real gloo/NCCL kernels + cluster model",
-                   "workbench.llm.mesh_attention.runner"),
+    CatalogueEntry(
+        "mesh-attention",
+        "llm",
+        "2-D tile distributed attention vs Ring, Ulysses and USP: real gloo/NCCL kernels + cluster model",
+        "workbench.llm.mesh_attention.runner",
+    ),
     CatalogueEntry("greedysnake", "llm", "SSD-offloaded training with vertical scheduling"),
     CatalogueEntry("srt", "llm", "speculative RL rollouts from a per-prompt tree cache"),
     CatalogueEntry("redox", "llm", "data loading by file redirection"),
     CatalogueEntry("cfp", "llm", "intra-operator parallel-plan search"),
     CatalogueEntry("dawnpiper", "llm", "memory-aware pipeline partitioning"),
-    CatalogueEntry("devices", "quantum",
-                   "real device noise snapshots and a differentiable torch simulator, checked against qiskit-aer",
-                   "workbench.quantum.devices.runner"),
-    CatalogueEntry("quest", "quantum",
-                   "graph transformer predicts circuit reliability (PST) on real device noise, vs two baselines",
-                   "workbench.quantum.quest.runner"),
+    CatalogueEntry(
+        "devices",
+        "quantum",
+        "real device noise snapshots and a differentiable torch simulator, checked against qiskit-aer",
+        "workbench.quantum.devices.runner",
+    ),
+    CatalogueEntry(
+        "quest",
+        "quantum",
+        "graph transformer predicts circuit reliability (PST) on real device noise, vs two baselines",
+        "workbench.quantum.quest.runner",
+    ),
     CatalogueEntry("napa", "quantum", "native-pulse variational ansatz"),
     CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
     CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search"),
@@ -109,18 +129,33 @@ _CATALOGUE = (
     CatalogueEntry("hybrid-qaoa", "quantum", "hybrid gate-pulse QAOA"),
     CatalogueEntry("topgen", "quantum", "topology-aware ansatz generation"),
     CatalogueEntry("gnnpipe", "graphs", "layer-pipelined GNN training", "workbench.graphs.gnnpipe.runner"),
-    CatalogueEntry("dwarvesgraph", "graphs",
-                   "pattern-decomposition graph mining: count a pattern or all k-motifs (decomposition, enumeration "
-                   "or the Kudu engine)", "workbench.graphs.dwarvesgraph.runner", aliases=("pattern-count",)),
-    CatalogueEntry("kudu", "graphs",
-                   "distributed pattern mining on a partitioned graph: real gloo processes, BFS-DFS hybrid, reuse",
-                   "workbench.graphs.kudu.runner"),
-    CatalogueEntry("fiited", "recsys",
-                   "per-vector embedding dimension pruning during DLRM training on a VHPI chunk table, vs five "
-                   "baselines at equal memory", "workbench.recsys.fiited.runner"),
-    CatalogueEntry("refloat", "solvers",
-                   "block floating point for CG/BiCGSTAB on real SuiteSparse matrices + ReRAM time model",
-                   "workbench.solvers.refloat.runner"),
+    CatalogueEntry(
+        "dwarvesgraph",
+        "graphs",
+        "pattern-decomposition graph mining: count a pattern or all k-motifs (decomposition, enumeration "
+        "or the Kudu engine)",
+        "workbench.graphs.dwarvesgraph.runner",
+        aliases=("pattern-count",),
+    ),
+    CatalogueEntry(
+        "kudu",
+        "graphs",
+        "distributed pattern mining on a partitioned graph: real gloo processes, BFS-DFS hybrid, reuse",
+        "workbench.graphs.kudu.runner",
+    ),
+    CatalogueEntry(
+        "fiited",
+        "recsys",
+        "per-vector embedding dimension pruning during DLRM training on a VHPI chunk table, vs five "
+        "baselines at equal memory",
+        "workbench.recsys.fiited.runner",
+    ),
+    CatalogueEntry(
+        "refloat",
+        "solvers",
+        "block floating point for CG/BiCGSTAB on real SuiteSparse matrices + ReRAM time model",
+        "workbench.solvers.refloat.runner",
+    ),
 )
 
 _BY_NAME = MappingProxyType({n: e for e in _CATALOGUE for n in (e.name, *e.aliases)})
@@ -139,7 +174,9 @@ def entry(name: str) -> CatalogueEntry:
     """The catalogue entry called ``name`` (or one of its aliases); ValueError for unknown names."""
     found = _BY_NAME.get(name)
     if found is None:
-        raise ValueError(f"technique={name!r} is unknown: valid techniques are {', '.join(technique_names(ready_only=True))}")
+        raise ValueError(
+            f"technique={name!r} is unknown: valid techniques are {', '.join(technique_names(ready_only=True))}"
+        )
     return found
 
 

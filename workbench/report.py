@@ -12,8 +12,8 @@ template (no require.js, no MathJax, no CDN), so it renders with the network off
 from __future__ import annotations
 
 import ast
-import logging
 import importlib.util
+import logging
 import os
 import re
 import tempfile
@@ -116,7 +116,9 @@ def execute_notebook(
     if export:
         os.environ["WORKBENCH_EXPORT"] = "1"
     try:
-        client = NotebookClient(nb, timeout=timeout_s, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
+        client = NotebookClient(
+            nb, timeout=timeout_s, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+        )
         client.execute()
     except CellExecutionError as exc:
         last = ANSI_ESCAPE.sub("", str(exc)).strip().splitlines()[-1]  # tracebacks carry terminal colour codes
@@ -136,7 +138,9 @@ def plotly_js() -> str:
     spec = importlib.util.find_spec("plotly")
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError("the plotly package is not installed: pip install plotly")
-    return (Path(list(spec.submodule_search_locations)[0]) / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
+    return (Path(list(spec.submodule_search_locations)[0]) / "package_data" / "plotly.min.js").read_text(
+        encoding="utf-8"
+    )
 
 
 def render_html(nb: nbformat.NotebookNode, title: str) -> str:
@@ -152,17 +156,23 @@ def render_html(nb: nbformat.NotebookNode, title: str) -> str:
     from html import escape
 
     return (
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{_CSS}</style>"
-        f"<script type=\"text/javascript\">{plotly_js()}</script>"
+        f'<script type="text/javascript">{plotly_js()}</script>'
         f"</head><body>\n{body}\n</body></html>\n"
     )
 
 
 #: where a Chromium-family browser for PDF reports is looked for (``WORKBENCH_CHROMIUM`` first)
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
-CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync")
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+)
 
 
 def chromium_executable() -> str:
@@ -170,8 +180,10 @@ def chromium_executable() -> str:
     for candidate in (os.environ.get("WORKBENCH_CHROMIUM", ""), *CHROMIUM_PATHS):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    raise FileNotFoundError("a PDF report needs a Chromium browser: install Debian's chromium (apt-get install "
-                            "chromium) or set WORKBENCH_CHROMIUM to one")
+    raise FileNotFoundError(
+        "a PDF report needs a Chromium browser: install Debian's chromium (apt-get install "
+        "chromium) or set WORKBENCH_CHROMIUM to one"
+    )
 
 
 def html_to_pdf(html: str, *, timeout_s: float = 120.0) -> bytes:
@@ -183,8 +195,10 @@ def html_to_pdf(html: str, *, timeout_s: float = 120.0) -> bytes:
     try:
         from playwright.sync_api import sync_playwright
     except ModuleNotFoundError:
-        raise FileNotFoundError("a PDF report needs playwright: pip install playwright (no browser download: "
-                                "it drives the system's Chromium)") from None
+        raise FileNotFoundError(
+            "a PDF report needs playwright: pip install playwright (no browser download: "
+            "it drives the system's Chromium)"
+        ) from None
     with tempfile.TemporaryDirectory(prefix="workbench-pdf-") as tmp:
         page_path = Path(tmp) / "report.html"
         page_path.write_text(html, encoding="utf-8")
@@ -192,19 +206,28 @@ def html_to_pdf(html: str, *, timeout_s: float = 120.0) -> bytes:
             browser = pw.chromium.launch(executable_path=chromium_executable(), headless=True, args=list(CHROMIUM_ARGS))
             try:
                 page = browser.new_page(viewport={"width": 1000, "height": 1400})
-                page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                           else route.abort())  # offline, as the HTML report promises
+                page.route(
+                    "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
+                )  # offline, as the HTML report promises
                 page.goto(page_path.as_uri(), wait_until="load", timeout=timeout_s * 1000)
-                page.wait_for_function("() => [...document.querySelectorAll('.plotly-graph-div')]"
-                                       ".every(d => d.querySelector('.main-svg'))", timeout=timeout_s * 1000)
+                page.wait_for_function(
+                    "() => [...document.querySelectorAll('.plotly-graph-div')]"
+                    ".every(d => d.querySelector('.main-svg'))",
+                    timeout=timeout_s * 1000,
+                )
                 page.emulate_media(media="print")
-                return page.pdf(format="A4", print_background=True,
-                                margin={"top": "12mm", "bottom": "12mm", "left": "10mm", "right": "10mm"})
+                return page.pdf(
+                    format="A4",
+                    print_background=True,
+                    margin={"top": "12mm", "bottom": "12mm", "left": "10mm", "right": "10mm"},
+                )
             finally:
                 browser.close()
 
 
-def export_report(notebook: Path, out: Path, overrides: dict[str, Any] | None = None, *, timeout_s: float = 1800.0) -> Path:
+def export_report(
+    notebook: Path, out: Path, overrides: dict[str, Any] | None = None, *, timeout_s: float = 1800.0
+) -> Path:
     """Execute ``notebook`` with ``overrides`` and write the offline report to ``out``: HTML, or a PDF of the same
     page when ``out`` ends in ``.pdf``; returns ``out``."""
     if out.suffix.lower() not in (".html", ".htm", ".pdf"):

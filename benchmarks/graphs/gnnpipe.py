@@ -48,29 +48,58 @@ def _layers(plan: dict) -> list[tuple[str, ...]]:
 
         t = interleaved({"ours": ours, "pyg": peer}, rounds=plan["rounds"])
         ratio = median([a / b for a, b in zip(t["ours"], t["pyg"])])
-        out.append((f"{kind} layer fwd+bwd (Cora, d = {d})", fmt_ms(median(t["ours"])), fmt_ms(median(t["pyg"])),
-                    fmt_ratio(ratio), "PyG " + type(conv).__name__))
+        out.append(
+            (
+                f"{kind} layer fwd+bwd (Cora, d = {d})",
+                fmt_ms(median(t["ours"])),
+                fmt_ms(median(t["pyg"])),
+                fmt_ratio(ratio),
+                "PyG " + type(conv).__name__,
+            )
+        )
     return out
 
 
 def run(*, quick: bool) -> Section:
     plan = QUICK if quick else FULL
     rows = _layers(plan)
-    cfg = GnnpipeConfig(layers=plan["layers"], hidden=plan["hidden"], workers=plan["workers"], chunks=4,
-                        epochs=plan["epochs"], eval_every=plan["epochs"])
+    cfg = GnnpipeConfig(
+        layers=plan["layers"],
+        hidden=plan["hidden"],
+        workers=plan["workers"],
+        chunks=4,
+        epochs=plan["epochs"],
+        eval_every=plan["epochs"],
+    )
     pipe, gp = run_method(cfg, "gnnpipe"), run_method(cfg, "graph-parallel")
-    rows.append((f"epoch, P = {cfg.workers} processes (gcnii L = {cfg.layers}, K = 4)", fmt_ms(pipe.seconds_per_epoch),
-                 fmt_ms(gp.seconds_per_epoch), fmt_ratio(pipe.seconds_per_epoch / gp.seconds_per_epoch),
-                 "peer: graph parallelism (METIS)"))
-    rows.append((f"bytes per epoch (counted = closed form: {pipe.bytes_match_model and gp.bytes_match_model})",
-                 f"{pipe.bytes_per_epoch:,} B", f"{gp.bytes_per_epoch:,} B",
-                 fmt_ratio(pipe.bytes_per_epoch / gp.bytes_per_epoch), "GNNPipe / graph parallelism"))
+    rows.append(
+        (
+            f"epoch, P = {cfg.workers} processes (gcnii L = {cfg.layers}, K = 4)",
+            fmt_ms(pipe.seconds_per_epoch),
+            fmt_ms(gp.seconds_per_epoch),
+            fmt_ratio(pipe.seconds_per_epoch / gp.seconds_per_epoch),
+            "peer: graph parallelism (METIS)",
+        )
+    )
+    rows.append(
+        (
+            f"bytes per epoch (counted = closed form: {pipe.bytes_match_model and gp.bytes_match_model})",
+            f"{pipe.bytes_per_epoch:,} B",
+            f"{gp.bytes_per_epoch:,} B",
+            fmt_ratio(pipe.bytes_per_epoch / gp.bytes_per_epoch),
+            "GNNPipe / graph parallelism",
+        )
+    )
     table = Table(headers=("what", "ours", "peer", "ours / peer", "peer is"), rows=tuple(rows))
-    return Section(title="GNNPipe: GCN/GCNII layers vs PyG, pipeline vs graph parallelism",
-                   intro=("Ours: `layer_forward` on a torch sparse CSR A_hat; peers: PyG `GCNConv` / `GCN2Conv` on the "
-                          "same graph and weights (float32), and graph parallelism on the same P processes. "
-                          "Epoch times are on this machine's CPU cores through gloo: no GPU claim."),
-                   tables=(table,), notes=(f"Load average at the end of this section: {load_average()}.",),
-                   summary=(("GNNPipe / graph-parallel bytes per epoch", fmt_ratio(pipe.bytes_per_epoch /
-                                                                                   gp.bytes_per_epoch)),),
-                   data={"rows": rows})
+    return Section(
+        title="GNNPipe: GCN/GCNII layers vs PyG, pipeline vs graph parallelism",
+        intro=(
+            "Ours: `layer_forward` on a torch sparse CSR A_hat; peers: PyG `GCNConv` / `GCN2Conv` on the "
+            "same graph and weights (float32), and graph parallelism on the same P processes. "
+            "Epoch times are on this machine's CPU cores through gloo: no GPU claim."
+        ),
+        tables=(table,),
+        notes=(f"Load average at the end of this section: {load_average()}.",),
+        summary=(("GNNPipe / graph-parallel bytes per epoch", fmt_ratio(pipe.bytes_per_epoch / gp.bytes_per_epoch)),),
+        data={"rows": rows},
+    )

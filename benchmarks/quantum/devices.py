@@ -19,7 +19,8 @@ complex128 is compared with aer's default double precision and complex64 with ``
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -84,14 +85,18 @@ def _case_statevector(n: int, rounds: int, dtype: torch.dtype) -> dict[str, Any]
         return statevector(qc, dtype=dtype)
 
     diff = float(np.abs(ours().numpy() - aer()).max())
-    return {"case": f"(a) statevector, {n} qubits, {qc.size()} gates", "dtype": str(dtype).removeprefix("torch."),
-            **_time({"ours": ours, "aer": aer}, rounds), "max_abs_diff": diff}
+    return {
+        "case": f"(a) statevector, {n} qubits, {qc.size()} gates",
+        "dtype": str(dtype).removeprefix("torch."),
+        **_time({"ours": ours, "aer": aer}, rounds),
+        "max_abs_diff": diff,
+    }
 
 
 def _noisy_batch(count: int, seed: int) -> tuple[list[Any], Any]:
     from workbench.quantum import NoiseSpec
-    from workbench.quantum.circuits import random_device_circuit
     from workbench.quantum.calibration import load_calibration
+    from workbench.quantum.circuits import random_device_circuit
 
     cal = load_calibration("fake_lima")
     rng = np.random.default_rng(seed)
@@ -106,8 +111,9 @@ def _case_batch(count: int, rounds: int, dtype: torch.dtype) -> dict[str, Any]:
 
     circuits, spec = _noisy_batch(count, seed=1)
     model = spec.to_aer(gate_names=("rz", "sx", "x", "cx"))
-    sim = AerSimulator(method="density_matrix", noise_model=model,
-                       precision="double" if dtype == torch.complex128 else "single")
+    sim = AerSimulator(
+        method="density_matrix", noise_model=model, precision="double" if dtype == torch.complex128 else "single"
+    )
     saved = []
     for c in circuits:
         s = c.copy()
@@ -127,9 +133,12 @@ def _case_batch(count: int, rounds: int, dtype: torch.dtype) -> dict[str, Any]:
         return probabilities(circuits, noise=spec, dtype=dtype)
 
     diff = float(np.abs(ours().numpy() - aer()).max())
-    return {"case": f"(b) {count} random 5-qubit device circuits, 50 gates, fake_lima noise (density matrix)",
-            "dtype": str(dtype).removeprefix("torch."), **_time({"ours": ours, "aer": aer}, rounds),
-            "max_abs_diff": diff}
+    return {
+        "case": f"(b) {count} random 5-qubit device circuits, 50 gates, fake_lima noise (density matrix)",
+        "dtype": str(dtype).removeprefix("torch."),
+        **_time({"ours": ours, "aer": aer}, rounds),
+        "max_abs_diff": diff,
+    }
 
 
 def _case_params(batch: int, rounds: int, dtype: torch.dtype) -> dict[str, Any]:
@@ -152,8 +161,11 @@ def _case_params(batch: int, rounds: int, dtype: torch.dtype) -> dict[str, Any]:
     theta_t = torch.tensor(theta, dtype=real)
     saved = small.copy()
     saved.save_probabilities()
-    sim = AerSimulator(method="density_matrix", noise_model=spec.to_aer(gate_names=("rz", "sx", "x", "cx")),
-                       precision="double" if dtype == torch.complex128 else "single")
+    sim = AerSimulator(
+        method="density_matrix",
+        noise_model=spec.to_aer(gate_names=("rz", "sx", "x", "cx")),
+        precision="double" if dtype == torch.complex128 else "single",
+    )
     binds = [{p: theta[:, i].tolist() for i, p in enumerate(small.parameters)}]
 
     def aer() -> np.ndarray:
@@ -164,15 +176,17 @@ def _case_params(batch: int, rounds: int, dtype: torch.dtype) -> dict[str, Any]:
         return probabilities(small, theta_t, noise=spec, dtype=dtype)
 
     diff = float(np.abs(ours().numpy() - aer()).max())
-    return {"case": f"(c) 5-qubit ansatz ({small.size()} gates, {count} params) x {batch} parameter sets, noisy",
-            "dtype": str(dtype).removeprefix("torch."), **_time({"ours": ours, "aer": aer}, rounds),
-            "max_abs_diff": diff}
+    return {
+        "case": f"(c) 5-qubit ansatz ({small.size()} gates, {count} params) x {batch} parameter sets, noisy",
+        "dtype": str(dtype).removeprefix("torch."),
+        **_time({"ours": ours, "aer": aer}, rounds),
+        "max_abs_diff": diff,
+    }
 
 
 def run(*, quick: bool) -> Section:
     """Cases (a)-(c) in complex128 and complex64; ``data["rows"]`` holds the raw numbers."""
     import qiskit_aer
-
     import qiskit_aer.library  # noqa: F401  (save_* methods)
 
     load_start = load_average()
@@ -186,10 +200,21 @@ def run(*, quick: bool) -> Section:
         rows.append(_case_params(16 if quick else 256, 1 if quick else 5, dtype))
     table = Table(
         headers=("case", "dtype", "ours (ms)", "aer (ms)", "ours / aer", "max abs diff"),
-        rows=tuple((r["case"], r["dtype"], fmt_ms(r["ours_s"]), fmt_ms(r["aer_s"]), fmt_ratio(r["ratio"]),
-                    fmt_sci(r["max_abs_diff"])) for r in rows))
-    summary = tuple((f"quantum sim ours / aer time: {r['case'].split(',')[0]}, {r['dtype']}", fmt_ratio(r["ratio"]))
-                    for r in rows)
+        rows=tuple(
+            (
+                r["case"],
+                r["dtype"],
+                fmt_ms(r["ours_s"]),
+                fmt_ms(r["aer_s"]),
+                fmt_ratio(r["ratio"]),
+                fmt_sci(r["max_abs_diff"]),
+            )
+            for r in rows
+        ),
+    )
+    summary = tuple(
+        (f"quantum sim ours / aer time: {r['case'].split(',')[0]}, {r['dtype']}", fmt_ratio(r["ratio"])) for r in rows
+    )
     intro = (
         f"Peer: qiskit-aer {qiskit_aer.__version__} in the same process (its own thread pool), torch "
         f"{torch.__version__} with {torch.get_num_threads()} threads. Each side runs once untimed, then in "
@@ -198,8 +223,14 @@ def run(*, quick: bool) -> Section:
         "as fast as aer on batched small noisy circuits, cases (b) and (c)."
     )
     note = f"Load average at the start: {load_start}; at the end: {load_average()} (2 shared cores)."
-    return Section(title="Quantum simulator vs qiskit-aer", intro=intro, tables=(table,), notes=(note,),
-                   summary=summary, data={"rows": rows})
+    return Section(
+        title="Quantum simulator vs qiskit-aer",
+        intro=intro,
+        tables=(table,),
+        notes=(note,),
+        summary=summary,
+        data={"rows": rows},
+    )
 
 
 if __name__ == "__main__":

@@ -44,17 +44,34 @@ def _case(rows: int, dim: int, chunk: int, ids: np.ndarray, rounds: int) -> tupl
     weight = ce.table.weight.detach()
 
     def gather_only() -> torch.Tensor:
-        return torch.cat([F.embedding_bag(rows_phys[:, j].contiguous(), weight, offsets, mode="sum")
-                          for j in range(rows_phys.shape[1])], dim=1)
+        return torch.cat(
+            [
+                F.embedding_bag(rows_phys[:, j].contiguous(), weight, offsets, mode="sum")
+                for j in range(rows_phys.shape[1])
+            ],
+            dim=1,
+        )
 
     with torch.no_grad():
         same = torch.equal(ce.bag(keys, offsets), bag(tid, offsets))
-        t = interleaved({"peer": lambda: bag(tid, offsets), "ours": lambda: ce.bag(keys, offsets),
-                         "gather": gather_only}, rounds=rounds)
+        t = interleaved(
+            {"peer": lambda: bag(tid, offsets), "ours": lambda: ce.bag(keys, offsets), "gather": gather_only},
+            rounds=rounds,
+        )
     n = ids.size
-    return (f"{rows:,}", str(dim), str(chunk), f"{n:,}", fmt_ms(median(t["peer"])), fmt_ms(median(t["ours"])),
-            fmt_ms(median(t["gather"])), f"{n / median(t['ours']) / 1e6:.2f}", fmt_ratio(_ratio(t, "ours", "peer")),
-            fmt_ratio(_ratio(t, "gather", "peer")), "yes" if same else "NO")
+    return (
+        f"{rows:,}",
+        str(dim),
+        str(chunk),
+        f"{n:,}",
+        fmt_ms(median(t["peer"])),
+        fmt_ms(median(t["ours"])),
+        fmt_ms(median(t["gather"])),
+        f"{n / median(t['ours']) / 1e6:.2f}",
+        fmt_ratio(_ratio(t, "ours", "peer")),
+        fmt_ratio(_ratio(t, "gather", "peer")),
+        "yes" if same else "NO",
+    )
 
 
 def lookup_throughput(plan: dict) -> Section:
@@ -64,18 +81,37 @@ def lookup_throughput(plan: dict) -> Section:
         ids = rng.permutation(rows)[zipf_sampler(rows, 1.0)(rng, plan["lookups"])]
         for dim, chunk in plan["dims"]:
             rows_out.append(_case(rows, dim, chunk, ids, plan["rounds"]))
-    table = Table(headers=("ids", "d", "chunk", "lookups", "EmbeddingBag (ms)", "VHPI (ms)",
-                           "VHPI gather only (ms)", "VHPI M lookups/s", "VHPI / peer", "gather / peer",
-                           "bit-equal"), rows=tuple(rows_out))
+    table = Table(
+        headers=(
+            "ids",
+            "d",
+            "chunk",
+            "lookups",
+            "EmbeddingBag (ms)",
+            "VHPI (ms)",
+            "VHPI gather only (ms)",
+            "VHPI M lookups/s",
+            "VHPI / peer",
+            "gather / peer",
+            "bit-equal",
+        ),
+        rows=tuple(rows_out),
+    )
     ratios = [float(r[8]) for r in rows_out]
-    intro = ("Ours: the chunked VHPI table's bag lookup (splitmix64 hash and linear probe of 64-bit keys in "
-             "numpy, then one `embedding_bag` per chunk position over the chunk pool), and its gather alone with "
-             "the slots known. Peer: `nn.EmbeddingBag(mode='sum')` over the same dense table, one id per bag, "
-             "Zipf(1.0) ids. Nothing is pruned, so the outputs must be bit-equal (last column).")
-    return Section(title="FIITED: chunked VHPI lookup vs nn.EmbeddingBag", intro=intro, tables=(table,),
-                   notes=(f"Load average at the end of this section: {load_average()}.",),
-                   summary=(("FIITED VHPI lookup / nn.EmbeddingBag, range", f"{min(ratios):.2f} .. {max(ratios):.2f}"),),
-                   data={"rows": rows_out})
+    intro = (
+        "Ours: the chunked VHPI table's bag lookup (splitmix64 hash and linear probe of 64-bit keys in "
+        "numpy, then one `embedding_bag` per chunk position over the chunk pool), and its gather alone with "
+        "the slots known. Peer: `nn.EmbeddingBag(mode='sum')` over the same dense table, one id per bag, "
+        "Zipf(1.0) ids. Nothing is pruned, so the outputs must be bit-equal (last column)."
+    )
+    return Section(
+        title="FIITED: chunked VHPI lookup vs nn.EmbeddingBag",
+        intro=intro,
+        tables=(table,),
+        notes=(f"Load average at the end of this section: {load_average()}.",),
+        summary=(("FIITED VHPI lookup / nn.EmbeddingBag, range", f"{min(ratios):.2f} .. {max(ratios):.2f}"),),
+        data={"rows": rows_out},
+    )
 
 
 def run(*, quick: bool) -> list[Section]:

@@ -60,14 +60,27 @@ def test_fetch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "a.txt"
     source.write_bytes(b"hello\n")
     good = FileInfo(path="toy/a.txt", url=source.as_uri(), sha256=hashlib.sha256(b"hello\n").hexdigest())
-    toy = DatasetInfo(name="toy", description="t", licence="MIT", origin="https://example.org",
-                      files=(good,), root="toy", notes="full data elsewhere")
+    toy = DatasetInfo(
+        name="toy",
+        description="t",
+        licence="MIT",
+        origin="https://example.org",
+        files=(good,),
+        root="toy",
+        notes="full data elsewhere",
+    )
     monkeypatch.setattr(cli, "get_dataset", lambda name: toy)
     rc, out, err = _run("data", "fetch", "toy", "--data-dir", str(tmp_path / "d"))
     assert rc == 0 and "1 files" in out and "(1 downloaded)" in out and "full data elsewhere" in out
     assert "downloading toy/a.txt" in err
-    bad = DatasetInfo(name="toy", description="t", licence="MIT", origin="https://example.org",
-                      files=(FileInfo(path="toy/b.txt", url=source.as_uri(), sha256="0" * 64),), root="toy")
+    bad = DatasetInfo(
+        name="toy",
+        description="t",
+        licence="MIT",
+        origin="https://example.org",
+        files=(FileInfo(path="toy/b.txt", url=source.as_uri(), sha256="0" * 64),),
+        root="toy",
+    )
     monkeypatch.setattr(cli, "get_dataset", lambda name: bad)
     rc, _, err = _run("data", "fetch", "toy", "--data-dir", str(tmp_path / "d"))
     assert rc == 1 and "does not match" in err

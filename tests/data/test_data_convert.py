@@ -12,8 +12,10 @@ import pytest
 
 from workbench.data.convert import ConvertSpec, convert, format_value, symmetric_triplets_to_mtx
 
-HEADER = "%%MatrixMarket matrix coordinate real symmetric\n%converted from SuiteSparse-repo/LAGraph/ECS231HW3 " \
-         "copy of SuiteSparse Matrix Collection matrix {name}; full symmetric storage written as symmetric\n"
+HEADER = (
+    "%%MatrixMarket matrix coordinate real symmetric\n%converted from SuiteSparse-repo/LAGraph/ECS231HW3 "
+    "copy of SuiteSparse Matrix Collection matrix {name}; full symmetric storage written as symmetric\n"
+)
 SPD = ["LF10", "mesh1e1", "bcsstk01", "bcsstk02", "Trefethen_500", "bcsstk13", "bcsstk15", "bcsstk16"]
 
 

@@ -49,8 +49,9 @@ def _sha(data: bytes) -> str:
 
 
 def _dataset(*files: FileInfo) -> DatasetInfo:
-    return DatasetInfo(name="toy", description="toy", licence="MIT", origin="https://example.org",
-                       files=files, root="toy")
+    return DatasetInfo(
+        name="toy", description="toy", licence="MIT", origin="https://example.org", files=files, root="toy"
+    )
 
 
 def _leftovers(folder: Path) -> list[Path]:
@@ -121,13 +122,16 @@ def test_present_files_are_skipped_unless_forced(served: tuple[str, Path], tmp_p
 def test_converted_file(served: tuple[str, Path], tmp_path: Path) -> None:
     base, root = served
     original = b"0 0 4.0\n1 0 -1.0\n1 1 4.0\n"
-    curated = (b"%%MatrixMarket matrix coordinate real symmetric\n%converted from SuiteSparse-repo/LAGraph/"
-               b"ECS231HW3 copy of SuiteSparse Matrix Collection matrix tiny; full symmetric storage written as "
-               b"symmetric\n2 2 3\n1 1 4\n2 1 -1\n2 2 4\n")
+    curated = (
+        b"%%MatrixMarket matrix coordinate real symmetric\n%converted from SuiteSparse-repo/LAGraph/"
+        b"ECS231HW3 copy of SuiteSparse Matrix Collection matrix tiny; full symmetric storage written as "
+        b"symmetric\n2 2 3\n1 1 4\n2 1 -1\n2 2 4\n"
+    )
     (root / "tiny").write_bytes(original)
     spec = ConvertSpec(kind="symmetric-triplets", index_base=0, size_line=False)
-    file = FileInfo(path="toy/tiny.mtx", url=f"{base}/tiny", sha256=_sha(curated), url_sha256=_sha(original),
-                    convert=spec)
+    file = FileInfo(
+        path="toy/tiny.mtx", url=f"{base}/tiny", sha256=_sha(curated), url_sha256=_sha(original), convert=spec
+    )
     (path,) = fetch(_dataset(file), tmp_path / "data")
     assert path.read_bytes() == curated
     bad = dataclasses.replace(file, path="toy/tiny2.mtx", sha256=_sha(b"other"))
@@ -136,8 +140,9 @@ def test_converted_file(served: tuple[str, Path], tmp_path: Path) -> None:
     assert not (tmp_path / "data" / "toy" / "tiny2.mtx").exists()
 
 
-def test_unknown_checksum_is_fetched_unverified(served: tuple[str, Path], tmp_path: Path,
-                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_unknown_checksum_is_fetched_unverified(
+    served: tuple[str, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     base, root = served
     (root / "edges.txt").write_bytes(PAYLOAD)
     info = _dataset(FileInfo(path="toy/edges.txt", url=f"{base}/edges.txt", sha256=None))

@@ -67,8 +67,14 @@ def test_cache_dir_is_per_user_and_created(monkeypatch: pytest.MonkeyPatch, tmp_
 
 
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=REPO_ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=REPO_ROOT,
+    )
 
 
 @pytest.mark.slow
@@ -86,8 +92,12 @@ def test_readme_example_fetches_its_dataset_from_a_mirror_on_first_use(mirror: s
 
 @pytest.mark.slow
 def test_offline_gives_one_line_naming_the_fetch_command(tmp_path: Path) -> None:
-    env = {**os.environ, "WORKBENCH_DATA": str(tmp_path / "empty"), "WORKBENCH_DATA_MIRROR": "http://127.0.0.1:9",
-           "WORKBENCH_DATA_AUTOFETCH": "1"}
+    env = {
+        **os.environ,
+        "WORKBENCH_DATA": str(tmp_path / "empty"),
+        "WORKBENCH_DATA_MIRROR": "http://127.0.0.1:9",
+        "WORKBENCH_DATA_AUTOFETCH": "1",
+    }
     proc = _run(["run", "dwarvesgraph", "--graph", "karate", "--json"], env)
     assert proc.returncode == 2
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]

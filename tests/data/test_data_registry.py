@@ -25,11 +25,18 @@ from workbench.data import (
     list_datasets,
     verify,
 )
-from workbench.data.registry import PROJECT_ROOT, load_manifest
+from workbench.data.registry import load_manifest
 
 EXPECTED_NAMES = {
-    "planetoid-cora", "planetoid-citeseer", "planetoid-pubmed", "karate", "wiki-vote",
-    "peregrine-citeseer", "spd-matrices", "general-matrices", "ctr-samples",
+    "planetoid-cora",
+    "planetoid-citeseer",
+    "planetoid-pubmed",
+    "karate",
+    "wiki-vote",
+    "peregrine-citeseer",
+    "spd-matrices",
+    "general-matrices",
+    "ctr-samples",
 }
 NOT_IN_SHARED = {"peregrine-citeseer"}  # fetch-only dataset; optional files are also absent
 ALL_FILES = [(d.name, f) for d in list_datasets() for f in d.files]
@@ -123,8 +130,14 @@ def test_verify_reports_mismatch_and_missing(tmp_path: Path) -> None:
 
 
 def _write_manifest(tmp_path: Path, file_entry: dict, **dataset_extra) -> Path:
-    entry = {"description": "d", "licence": "MIT", "origin": "https://example.org", "root": "x",
-             "files": [file_entry], **dataset_extra}
+    entry = {
+        "description": "d",
+        "licence": "MIT",
+        "origin": "https://example.org",
+        "root": "x",
+        "files": [file_entry],
+        **dataset_extra,
+    }
     path = tmp_path / f"manifest-{len(list(tmp_path.iterdir()))}.json"
     path.write_text(json.dumps({"schema": 1, "datasets": {"x": entry}}))
     return path

@@ -18,8 +18,13 @@ def _ring_p2p(rank: int, world: int, comm, dtype: torch.dtype) -> dict:
     pending = comm.p2p([(mine, (rank + 1) % world)], [(got, (rank - 1) % world)], tag=3)
     pending.wait_recv(0)
     pending.wait()
-    return {"got": got, "sent": comm.bytes_sent, "recv": comm.bytes_recv, "msgs": comm.counter.messages_sent,
-            "to": dict(comm.counter.sent_to)}
+    return {
+        "got": got,
+        "sent": comm.bytes_sent,
+        "recv": comm.bytes_recv,
+        "msgs": comm.counter.messages_sent,
+        "to": dict(comm.counter.sent_to),
+    }
 
 
 @pytest.mark.parametrize("world", [2, 3])
@@ -59,8 +64,14 @@ def _split(rank: int, world: int, comm) -> dict:
     view = comm.split([[0, 2], [1, 3]], collective=False)
     got = torch.empty(1)
     view.p2p([(torch.tensor([float(rank)]), 1 - view.rank)], [(got, 1 - view.rank)]).wait()
-    return {"members": groups.ranks, "same": again is groups, "out": out, "got": got.item(),
-            "sent": comm.bytes_sent, "view": view.ranks}
+    return {
+        "members": groups.ranks,
+        "same": again is groups,
+        "out": out,
+        "got": got.item(),
+        "sent": comm.bytes_sent,
+        "view": view.ranks,
+    }
 
 
 def test_split_shares_the_counter() -> None:

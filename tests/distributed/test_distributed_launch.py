@@ -51,8 +51,10 @@ def test_timeout_kills_workers() -> None:
     assert time.monotonic() - start < 10
 
 
-@pytest.mark.parametrize("world, message", [(0, "world_size=0 is out of range: valid range is 1..64"),
-                                            (65, "world_size=65"), (2.0, "world_size=2.0")])
+@pytest.mark.parametrize(
+    "world, message",
+    [(0, "world_size=0 is out of range: valid range is 1..64"), (65, "world_size=65"), (2.0, "world_size=2.0")],
+)
 def test_bad_world_size(world, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         run_workers(_rank_info, world, 0)

@@ -11,18 +11,31 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from workbench.graphs import cliques, miner as miner_module
-from workbench.graphs.cliques import (CliqueIndex, count_cliques, count_cliques_dag, count_triangles_dag,
-                                      forward_ends, hub_rows, warm)
+from workbench.graphs import cliques
+from workbench.graphs import miner as miner_module
+from workbench.graphs.cliques import (
+    CliqueIndex,
+    count_cliques,
+    count_cliques_dag,
+    count_triangles_dag,
+    forward_ends,
+    hub_rows,
+    warm,
+)
 from workbench.graphs.generators import erdos_renyi, rmat
 from workbench.graphs.graph import from_edges
 from workbench.graphs.miner import Miner
 from workbench.graphs.patterns import Pattern, parse_pattern
 
-RANDOM = {"er-1": erdos_renyi(1, 0.5, seed=1), "er-7": erdos_renyi(7, 0.6, seed=2),
-          "er-13": erdos_renyi(13, 0.5, seed=3), "er-31": erdos_renyi(31, 0.3, seed=4),
-          "er-65": erdos_renyi(65, 0.2, seed=5), "er-97": erdos_renyi(97, 0.15, seed=6),
-          "rmat-7-6": rmat(7, 6, seed=7)}
+RANDOM = {
+    "er-1": erdos_renyi(1, 0.5, seed=1),
+    "er-7": erdos_renyi(7, 0.6, seed=2),
+    "er-13": erdos_renyi(13, 0.5, seed=3),
+    "er-31": erdos_renyi(31, 0.3, seed=4),
+    "er-65": erdos_renyi(65, 0.2, seed=5),
+    "er-97": erdos_renyi(97, 0.15, seed=6),
+    "rmat-7-6": rmat(7, 6, seed=7),
+}
 
 
 def brute_cliques(graph, k: int) -> int:
@@ -72,17 +85,21 @@ def test_dense_graphs_need_several_words_per_local_row(n, minus, hubs):
     hub = hub_rows(g.indptr, g.indices, end, g.n if hubs is None else hubs)
     roots = np.arange(g.n, dtype=np.int64)
     for k in (3, 4, 5):
-        expected = math.comb(n // 2, k) * 2 ** k if minus else math.comb(n, k)
+        expected = math.comb(n // 2, k) * 2**k if minus else math.comb(n, k)
         assert count_cliques_dag(g.indptr, g.indices, end, hub, k, roots) == expected
     expected3 = math.comb(n // 2, 3) * 8 if minus else math.comb(n, 3)
     assert count_triangles_dag(g.indptr, g.indices, end, hub, roots) == expected3
 
 
-@pytest.mark.parametrize("graph, expected", [
-    (from_edges([], [], 0, name="empty"), (0, 0, 0, 0, 0)),
-    (from_edges([], [], 5, name="isolated"), (5, 0, 0, 0, 0)),
-    (from_edges([0, 0, 1, 4], [1, 2, 2, 5], 9, name="triangle+edge+isolated"), (9, 4, 1, 0, 0)),
-], ids=["empty", "isolated", "triangle-edge-isolated"])
+@pytest.mark.parametrize(
+    "graph, expected",
+    [
+        (from_edges([], [], 0, name="empty"), (0, 0, 0, 0, 0)),
+        (from_edges([], [], 5, name="isolated"), (5, 0, 0, 0, 0)),
+        (from_edges([0, 0, 1, 4], [1, 2, 2, 5], 9, name="triangle+edge+isolated"), (9, 4, 1, 0, 0)),
+    ],
+    ids=["empty", "isolated", "triangle-edge-isolated"],
+)
 def test_small_and_degenerate_graphs(graph, expected):
     assert tuple(count_cliques(graph.by_degree(), k) for k in range(1, 6)) == expected
 
@@ -101,15 +118,19 @@ def test_index_records_the_forward_lists():
     index = CliqueIndex.of(g)
     for v in range(g.n):
         row = g.neighbors(v)
-        assert np.array_equal(g.indices[g.indptr[v]:index.end[v]], row[row < v])
+        assert np.array_equal(g.indices[g.indptr[v] : index.end[v]], row[row < v])
     assert index.max_forward == max(int((g.neighbors(v) < v).sum()) for v in range(g.n))
     assert index.hub.shape == (g.n, (g.n + 63) // 64)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(k=0), "k=0 is not allowed"), (dict(k=2.5), "k=2.5 is not allowed"),
-    (dict(k=3, workers=0), "workers=0 is not allowed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(k=0), "k=0 is not allowed"),
+        (dict(k=2.5), "k=2.5 is not allowed"),
+        (dict(k=3, workers=0), "workers=0 is not allowed"),
+    ],
+)
 def test_bad_arguments_name_the_value(kwargs, message):
     with pytest.raises(ValueError, match=message):
         count_cliques(RANDOM["er-7"], **kwargs)

@@ -51,14 +51,18 @@ def test_hoisting_off_recomputes_inside_and_still_counts_right():
     assert on != off
     g = erdos_renyi(40, 0.3, seed=1).by_degree()
     a = run_kernel(compile_plan(schedule_plan(s)), g)
-    assert a == run_kernel(compile_plan(schedule_plan(s, hoist=False)), g) == sum(
-        1 for c in nx.enumerate_all_cliques(g.to_networkx()) if len(c) == 4)
+    assert (
+        a
+        == run_kernel(compile_plan(schedule_plan(s, hoist=False)), g)
+        == sum(1 for c in nx.enumerate_all_cliques(g.to_networkx()) if len(c) == 4)
+    )
 
 
 def test_house_decomposition_uses_a_hoisted_count_table():
     house = parse_pattern("house")
-    d = next(d for d in decompositions(house) if d.cut == (0, 1) and any(
-        b.table for f in d.kernel.factors for b in f.binds))
+    d = next(
+        d for d in decompositions(house) if d.cut == (0, 1) and any(b.table for f in d.kernel.factors for b in f.binds)
+    )
     src, tables = generate_source(d.kernel)
     assert tables >= 1 and "[z] += 1" in src and "c = tab" in src
     assert "cut" in describe_plan(d.kernel)
@@ -78,10 +82,12 @@ def test_compiled_kernels_are_cached_in_process_and_on_disk(tmp_path):
     assert first.fn is again.fn and again.compile_seconds == 0.0
     assert list(tmp_path.glob("wbk_*.py")) and list(tmp_path.glob("wbk_*.ok"))
     assert precompile([plan], processes=2, cache_dir=tmp_path) >= 0.0  # already compiled: nothing to do
-    code = ("import sys; from workbench.graphs.enumerate import make_schedule, schedule_plan; "
-            "from workbench.graphs.patterns import parse_pattern; from workbench.graphs.kernels import compile_plan; "
-            "k = compile_plan(schedule_plan(make_schedule(parse_pattern('wedge'))), sys.argv[1]); "
-            "print(k.from_disk_cache)")
+    code = (
+        "import sys; from workbench.graphs.enumerate import make_schedule, schedule_plan; "
+        "from workbench.graphs.patterns import parse_pattern; from workbench.graphs.kernels import compile_plan; "
+        "k = compile_plan(schedule_plan(make_schedule(parse_pattern('wedge'))), sys.argv[1]); "
+        "print(k.from_disk_cache)"
+    )
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert out.stdout.strip() == "True", out.stderr[-2000:]  # a fresh process loads the machine code
 

@@ -45,12 +45,15 @@ def test_edge_list_without_header_and_with_weights(tmp_path):
     assert load_edge_list(f).m == 2
 
 
-@pytest.mark.parametrize("text, message", [
-    ("1 2\n3 x\n", "line 2: vertex ids must be integers"),
-    ("1 2\n3\n", "line 2: expected two vertex ids"),
-    ("1 2\n-3 4\n", "line 2: vertex ids must be >= 0"),
-    ("# only a comment\n", "no edges found"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("1 2\n3 x\n", "line 2: vertex ids must be integers"),
+        ("1 2\n3\n", "line 2: expected two vertex ids"),
+        ("1 2\n-3 4\n", "line 2: vertex ids must be >= 0"),
+        ("# only a comment\n", "no edges found"),
+    ],
+)
 def test_malformed_edge_list_names_the_line(tmp_path, text, message):
     f = tmp_path / "bad.txt"
     f.write_text(text)
@@ -69,14 +72,23 @@ def test_mtx_pattern_symmetric_and_real_general(tmp_path):
     assert (h.m, h.report.duplicates) == (2, 2)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "format 'array' is not supported"),
-    ("%%MatrixMarket matrix coordinate pattern symmetric\n2 3 1\n1 2\n", "line 2: matrix is 2 x 3"),
-    ("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n4 1\n", r"line 4: entry \(4, 1\) is out of range"),
-    ("%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n", "size line says 3 entries but the file has 2"),
-    ("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 x\n", "line 3: expected 'row col"),
-    ("hello\n", "line 1: expected '%%MatrixMarket"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "format 'array' is not supported"),
+        ("%%MatrixMarket matrix coordinate pattern symmetric\n2 3 1\n1 2\n", "line 2: matrix is 2 x 3"),
+        (
+            "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n4 1\n",
+            r"line 4: entry \(4, 1\) is out of range",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n",
+            "size line says 3 entries but the file has 2",
+        ),
+        ("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 x\n", "line 3: expected 'row col"),
+        ("hello\n", "line 1: expected '%%MatrixMarket"),
+    ],
+)
 def test_malformed_mtx_names_the_line(tmp_path, text, message):
     f = tmp_path / "bad.mtx"
     f.write_text(text)
@@ -87,6 +99,7 @@ def test_malformed_mtx_names_the_line(tmp_path, text, message):
 class _Evil:
     def __reduce__(self):
         import os
+
         return (os.system, ("echo pwned",))
 
 
@@ -142,9 +155,16 @@ def test_from_networkx_round_trip():
     assert (g.n, g.m) == (34, 78) and sum(nx.triangles(G).values()) // 3 == 45
 
 
-@pytest.mark.parametrize("name, n, m", [("karate", 34, 78), ("wiki-vote", 7115, 100762),
-                                        ("planetoid-citeseer", 3327, 4552), ("planetoid-cora", 2708, 5278),
-                                        ("planetoid-pubmed", 19717, 44324)])
+@pytest.mark.parametrize(
+    "name, n, m",
+    [
+        ("karate", 34, 78),
+        ("wiki-vote", 7115, 100762),
+        ("planetoid-citeseer", 3327, 4552),
+        ("planetoid-cora", 2708, 5278),
+        ("planetoid-pubmed", 19717, 44324),
+    ],
+)
 def test_shared_datasets_have_their_published_sizes(shared_data, name, n, m):
     g = load_graph(name, data_dir=shared_data)
     assert (g.n, g.m) == (n, m)

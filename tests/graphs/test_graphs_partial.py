@@ -20,8 +20,18 @@ def graph():
     return erdos_renyi(24, 0.22, seed=4)
 
 
-@pytest.mark.parametrize("name, cut", [("house", (0, 1)), ("house", (4,)), ("5-path", (2,)), ("bull", (0, 1, 2)),
-                                       ("4-cycle", (0,)), ("tailed-triangle", (0,)), ("diamond", (0, 2))])
+@pytest.mark.parametrize(
+    "name, cut",
+    [
+        ("house", (0, 1)),
+        ("house", (4,)),
+        ("5-path", (2,)),
+        ("bull", (0, 1, 2)),
+        ("4-cycle", (0,)),
+        ("tailed-triangle", (0,)),
+        ("diamond", (0, 2)),
+    ],
+)
 def test_exact_extensions_sum_to_inj(graph, name, cut):
     p = parse_pattern(name)
     pe = partial_embeddings(graph, p, cut)

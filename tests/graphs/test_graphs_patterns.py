@@ -44,12 +44,15 @@ def test_named_patterns_parse_and_edge_strings_round_trip():
     assert len(NAMED) >= 20
 
 
-@pytest.mark.parametrize("text, message", [
-    ("hexagon-ish", "not a known name or an edge list"),
-    ("0-1,1-1", "self-loop"),
-    ("0-1,2-3", "not connected"),
-    ("0-1,1-2,2-3,3-4,4-5,5-6,6-7", "8 vertices: valid range is 1..7"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("hexagon-ish", "not a known name or an edge list"),
+        ("0-1,1-1", "self-loop"),
+        ("0-1,2-3", "not connected"),
+        ("0-1,1-2,2-3,3-4,4-5,5-6,6-7", "8 vertices: valid range is 1..7"),
+    ],
+)
 def test_bad_patterns_are_clear_errors(text, message):
     with pytest.raises(ValueError, match=message):
         parse_pattern(text)

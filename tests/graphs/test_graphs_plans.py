@@ -30,8 +30,11 @@ def _variety(name: str) -> list:
     return list(picked.values())
 
 
-CASES = [(name, d) for name in ("4-cycle", "diamond", "house", "5-cycle", "tailed-4-cycle", "bull", "5-path", "4-star")
-         for d in _variety(name)]
+CASES = [
+    (name, d)
+    for name in ("4-cycle", "diamond", "house", "5-cycle", "tailed-4-cycle", "bull", "5-path", "4-star")
+    for d in _variety(name)
+]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +44,9 @@ def miner(small_graphs):
 
 @pytest.mark.parametrize("name, decomposition", CASES, ids=[f"{n}:{d.describe()[:60]}" for n, d in CASES])
 def test_every_decomposition_shape_is_exact(name, decomposition, miner, small_graphs):
-    expected = injective_maps(nx_graph(small_graphs["rmat-5-3"]), nx_pattern(decomposition.pattern.edges, decomposition.pattern.k))
+    expected = injective_maps(
+        nx_graph(small_graphs["rmat-5-3"]), nx_pattern(decomposition.pattern.edges, decomposition.pattern.k)
+    )
     choice = PlanChoice(decomposition.pattern, "decompose", decomposition.kernel, 0.0, 0.0, decomposition=decomposition)
     assert miner.inj_with(choice) == expected
 
@@ -68,8 +73,9 @@ def test_every_matching_order_counts_the_same(name, small_graphs):
 def test_hoisting_off_and_pure_python_reference_agree(name, induced, small_graphs):
     p = parse_pattern(name)
     g = small_graphs["er-14-0.4"].by_degree()
-    s = Schedule(p, connected_orders(p, greedy=True)[0], induced,
-                 symmetry_restrictions(p, connected_orders(p, greedy=True)[0]))
+    s = Schedule(
+        p, connected_orders(p, greedy=True)[0], induced, symmetry_restrictions(p, connected_orders(p, greedy=True)[0])
+    )
     a = count(g, p, induced, schedule=s).count
     assert count(g, p, induced, schedule=s, hoist=False).count == a
     assert count_reference(g, s) == a

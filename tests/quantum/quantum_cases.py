@@ -10,12 +10,46 @@ from qiskit.circuit.library import get_standard_gate_name_mapping
 from workbench.quantum.gates import GATES
 
 #: gates qiskit-aer's density-matrix method runs natively (others it rejects), among ours
-AER_DM_GATES = ("ccx", "cp", "cu1", "cx", "cy", "cz", "ecr", "h", "id", "p", "r", "rx", "rxx", "ry", "ryy", "rz",
-                "rzx", "rzz", "s", "sdg", "swap", "sx", "sxdg", "t", "tdg", "u", "u1", "u2", "u3", "x", "y", "z")
+AER_DM_GATES = (
+    "ccx",
+    "cp",
+    "cu1",
+    "cx",
+    "cy",
+    "cz",
+    "ecr",
+    "h",
+    "id",
+    "p",
+    "r",
+    "rx",
+    "rxx",
+    "ry",
+    "ryy",
+    "rz",
+    "rzx",
+    "rzz",
+    "s",
+    "sdg",
+    "swap",
+    "sx",
+    "sxdg",
+    "t",
+    "tdg",
+    "u",
+    "u1",
+    "u2",
+    "u3",
+    "x",
+    "y",
+    "z",
+)
 DEVICE_BASIS = ("rz", "sx", "x", "cx")
 
 
-def random_circuit(num_qubits: int, num_gates: int, seed: int, *, names=None, global_phase: float = 0.0) -> QuantumCircuit:
+def random_circuit(
+    num_qubits: int, num_gates: int, seed: int, *, names=None, global_phase: float = 0.0
+) -> QuantumCircuit:
     """``num_gates`` gates drawn uniformly from ``names`` (default: every gate we support that fits), random
     qubits and angles in [-4, 4]."""
     rng = np.random.default_rng(seed)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from quantum_cases import AER_DM_GATES, DEVICE_BASIS, parametric_circuit, random_circuit
+
 from workbench.quantum import NoiseSpec, density_matrix, probabilities
 from workbench.quantum.aer import aer_probabilities
-from workbench.quantum.circuits import random_device_circuit
 from workbench.quantum.calibration import load_calibration
+from workbench.quantum.circuits import random_device_circuit
 
 
 def _device_batch(count: int, seed: int):
@@ -50,8 +50,9 @@ def test_small_chunks_equal_one_chunk():
     circuits, cal = _device_batch(10, seed=2)
     programs = [from_qiskit(c) for c in circuits]
     spec = [NoiseSpec.device(cal)] * 10
-    assert torch.allclose(run_density_circuits(programs, spec, chunk=3), run_density_circuits(programs, spec),
-                          atol=1e-13, rtol=0)
+    assert torch.allclose(
+        run_density_circuits(programs, spec, chunk=3), run_density_circuits(programs, spec), atol=1e-13, rtol=0
+    )
 
 
 def test_batched_parameters_equal_one_by_one_under_noise():
@@ -69,8 +70,10 @@ def test_batched_parameters_equal_one_by_one_under_noise():
 
 def test_widths_must_match_in_a_batch():
     with pytest.raises(ValueError, match="same number of qubits"):
-        probabilities([random_circuit(2, 5, 0, names=DEVICE_BASIS), random_circuit(3, 5, 0, names=DEVICE_BASIS)],
-                      noise=NoiseSpec(depolarizing=0.01))
+        probabilities(
+            [random_circuit(2, 5, 0, names=DEVICE_BASIS), random_circuit(3, 5, 0, names=DEVICE_BASIS)],
+            noise=NoiseSpec(depolarizing=0.01),
+        )
 
 
 @pytest.mark.parametrize("fuse_qubits", [1, 2, 3])

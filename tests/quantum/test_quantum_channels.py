@@ -23,8 +23,10 @@ def _to_column(s: np.ndarray) -> np.ndarray:
     return s[np.ix_(idx, idx)]
 
 
-@pytest.mark.parametrize("t1, t2, time", [(50e-6, 70e-6, 50e-9), (80e-6, 30e-6, 300e-9), (40e-6, 80e-6, 5e-6),
-                                          (math.inf, 20e-6, 1e-6), (20e-6, 1e-6, 1e-6)])
+@pytest.mark.parametrize(
+    "t1, t2, time",
+    [(50e-6, 70e-6, 50e-9), (80e-6, 30e-6, 300e-9), (40e-6, 80e-6, 5e-6), (math.inf, 20e-6, 1e-6), (20e-6, 1e-6, 1e-6)],
+)
 def test_thermal_relaxation_equals_aer(t1, t2, time):
     ours = ch.thermal_relaxation_superop(t1, t2, time)
     assert np.abs(_to_column(ours) - SuperOp(thermal_relaxation_error(t1, t2, time)).data).max() < 1e-14

@@ -24,8 +24,11 @@ def _circuit(n: int = 2) -> QuantumCircuit:
 def test_unsupported_gates_name_the_gate_and_suggest_transpile():
     qc = QuantumCircuit(5)
     qc.append(MCXGate(4), range(5))
-    with pytest.raises(ValueError, match=r"instruction 0 \(mcx on qubits \[0, 1, 2, 3, 4\]\): gate 'mcx' is not "
-                                         r"supported: supported gates are .*qiskit.transpile"):
+    with pytest.raises(
+        ValueError,
+        match=r"instruction 0 \(mcx on qubits \[0, 1, 2, 3, 4\]\): gate 'mcx' is not "
+        r"supported: supported gates are .*qiskit.transpile",
+    ):
         statevector(qc)
     custom = QuantumCircuit(1)
     custom.append(Gate("mygate", 1, []), [0])
@@ -36,9 +39,13 @@ def test_unsupported_gates_name_the_gate_and_suggest_transpile():
 
 
 def test_too_many_qubits():
-    with pytest.raises(ValueError, match=r"num_qubits=29 is too many for the statevector simulator: valid range is 0..28"):
+    with pytest.raises(
+        ValueError, match=r"num_qubits=29 is too many for the statevector simulator: valid range is 0..28"
+    ):
         statevector(QuantumCircuit(29))
-    with pytest.raises(ValueError, match=r"num_qubits=14 is too many for the density-matrix simulator: valid range is 0..13"):
+    with pytest.raises(
+        ValueError, match=r"num_qubits=14 is too many for the density-matrix simulator: valid range is 0..13"
+    ):
         density_matrix(_circuit(14), noise=NoiseSpec(depolarizing=0.01))
     with pytest.raises(ValueError, match=r"batch=4096 x 2\*\*20 amplitudes is too large"):
         theta = Parameter("t")
@@ -55,24 +62,30 @@ def test_circuit_wider_than_device():
 
 
 def test_device_noise_needs_a_transpiled_circuit():
-    with pytest.raises(ValueError, match=r"h on qubits \[0\] has no calibration on fake_lima .*transpile the circuit "
-                                         r"to the device first, or use strict=False"):
+    with pytest.raises(
+        ValueError,
+        match=r"h on qubits \[0\] has no calibration on fake_lima .*transpile the circuit "
+        r"to the device first, or use strict=False",
+    ):
         probabilities(_circuit(2), noise="fake_lima")
     probabilities(_circuit(2), noise=NoiseSpec.device("fake_lima", strict=False))  # allowed when asked
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"depolarizing": -0.1}, r"depolarizing\*scale=-0.1 is out of range: valid range is 0..1.33333"),
-    ({"depolarizing": 0.5, "scale": 3}, r"depolarizing\*scale=1.5 is out of range"),
-    ({"depolarizing_2q": 2.0}, r"depolarizing_2q\*scale=2 is out of range: valid range is 0..1.06667"),
-    ({"t1": 0.0}, r"t1=0 is out of range: valid range is 1e-12..inf \(s\)"),
-    ({"t1": 10e-6, "t2": 30e-6}, r"t2=3e-05 > 2\*t1=2e-05 is unphysical: valid range is 0 < t2 <= 2\*t1 \(s\)"),
-    ({"readout_p01": 1.5}, r"readout_p01\*scale=1.5 is out of range: valid range is 0..1"),
-    ({"over_rotation": 2.0}, r"over_rotation=2 is out of range: valid range is -1..1"),
-    ({"zz": 4.0}, r"zz=4 is out of range: valid range is -3.14159..3.14159"),
-    ({"scale": -1.0}, r"scale=-1 is out of range: valid range is 0..1e\+06"),
-    ({"scale": math.nan}, r"scale=nan is out of range"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"depolarizing": -0.1}, r"depolarizing\*scale=-0.1 is out of range: valid range is 0..1.33333"),
+        ({"depolarizing": 0.5, "scale": 3}, r"depolarizing\*scale=1.5 is out of range"),
+        ({"depolarizing_2q": 2.0}, r"depolarizing_2q\*scale=2 is out of range: valid range is 0..1.06667"),
+        ({"t1": 0.0}, r"t1=0 is out of range: valid range is 1e-12..inf \(s\)"),
+        ({"t1": 10e-6, "t2": 30e-6}, r"t2=3e-05 > 2\*t1=2e-05 is unphysical: valid range is 0 < t2 <= 2\*t1 \(s\)"),
+        ({"readout_p01": 1.5}, r"readout_p01\*scale=1.5 is out of range: valid range is 0..1"),
+        ({"over_rotation": 2.0}, r"over_rotation=2 is out of range: valid range is -1..1"),
+        ({"zz": 4.0}, r"zz=4 is out of range: valid range is -3.14159..3.14159"),
+        ({"scale": -1.0}, r"scale=-1 is out of range: valid range is 0..1e\+06"),
+        ({"scale": math.nan}, r"scale=nan is out of range"),
+    ],
+)
 def test_bad_noise_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         NoiseSpec(**kwargs)

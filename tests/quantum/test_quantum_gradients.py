@@ -9,8 +9,8 @@ import pytest
 import torch
 from qiskit import QuantumCircuit
 from qiskit.circuit import ParameterVector
-
 from quantum_cases import parametric_circuit
+
 from workbench.quantum import NoiseSpec, expectation, probabilities
 
 OBSERVABLE = [("ZZI", 0.7), ("XIX", -0.4), ("IYZ", 0.25), ("ZII", 1.0)]
@@ -29,8 +29,9 @@ def _finite_difference(f, theta, h=1e-5):
     return grad
 
 
-@pytest.mark.parametrize("noise", [None, NoiseSpec(depolarizing=0.02, t1=30e-6, t2=40e-6, zz=0.05)],
-                         ids=["ideal", "noisy"])
+@pytest.mark.parametrize(
+    "noise", [None, NoiseSpec(depolarizing=0.02, t1=30e-6, t2=40e-6, zz=0.05)], ids=["ideal", "noisy"]
+)
 def test_autograd_equals_finite_differences(noise):
     qc, count = parametric_circuit(3, 2, seed=1)
     theta = torch.tensor(np.random.default_rng(1).uniform(-2, 2, count), requires_grad=True)
@@ -75,6 +76,7 @@ def test_gradient_of_batched_probabilities_and_complex64():
     (probabilities(qc, theta, noise=NoiseSpec.readout_error(0.05)) @ weights).sum().backward()
     grad128 = theta.grad.clone()
     theta32 = theta.detach().float().requires_grad_()
-    (probabilities(qc, theta32, noise=NoiseSpec.readout_error(0.05), dtype=torch.complex64)
-     @ weights.float()).sum().backward()
+    (
+        probabilities(qc, theta32, noise=NoiseSpec.readout_error(0.05), dtype=torch.complex64) @ weights.float()
+    ).sum().backward()
     assert (theta32.grad.double() - grad128).abs().max().item() <= 1e-4  # float32 round-off through ~40 gates

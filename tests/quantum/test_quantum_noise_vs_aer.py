@@ -19,12 +19,12 @@ import torch
 from qiskit import transpile
 from qiskit.quantum_info import SuperOp
 from qiskit_aer.noise import NoiseModel, QuantumError
-
 from quantum_cases import AER_DM_GATES, random_circuit
+
 from workbench.quantum import NoiseSpec, density_matrix, probabilities
 from workbench.quantum.aer import aer_counts, aer_density_matrix, aer_probabilities, exact_noise_model
-from workbench.quantum.circuits import family_circuit, mirror, transpile_to_device
 from workbench.quantum.calibration import fake_backend
+from workbench.quantum.circuits import family_circuit, mirror, transpile_to_device
 from workbench.quantum.noise import _aer_device_errors
 
 TOL = 1e-8
@@ -37,8 +37,17 @@ SPECS = {
     "readout": NoiseSpec.readout_error(0.02, 0.05),
     "over-rotation": NoiseSpec.coherent(over_rotation=0.05),
     "zz": NoiseSpec.coherent(zz=0.1),
-    "everything-scaled": NoiseSpec(depolarizing=0.005, depolarizing_2q=0.02, t1=40e-6, t2=30e-6, readout_p01=0.01,
-                                   readout_p10=0.03, over_rotation=-0.03, zz=0.05, scale=2.0),
+    "everything-scaled": NoiseSpec(
+        depolarizing=0.005,
+        depolarizing_2q=0.02,
+        t1=40e-6,
+        t2=30e-6,
+        readout_p01=0.01,
+        readout_p10=0.03,
+        over_rotation=-0.03,
+        zz=0.05,
+        scale=2.0,
+    ),
 }
 
 
@@ -103,8 +112,7 @@ def test_large_device_compacted_equals_from_backend():
             continue
         for qubits in error["gate_qubits"]:
             if all(q in index for q in qubits):
-                local.add_quantum_error(QuantumError.from_dict(error), error["operations"],
-                                        [index[q] for q in qubits])
+                local.add_quantum_error(QuantumError.from_dict(error), error["operations"], [index[q] for q in qubits])
     ours = probabilities(dc.circuit, noise=NoiseSpec.device(dc.calibration, readout=False)).numpy()
     ours_local = aer_probabilities(dc.circuit, exact_noise_model(local), readout=False)
     assert np.abs(ours - ours_local).max() <= TOL

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 from qiskit.quantum_info import Statevector
-
 from quantum_cases import parametric_circuit, random_circuit
+
 from workbench.quantum import probabilities, statevector
-from workbench.quantum.statevector import run_statevector
 from workbench.quantum.circuit import bind, from_qiskit
+from workbench.quantum.statevector import run_statevector
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 7, 9])

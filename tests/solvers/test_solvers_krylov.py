@@ -15,8 +15,8 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from workbench.solvers.refloat.formats import make_format
 from workbench.solvers.krylov import bicgstab, cg
+from workbench.solvers.refloat.formats import make_format
 from workbench.solvers.refloat.study import prepare, solve_format
 
 CG_MATRICES = ("mesh1e1", "LF10", "bcsstk01", "bcsstk02", "Trefethen_500", "wathen-6-5")
@@ -74,8 +74,9 @@ def test_float64_bicgstab_breaks_down_where_scipy_does_on_west0067(shared_data):
     assert info < 0 and run.result.status == "breakdown" and run.iterations == its
 
 
-@pytest.mark.parametrize("name, solver", [("bcsstk02", "cg"), ("Trefethen_500", "cg"), ("wathen-6-5", "cg"),
-                                          ("west0067", "bicgstab")])
+@pytest.mark.parametrize(
+    "name, solver", [("bcsstk02", "cg"), ("Trefethen_500", "cg"), ("wathen-6-5", "cg"), ("west0067", "bicgstab")]
+)
 def test_refloat_e11_f52_iterates_like_float64(shared_data, name, solver):
     problem = prepare(name)
     ref = solve_format(problem, make_format("float64"), solver, max_iter=500)
@@ -94,7 +95,10 @@ def test_residual_history_and_max_iter():
 @pytest.mark.parametrize("solver", [cg, bicgstab])
 def test_divergence_to_nan_is_reported_not_converged(solver):
     A = sp.identity(10, format="csr") * 2.0
-    blow_up = lambda v: v * 1e300 * 1e300  # a quantiser that overflows the search direction to inf
+
+    def blow_up(v):  # a quantiser that overflows the search direction to inf
+        return v * 1e300 * 1e300
+
     res = solver(A.__matmul__, np.ones(10), quantise=blow_up, max_iter=50)
     assert res.status in ("diverged", "breakdown") and not res.converged
 
@@ -105,10 +109,13 @@ def test_cg_records_where_p_A_p_turns_non_positive():
     assert res.indefinite_at is not None and "not positive definite" in res.message
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"criterion": "loose"}, r"criterion='loose' is not allowed: valid values are 'absolute', 'relative'"),
-    ({"max_iter": -1}, r"max_iter=-1 is out of range: valid range is >= 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"criterion": "loose"}, r"criterion='loose' is not allowed: valid values are 'absolute', 'relative'"),
+        ({"max_iter": -1}, r"max_iter=-1 is out of range: valid range is >= 0"),
+    ],
+)
 def test_bad_solver_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         cg(lambda v: v, np.ones(3), **kwargs)

@@ -12,8 +12,14 @@ import pytest
 from workbench.solvers.matrices import load_matrix, matrix_names, read_matrix_market
 
 # (name, n, nonzeros when expanded, symmetric) from ../shared/papers/README.md; zenios's explicit zeros dropped
-SIZES = [("LF10", 18, 82, True), ("mesh1e1", 48, 306, True), ("bcsstk01", 48, 400, True),
-         ("bcsstk16", 4884, 290_378, True), ("west0067", 67, 294, False), ("olm1000", 1000, 3996, False)]
+SIZES = [
+    ("LF10", 18, 82, True),
+    ("mesh1e1", 48, 306, True),
+    ("bcsstk01", 48, 400, True),
+    ("bcsstk16", 4884, 290_378, True),
+    ("west0067", 67, 294, False),
+    ("olm1000", 1000, 3996, False),
+]
 
 
 @pytest.mark.parametrize("name, n, nnz, symmetric", SIZES)
@@ -43,14 +49,20 @@ def write(tmp_path, text: str, name: str = "m.mtx"):
     return str(path)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("%%MatrixMarket matrix coordinate real general\n3 4 1\n1 1 2.0\n", r"is 3 x 4: the solvers need a square matrix"),
-    ("hello world\n", r"is not a valid Matrix Market file: .*banner"),
-    ("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 2.0\n", r"is not a valid Matrix Market file"),
-    ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 x 2.0\n", r"is not a valid Matrix Market file"),
-    ("%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 2.0 1.0\n", r"holds complex values"),
-    ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 inf\n", r"holds inf or NaN values"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "%%MatrixMarket matrix coordinate real general\n3 4 1\n1 1 2.0\n",
+            r"is 3 x 4: the solvers need a square matrix",
+        ),
+        ("hello world\n", r"is not a valid Matrix Market file: .*banner"),
+        ("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 2.0\n", r"is not a valid Matrix Market file"),
+        ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 x 2.0\n", r"is not a valid Matrix Market file"),
+        ("%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 2.0 1.0\n", r"holds complex values"),
+        ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 inf\n", r"holds inf or NaN values"),
+    ],
+)
 def test_malformed_files_are_clear_errors(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         read_matrix_market(write(tmp_path, text))

@@ -46,8 +46,9 @@ def test_one_element_is_the_element_matrix_at_matlabs_node_numbers():
     A = wathen(1, 1, rho=np.array([[2.5]])).toarray()
     nodes = np.array([8, 7, 6, 4, 1, 2, 3, 5]) - 1
     assert np.array_equal(A[np.ix_(nodes, nodes)], 2.5 * ELEMENT_MATRIX)
-    assert np.array_equal(ELEMENT_MATRIX[:4, :4] * 45, [[6, -6, 2, -8], [-6, 32, -6, 20], [2, -6, 6, -6],
-                                                         [-8, 20, -6, 32]])
+    assert np.array_equal(
+        ELEMENT_MATRIX[:4, :4] * 45, [[6, -6, 2, -8], [-6, 32, -6, 20], [2, -6, 6, -6], [-8, 20, -6, 32]]
+    )
 
 
 def test_pattern_is_seed_independent_and_values_seeded():

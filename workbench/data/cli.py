@@ -38,7 +38,9 @@ def add_data_subparser(subparsers: Any) -> argparse.ArgumentParser:
     data: argparse.ArgumentParser = subparsers.add_parser("data", help="list, locate, verify and fetch datasets")
     data.set_defaults(func=run_data_command)
     sub = data.add_subparsers(dest="data_command", required=True, metavar="{list,path,verify,fetch}")
-    dir_help = "data directory (default: $WORKBENCH_DATA, else ../shared/data beside the checkout, else the per-user folder)"
+    dir_help = (
+        "data directory (default: $WORKBENCH_DATA, else ../shared/data beside the checkout, else the per-user folder)"
+    )
     p_list = sub.add_parser("list", help="table of datasets and whether they are present")
     p_path = sub.add_parser("path", help="print a dataset's folder or file")
     p_verify = sub.add_parser("verify", help="check a dataset's files against their sha256")

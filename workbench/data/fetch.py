@@ -206,7 +206,8 @@ def ensure_dataset(name: DatasetRef, data_dir: str | os.PathLike[str] | None = N
             raise FileNotFoundError(
                 f"dataset {info.name!r} is not in {root} ({how}) and could not be downloaded ({reason}); run "
                 f"`workbench data fetch {info.name}` where the network is reachable, set {MIRROR_ENV_VAR} to a "
-                f"mirror, or set WORKBENCH_DATA to a folder that holds it") from missing
+                f"mirror, or set WORKBENCH_DATA to a folder that holds it"
+            ) from missing
         finally:
             close()
         return dataset_path(info, data_dir)

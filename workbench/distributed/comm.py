@@ -11,8 +11,8 @@ received on the receiver; a rank's transfer to itself counts 0 (an all-to-all ke
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import torch
 import torch.distributed as dist
@@ -88,7 +88,10 @@ class Comm:
     """
 
     def __init__(
-        self, group: dist.ProcessGroup | None = None, *, ranks: Sequence[int] | None = None,
+        self,
+        group: dist.ProcessGroup | None = None,
+        *,
+        ranks: Sequence[int] | None = None,
         counter: ByteCounter | None = None,
     ) -> None:
         if not dist.is_initialized():
@@ -198,7 +201,7 @@ class Comm:
             dist.barrier(group=self.group)
 
     # ------------------------------------------------------------------ sub-groups
-    def split(self, partition: Sequence[Sequence[int]], *, collective: bool = True) -> "Comm":
+    def split(self, partition: Sequence[Sequence[int]], *, collective: bool = True) -> Comm:
         """The sub-communicator of the part that contains this rank (member indices in, shared counter).
 
         ``collective=True`` creates a real process group per part (needed for all-to-all); every member of

@@ -23,8 +23,15 @@ class WorkerFailed(RuntimeError):
 
     one_line = True
 
-    def __init__(self, message: str, *, rank: int | None = None, world_size: int = 0, signal_name: str | None = None,
-                 seconds: float = 0.0) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        rank: int | None = None,
+        world_size: int = 0,
+        signal_name: str | None = None,
+        seconds: float = 0.0,
+    ) -> None:
         super().__init__(message)
         self.rank, self.world_size, self.signal_name, self.seconds = rank, world_size, signal_name, seconds
 

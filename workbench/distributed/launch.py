@@ -34,9 +34,10 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -53,8 +54,19 @@ MAX_WORKERS = 64
 FAULT_ENV_VAR = "WORKBENCH_FAULT"
 #: the collectives and point-to-point calls a fault's step counts (the ones :class:`Comm` makes)
 #: (isend/irecv stay unwrapped: P2POp checks their identity; Comm posts point-to-point as batch_isend_irecv)
-_COMM_CALLS = ("all_reduce", "all_gather", "all_to_all_single", "all_to_all", "barrier", "batch_isend_irecv",
-               "broadcast", "gather_object", "all_gather_object", "send", "recv")
+_COMM_CALLS = (
+    "all_reduce",
+    "all_gather",
+    "all_to_all_single",
+    "all_to_all",
+    "barrier",
+    "batch_isend_irecv",
+    "broadcast",
+    "gather_object",
+    "all_gather_object",
+    "send",
+    "recv",
+)
 #: what a signal most likely means, for the one-line message
 _CAUSES = {
     "SIGKILL": "most likely the out-of-memory killer (the machine ran out of memory)",
@@ -108,6 +120,7 @@ def _arm_fault(signum: int, seconds: float | None, step: int | None) -> Callable
                 fire()
             calls[0] += 1
             return original(*a, **k)
+
         return call
 
     for name in _COMM_CALLS:  # this forked process only: the parent's torch.distributed is untouched
@@ -117,8 +130,14 @@ def _arm_fault(signum: int, seconds: float | None, step: int | None) -> Callable
 
 
 def _worker(
-    rank: int, fn: Callable[..., Any], world_size: int, workdir: str, backend: str, timeout_s: float,
-    args: tuple, fault: tuple[int, int, float | None, int | None] | None = None,
+    rank: int,
+    fn: Callable[..., Any],
+    world_size: int,
+    workdir: str,
+    backend: str,
+    timeout_s: float,
+    args: tuple,
+    fault: tuple[int, int, float | None, int | None] | None = None,
 ) -> None:
     """Body of one forked worker: init the group, run ``fn``, pickle its result or its exception."""
     torch.set_num_threads(1)
@@ -139,7 +158,10 @@ def _worker(
     try:
         dist.init_process_group(
             # the parent enforces timeout_s; a collective's own limit only backs it up
-            backend, init_method=f"file://{workdir}/store", rank=rank, world_size=world_size,
+            backend,
+            init_method=f"file://{workdir}/store",
+            rank=rank,
+            world_size=world_size,
             timeout=timedelta(seconds=timeout_s + 30),
         )
         try:
@@ -176,7 +198,11 @@ def _first_error(workdir: Path) -> BaseException | None:
 
 
 def run_workers(
-    fn: Callable[..., Any], world_size: int, *args: Any, backend: str = "gloo", timeout_s: float = 120.0,
+    fn: Callable[..., Any],
+    world_size: int,
+    *args: Any,
+    backend: str = "gloo",
+    timeout_s: float = 120.0,
     oom_hint: str = "try a smaller setting (fewer processes or a smaller problem)",
 ) -> list[Any]:
     """Run ``fn(rank, world_size, comm, *args)`` in ``world_size`` forked processes; return results by rank.
@@ -217,8 +243,14 @@ def run_workers(
     importlib.import_module("torch.fx.experimental.symbolic_shapes")
     workdir = Path(tempfile.mkdtemp(prefix="workbench-dist-"))
     ctx = mp.get_context("fork")
-    procs = [ctx.Process(target=_worker, args=(rank, fn, world_size, str(workdir), backend, timeout_s, args, fault),
-                         name=f"workbench-rank-{rank}") for rank in range(world_size)]
+    procs = [
+        ctx.Process(
+            target=_worker,
+            args=(rank, fn, world_size, str(workdir), backend, timeout_s, args, fault),
+            name=f"workbench-rank-{rank}",
+        )
+        for rank in range(world_size)
+    ]
     start = time.monotonic()
     try:
         for proc in procs:
@@ -253,14 +285,24 @@ def _failure(codes: list[int | None], workdir: Path, world_size: int, seconds: f
         name = _signal_name(signum)
         cause = _CAUSES.get(name, "killed from outside or by the system")
         hint = f"; {oom_hint}" if name == "SIGKILL" else ""
-        return WorkerFailed(f"worker rank {rank} of {world_size} was killed by {name} after {seconds:.1f} s: "
-                            f"{cause}{hint}", rank=rank, world_size=world_size, signal_name=name, seconds=seconds)
+        return WorkerFailed(
+            f"worker rank {rank} of {world_size} was killed by {name} after {seconds:.1f} s: {cause}{hint}",
+            rank=rank,
+            world_size=world_size,
+            signal_name=name,
+            seconds=seconds,
+        )
     exc = _first_error(workdir)
     if exc is not None:
         return exc
     rank = next(r for r, code in enumerate(codes) if code not in (None, 0))
-    return WorkerFailed(f"worker rank {rank} of {world_size} exited with status {codes[rank]} after {seconds:.1f} s "
-                        "without recording an error", rank=rank, world_size=world_size, seconds=seconds)
+    return WorkerFailed(
+        f"worker rank {rank} of {world_size} exited with status {codes[rank]} after {seconds:.1f} s "
+        "without recording an error",
+        rank=rank,
+        world_size=world_size,
+        seconds=seconds,
+    )
 
 
 def _signal_name(signum: int) -> str:
@@ -281,8 +323,11 @@ def _timeout(procs: list, world_size: int, timeout_s: float) -> WorkerTimeout:
     return WorkerTimeout(
         f"the run did not finish within timeout_s={timeout_s:g} s: {what}; every worker was stopped. The timeout is "
         "the timeout_s parameter (--timeout-s on the command line): raise it if the work needs longer",
-        rank=stopped[0] if stopped else None, world_size=world_size, signal_name="SIGSTOP" if stopped else None,
-        seconds=timeout_s)
+        rank=stopped[0] if stopped else None,
+        world_size=world_size,
+        signal_name="SIGSTOP" if stopped else None,
+        seconds=timeout_s,
+    )
 
 
 def _is_stopped(pid: int | None) -> bool:

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import functools
 import time
-from concurrent.futures import ThreadPoolExecutor, wait as futures_wait
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
-from typing import Callable
 
 import numba
 import numpy as np
@@ -42,8 +43,19 @@ from numba.core.extending import intrinsic
 
 from workbench.graphs.graph import Graph
 
-__all__ = ["CliqueIndex", "count_cliques", "forward_ends", "hub_rows", "count_triangles_dag", "count_cliques_dag",
-           "warm", "HUB_LIMIT", "MAX_FORWARD", "PARALLEL_MIN_EDGES", "CHUNKS_PER_WORKER"]
+__all__ = [
+    "CliqueIndex",
+    "count_cliques",
+    "forward_ends",
+    "hub_rows",
+    "count_triangles_dag",
+    "count_cliques_dag",
+    "warm",
+    "HUB_LIMIT",
+    "MAX_FORWARD",
+    "PARALLEL_MIN_EDGES",
+    "CHUNKS_PER_WORKER",
+]
 
 #: at most this many hub rows (a 2048 x 32 word bit matrix: 512 KiB, stays in L2)
 HUB_LIMIT = 2048
@@ -258,7 +270,7 @@ class CliqueIndex:
     max_forward: int
 
     @classmethod
-    def of(cls, graph: Graph) -> "CliqueIndex":
+    def of(cls, graph: Graph) -> CliqueIndex:
         """Build the index (one binary search per row, then the hub rows: O(n log d + m))."""
         end = forward_ends(graph.indptr, graph.indices)
         hub = hub_rows(graph.indptr, graph.indices, end, min(graph.n, HUB_LIMIT))
@@ -341,8 +353,10 @@ def count_cliques(graph: Graph, k: int, *, workers: int = 1, index: CliqueIndex 
     if k == 3:
         return _sum_over_roots(lambda roots: count_triangles_dag(ip, ix, end, hub, roots), graph.n, workers)
     if index.max_forward > MAX_FORWARD:
-        raise ValueError(f"a forward list has {index.max_forward} vertices: the {k}-clique kernel allows at "
-                         f"most MAX_FORWARD={MAX_FORWARD} (relabel with Graph.by_degree, or enumerate)")
+        raise ValueError(
+            f"a forward list has {index.max_forward} vertices: the {k}-clique kernel allows at "
+            f"most MAX_FORWARD={MAX_FORWARD} (relabel with Graph.by_degree, or enumerate)"
+        )
     parts: list[int] = []
 
     def run(roots: np.ndarray) -> int:

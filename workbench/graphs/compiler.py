@@ -34,7 +34,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from workbench.graphs.ir import Bind, Factor, KernelPlan, chain_of as _chain, describe_plan, ready_vertex as _ready, renamed
+from workbench.graphs.ir import Bind, Factor, KernelPlan, describe_plan, renamed
+from workbench.graphs.ir import chain_of as _chain
+from workbench.graphs.ir import ready_vertex as _ready
 
 __all__ = ["Bind", "Factor", "KernelPlan", "generate_source", "describe_plan", "renamed"]
 
@@ -128,8 +130,16 @@ class _Gen:
         return f"above({src}, {lo})" if lower else src
 
     def bounds(self, b: Bind) -> tuple[str, str]:
-        lo = "-1" if not b.lower else (f"v{b.lower[0]}" if len(b.lower) == 1 else f"max({', '.join(f'v{u}' for u in b.lower)})")
-        hi = "BIG" if not b.upper else (f"v{b.upper[0]}" if len(b.upper) == 1 else f"min({', '.join(f'v{u}' for u in b.upper)})")
+        lo = (
+            "-1"
+            if not b.lower
+            else (f"v{b.lower[0]}" if len(b.lower) == 1 else f"max({', '.join(f'v{u}' for u in b.lower)})")
+        )
+        hi = (
+            "BIG"
+            if not b.upper
+            else (f"v{b.upper[0]}" if len(b.upper) == 1 else f"min({', '.join(f'v{u}' for u in b.upper)})")
+        )
         return lo, hi
 
     def after_bind(self, v: int, ind: int) -> None:
@@ -380,9 +390,12 @@ def generate_source(plan: KernelPlan) -> tuple[str, int]:
     g.w(1, "if ftotal > 9.0e18:")
     g.w(2, "return -1  # the int64 total overflowed")
     g.w(1, "return total")
-    header = ["import numba", "import numpy as np",
-              "from workbench.graphs.setops import above, below, clip, contains, difference, difference_count, "
-              "intersect, intersect_count", "", ""]
+    header = [
+        "import numba",
+        "import numpy as np",
+        "from workbench.graphs.setops import above, below, clip, contains, difference, difference_count, "
+        "intersect, intersect_count",
+        "",
+        "",
+    ]
     return "\n".join(header + g.lines) + "\n", g.n_tables
-
-

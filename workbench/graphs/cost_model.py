@@ -31,8 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.graphs.ir import Bind, KernelPlan, chain_of as _chain, ready_vertex as _ready
 from workbench.graphs.graph import Graph
+from workbench.graphs.ir import Bind, KernelPlan
+from workbench.graphs.ir import chain_of as _chain
+from workbench.graphs.ir import ready_vertex as _ready
 from workbench.graphs.kernels import run_kernel
 
 __all__ = ["GraphStats", "plan_cost", "sample_seconds", "SECONDS_PER_UNIT", "predict_seconds"]
@@ -67,13 +69,13 @@ class GraphStats:
     bucket_higher: np.ndarray
 
     @classmethod
-    def of(cls, graph: Graph, *, samples: int = 20000, seed: int = 0) -> "GraphStats":
+    def of(cls, graph: Graph, *, samples: int = 20000, seed: int = 0) -> GraphStats:
         """Statistics of ``graph``; clustering from ``samples`` random wedges (seeded). Cached per graph
         object (a catalogue of statistics, as a database keeps): later sessions on it reuse them."""
         return _stats_of(graph, samples, seed)
 
     @classmethod
-    def measure(cls, graph: Graph, samples: int, seed: int) -> "GraphStats":
+    def measure(cls, graph: Graph, samples: int, seed: int) -> GraphStats:
         d = graph.degrees.astype(np.int64)
         n, m = graph.n, graph.m
         mean = 2.0 * m / n if n else 0.0
@@ -93,8 +95,18 @@ class GraphStats:
             c_b, s_b = closed[members].sum(), sampled[members].sum()
             clust.append(float(c_b / s_b) if s_b else 0.0)
             higher.append(float((before[members] / d[members]).mean()))
-        return cls(n, m, mean, biased, graph.max_degree, tau, np.array(count), np.array(degree),
-                   np.array(clust), np.array(higher))
+        return cls(
+            n,
+            m,
+            mean,
+            biased,
+            graph.max_degree,
+            tau,
+            np.array(count),
+            np.array(degree),
+            np.array(clust),
+            np.array(higher),
+        )
 
 
 @functools.lru_cache(maxsize=16)
@@ -116,8 +128,9 @@ def _wedge_closure(graph: Graph, samples: int, seed: int) -> tuple[np.ndarray, n
     # half the samples proportional to C(d, 2) (global transitivity), half uniform over vertices with d >= 2
     # (so small-degree buckets get their own clustering estimate)
     eligible = np.flatnonzero(d >= 2)
-    centre = np.concatenate([rng.choice(n, size=samples // 2, p=w / w.sum()),
-                             rng.choice(eligible, size=samples - samples // 2)])
+    centre = np.concatenate(
+        [rng.choice(n, size=samples // 2, p=w / w.sum()), rng.choice(eligible, size=samples - samples // 2)]
+    )
     deg = d[centre]
     i = rng.integers(0, deg)
     j = (i + rng.integers(1, deg)) % deg  # a different neighbour

@@ -32,8 +32,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 from workbench.graphs.compiler import Bind, Factor, KernelPlan
 from workbench.graphs.patterns import Pattern
@@ -130,7 +130,8 @@ def shrinkages(pattern: Pattern, cut: tuple[int, ...]) -> tuple[tuple[Pattern, i
         v = free[i]
         for block in blocks:
             if all(comp_of[u] != comp_of[v] for u in block) and (
-                    pattern.labels is None or pattern.labels[block[0]] == pattern.labels[v]):
+                pattern.labels is None or pattern.labels[block[0]] == pattern.labels[v]
+            ):
                 block.append(v)
                 yield from place(i + 1, blocks)
                 block.pop()
@@ -158,7 +159,8 @@ def _same_over_cut(pattern: Pattern, cut: tuple[int, ...], a: tuple[int, ...], b
             continue
         edges = [(u, w) for u, w in pattern.edges if u in f and w in f and (u in a or w in a)]
         if len(edges) == sum(1 for u, w in pattern.edges if u in set(b) or w in set(b)) and all(
-                pattern.has_edge(f[u], f[w]) for u, w in edges):
+            pattern.has_edge(f[u], f[w]) for u, w in edges
+        ):
             return True
     return False
 
@@ -227,8 +229,9 @@ def _factor(pattern: Pattern, cut: tuple[int, ...], order: tuple[int, ...], powe
     return Factor(tuple(binds), power)
 
 
-def decompositions(pattern: Pattern, factor_cost: Callable[[KernelPlan], float] | None = None
-                   ) -> Iterator[Decomposition]:
+def decompositions(
+    pattern: Pattern, factor_cost: Callable[[KernelPlan], float] | None = None
+) -> Iterator[Decomposition]:
     """Candidate decomposition plans of ``pattern`` (none for patterns without a usable cut, e.g. cliques).
 
     Every cut, cut order and bridge choice is listed. Without ``factor_cost`` every combination of
@@ -247,10 +250,13 @@ def decompositions(pattern: Pattern, factor_cost: Callable[[KernelPlan], float] 
             for v in prefix:
                 cut_binds.append(Bind(v) if not bound else _bind(pattern, v, bound, restrictions))
                 bound.append(v)
-            bridges = [None] if connected else [i for i, cls in enumerate(classes)
-                                                if any(pattern.has_edge(cut[-1], u) for u in cls[0])]
+            bridges = (
+                [None]
+                if connected
+                else [i for i, cls in enumerate(classes) if any(pattern.has_edge(cut[-1], u) for u in cls[0])]
+            )
             for bridge_cls in bridges:
-                for bridge_order in ([()] if bridge_cls is None else _orders(pattern, prefix, classes[bridge_cls][0])):
+                for bridge_order in [()] if bridge_cls is None else _orders(pattern, prefix, classes[bridge_cls][0]):
                     if bridge_cls is not None and not bridge_order:
                         continue
                     bridge_binds = []
@@ -261,21 +267,49 @@ def decompositions(pattern: Pattern, factor_cost: Callable[[KernelPlan], float] 
                     if bridge_order:
                         bridge_binds.append(_bind(pattern, cut[-1], b_bound, restrictions))
                     others = sorted((cls for i, cls in enumerate(classes) if i != bridge_cls), key=lambda c: len(c[0]))
-                    options = [[(order, len(cls), table) for order in _orders(pattern, cut, cls[0])
-                                for table in ((False, True) if _parents(pattern, cut, order) >= 2 else (False,))]
-                               for cls in others]
-                    base = KernelPlan(cut=tuple(cut_binds), bridge=tuple(bridge_binds),
-                                      bridge_power=len(classes[bridge_cls]) if bridge_cls is not None else 0)
+                    options = [
+                        [
+                            (order, len(cls), table)
+                            for order in _orders(pattern, cut, cls[0])
+                            for table in ((False, True) if _parents(pattern, cut, order) >= 2 else (False,))
+                        ]
+                        for cls in others
+                    ]
+                    base = KernelPlan(
+                        cut=tuple(cut_binds),
+                        bridge=tuple(bridge_binds),
+                        bridge_power=len(classes[bridge_cls]) if bridge_cls is not None else 0,
+                    )
                     if factor_cost is not None:
-                        options = [[min(opts, key=lambda o: factor_cost(dataclasses.replace(
-                            base, factors=(_factor(pattern, cut, *o),))))] for opts in options]
+                        options = [
+                            [
+                                min(
+                                    opts,
+                                    key=lambda o: factor_cost(
+                                        dataclasses.replace(base, factors=(_factor(pattern, cut, *o),))
+                                    ),
+                                )
+                            ]
+                            for opts in options
+                        ]
                     for choice in itertools.product(*options):
                         factors = tuple(_factor(pattern, cut, order, power, table) for order, power, table in choice)
-                        kernel = KernelPlan(cut=tuple(cut_binds), factors=factors, bridge=tuple(bridge_binds),
-                                            bridge_power=len(classes[bridge_cls]) if bridge_cls is not None else 0)
-                        yield Decomposition(pattern, cut, tuple(bridge_order),
-                                            tuple((order, power) for order, power, _ in choice),
-                                            restrictions, len(group), shrink, kernel)
+                        kernel = KernelPlan(
+                            cut=tuple(cut_binds),
+                            factors=factors,
+                            bridge=tuple(bridge_binds),
+                            bridge_power=len(classes[bridge_cls]) if bridge_cls is not None else 0,
+                        )
+                        yield Decomposition(
+                            pattern,
+                            cut,
+                            tuple(bridge_order),
+                            tuple((order, power) for order, power, _ in choice),
+                            restrictions,
+                            len(group),
+                            shrink,
+                            kernel,
+                        )
 
 
 def _bridge_orders(pattern: Pattern, cut_set: tuple[int, ...]) -> list[tuple[int, ...]]:

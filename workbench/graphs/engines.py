@@ -8,7 +8,8 @@ without anyone importing Kudu by hand. The result dict holds at least ``count``,
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from workbench.graphs.graph import Graph
 from workbench.graphs.patterns import Pattern

@@ -29,8 +29,9 @@ from __future__ import annotations
 import functools
 import itertools
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -40,8 +41,17 @@ from workbench.graphs.graph import Graph
 from workbench.graphs.kernels import compile_plan, run_kernel
 from workbench.graphs.patterns import Pattern
 
-__all__ = ["Schedule", "EnumerationResult", "symmetry_restrictions", "connected_orders", "make_schedule",
-           "enumeration_cost", "count", "count_reference", "schedule_plan"]
+__all__ = [
+    "Schedule",
+    "EnumerationResult",
+    "symmetry_restrictions",
+    "connected_orders",
+    "make_schedule",
+    "enumeration_cost",
+    "count",
+    "count_reference",
+    "schedule_plan",
+]
 
 Induced = Literal["edge", "vertex"]
 
@@ -70,8 +80,11 @@ def connected_orders(pattern: Pattern, *, greedy: bool = False) -> list[tuple[in
     6- and 7-vertex patterns, and they contain the cheapest orders in practice (AutoMine/Peregrine's rule).
     """
     if not greedy:
-        return [order for order in itertools.permutations(range(pattern.k))
-                if all(any(pattern.has_edge(order[i], order[j]) for j in range(i)) for i in range(1, pattern.k))]
+        return [
+            order
+            for order in itertools.permutations(range(pattern.k))
+            if all(any(pattern.has_edge(order[i], order[j]) for j in range(i)) for i in range(1, pattern.k))
+        ]
     top = max(pattern.degree(v) for v in range(pattern.k))
     out: list[tuple[int, ...]] = []
 
@@ -170,10 +183,17 @@ class Schedule:
         o = self.order
         lab = self.pattern.labels
         return tuple(
-            Bind(vertex=o[i], parents=tuple(o[j] for j in self.parents(i)), anti=tuple(o[j] for j in self.anti(i)),
-                 lower=tuple(o[j] for j in self.lower(i)), upper=tuple(o[j] for j in self.upper(i)),
-                 distinct=tuple(o[j] for j in self.distinct(i)), label=lab[o[i]] if lab else -1)
-            for i in range(self.k))
+            Bind(
+                vertex=o[i],
+                parents=tuple(o[j] for j in self.parents(i)),
+                anti=tuple(o[j] for j in self.anti(i)),
+                lower=tuple(o[j] for j in self.lower(i)),
+                upper=tuple(o[j] for j in self.upper(i)),
+                distinct=tuple(o[j] for j in self.distinct(i)),
+                label=lab[o[i]] if lab else -1,
+            )
+            for i in range(self.k)
+        )
 
     def describe(self) -> str:
         r = ", ".join(f"v{a}>v{b}" for a, b in self.restrictions)
@@ -189,8 +209,9 @@ def enumeration_cost(stats: GraphStats, schedule: Schedule) -> float:
     return plan_cost(schedule_plan(schedule), stats)
 
 
-def make_schedule(pattern: Pattern, induced: Induced = "edge", *, graph: Graph | None = None,
-                  order: Sequence[int] | None = None) -> Schedule:
+def make_schedule(
+    pattern: Pattern, induced: Induced = "edge", *, graph: Graph | None = None, order: Sequence[int] | None = None
+) -> Schedule:
     """A schedule for ``pattern``: the given ``order``, or the cheapest connected order by the degree-statistics
     cost model on ``graph`` (without a graph: highest pattern degree first, then most parents)."""
     if order is not None:
@@ -198,8 +219,10 @@ def make_schedule(pattern: Pattern, induced: Induced = "edge", *, graph: Graph |
         return Schedule(pattern, order, induced, symmetry_restrictions(pattern, order))
     orders = connected_orders(pattern, greedy=True)
     if graph is None:
+
         def key(o):
             return tuple(-len([j for j in range(i) if pattern.has_edge(o[i], o[j])]) for i in range(len(o)))
+
         best = min(orders, key=lambda o: (-pattern.degree(o[0]), key(o)))
         return Schedule(pattern, best, induced, symmetry_restrictions(pattern, best))
     stats = GraphStats.of(graph)
@@ -218,8 +241,15 @@ class EnumerationResult:
     plan: str
 
 
-def count(graph: Graph, pattern: Pattern, induced: Induced = "edge", *, workers: int = 1,
-          schedule: Schedule | None = None, hoist: bool = True) -> EnumerationResult:
+def count(
+    graph: Graph,
+    pattern: Pattern,
+    induced: Induced = "edge",
+    *,
+    workers: int = 1,
+    schedule: Schedule | None = None,
+    hoist: bool = True,
+) -> EnumerationResult:
     """Count ``pattern`` in ``graph`` by compiled enumeration (edge- or vertex-induced; see :mod:`.patterns`).
 
     ``graph`` should be degree-ordered (:meth:`Graph.by_degree`) for speed; the count does not depend on it.
@@ -231,8 +261,13 @@ def count(graph: Graph, pattern: Pattern, induced: Induced = "edge", *, workers:
     kernel = compile_plan(schedule_plan(schedule, hoist=hoist))
     start = time.perf_counter()
     total = run_kernel(kernel, graph, workers=workers)
-    return EnumerationResult(total, schedule, time.perf_counter() - start, kernel.compile_seconds,
-                             f"{describe_plan(schedule_plan(schedule))} ({schedule.describe()})")
+    return EnumerationResult(
+        total,
+        schedule,
+        time.perf_counter() - start,
+        kernel.compile_seconds,
+        f"{describe_plan(schedule_plan(schedule))} ({schedule.describe()})",
+    )
 
 
 def count_reference(graph: Graph, schedule: Schedule, roots: Sequence[int] | None = None) -> int:
@@ -247,12 +282,18 @@ def count_reference(graph: Graph, schedule: Schedule, roots: Sequence[int] | Non
         level = len(emb)
         if level == schedule.k:
             return 1
-        cands = schedule.candidates(level, emb, graph.neighbors) if labels is None else _labelled(schedule, level, emb, graph)
+        cands = (
+            schedule.candidates(level, emb, graph.neighbors)
+            if labels is None
+            else _labelled(schedule, level, emb, graph)
+        )
         return sum(walk(emb + [int(v)]) for v in cands if ok(level, int(v)))
 
     return sum(walk([int(r)]) for r in (range(graph.n) if roots is None else roots) if ok(0, int(r)))
 
 
 def _labelled(schedule: Schedule, level: int, emb: list[int], graph: Graph) -> np.ndarray:
-    plain = Schedule(Pattern(schedule.k, schedule.pattern.edges), schedule.order, schedule.induced, schedule.restrictions)
+    plain = Schedule(
+        Pattern(schedule.k, schedule.pattern.edges), schedule.order, schedule.induced, schedule.restrictions
+    )
     return plain.candidates(level, emb, graph.neighbors)

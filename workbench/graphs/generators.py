@@ -16,8 +16,8 @@ import re
 
 import numpy as np
 
-from workbench.memory import require
 from workbench.graphs.graph import Graph, from_edges
+from workbench.memory import require
 
 __all__ = ["erdos_renyi", "rmat", "grid", "from_spec", "is_spec", "SPEC_HELP"]
 
@@ -38,8 +38,11 @@ BYTES_PER_VERTEX = 64
 
 def check_memory(name: str, raw_edges: float, vertices: float) -> None:
     """Refuse (ValueError naming the estimate and the available memory) a graph that cannot be built here."""
-    require(raw_edges * BYTES_PER_RAW_EDGE + vertices * BYTES_PER_VERTEX, what=f"graph {name}",
-            hint="valid sizes fit in memory: choose a smaller scale, edge factor or size")
+    require(
+        raw_edges * BYTES_PER_RAW_EDGE + vertices * BYTES_PER_VERTEX,
+        what=f"graph {name}",
+        hint="valid sizes fit in memory: choose a smaller scale, edge factor or size",
+    )
 
 
 def erdos_renyi(n: int, p: float, *, seed: int = 0) -> Graph:
@@ -113,14 +116,21 @@ def rmat(scale: int, edge_factor: int, *, seed: int = 0, a: float = 0.57, b: flo
         src |= down.astype(np.int64) << bit
         dst |= right.astype(np.int64) << bit
     perm = rng.permutation(n)
-    return from_edges(perm[src], perm[dst], n, name=f"rmat-{scale}-{edge_factor}",
-                      source=f"rmat(scale={scale}, edge_factor={edge_factor}, seed={seed})")
+    return from_edges(
+        perm[src],
+        perm[dst],
+        n,
+        name=f"rmat-{scale}-{edge_factor}",
+        source=f"rmat(scale={scale}, edge_factor={edge_factor}, seed={seed})",
+    )
 
 
 def grid(rows: int, cols: int) -> Graph:
     """The rows x cols 2-D lattice (4-neighbour grid): no triangles, many 4-cycles."""
     if rows < 1 or cols < 1 or rows * cols > MAX_VERTICES:
-        raise ValueError(f"grid {rows} x {cols} is out of range: valid is rows, cols >= 1 and rows*cols <= {MAX_VERTICES}")
+        raise ValueError(
+            f"grid {rows} x {cols} is out of range: valid is rows, cols >= 1 and rows*cols <= {MAX_VERTICES}"
+        )
     check_memory(f"grid-{rows}-{cols}", 2 * rows * cols, rows * cols)
     ids = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
     src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
@@ -138,8 +148,10 @@ def from_spec(spec: str) -> Graph:
     kind = spec.split("-", 1)[0]
     match = _SPECS.get(kind, re.compile("$^")).match(spec)
     if match is None:
-        raise ValueError(f"graph={spec!r} is not a valid synthetic spec: valid forms are {SPEC_HELP}, "
-                         "e.g. er-1000-0.01, rmat-12-8, grid-30-30")
+        raise ValueError(
+            f"graph={spec!r} is not a valid synthetic spec: valid forms are {SPEC_HELP}, "
+            "e.g. er-1000-0.01, rmat-12-8, grid-30-30"
+        )
     g = match.groups()
     if kind == "er":
         return erdos_renyi(int(g[0]), float(g[1]), seed=int(g[2] or 0))

@@ -19,8 +19,8 @@ Example::
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numba
 import numpy as np
@@ -45,8 +45,9 @@ class GraphReport:
     source: str = ""
 
     def describe(self) -> str:
-        return (f"{self.raw_edges} edge records; dropped {self.self_loops} self-loops and "
-                f"{self.duplicates} duplicate edges")
+        return (
+            f"{self.raw_edges} edge records; dropped {self.self_loops} self-loops and {self.duplicates} duplicate edges"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,7 +91,7 @@ class Graph:
 
     def neighbors(self, v: int) -> np.ndarray:
         """Sorted int32 neighbours of vertex ``v`` (a view into ``indices``)."""
-        return self.indices[self.indptr[v]:self.indptr[v + 1]]
+        return self.indices[self.indptr[v] : self.indptr[v + 1]]
 
     def has_edge(self, u: int, v: int) -> bool:
         row = self.neighbors(u)
@@ -104,7 +105,7 @@ class Graph:
         keep = src < dst
         return np.stack([src[keep], dst[keep]], axis=1)
 
-    def relabel(self, new_id: np.ndarray, name: str | None = None, *, check: bool = True) -> "Graph":
+    def relabel(self, new_id: np.ndarray, name: str | None = None, *, check: bool = True) -> Graph:
         """The same graph with vertex ``v`` renamed ``new_id[v]`` (a permutation of ``0..n-1``)."""
         new_id = np.asarray(new_id, dtype=np.int64)
         if check and (new_id.shape != (self.n,) or not np.array_equal(np.sort(new_id), np.arange(self.n))):
@@ -116,14 +117,14 @@ class Graph:
         labels = self.labels[old] if self.labels is not None else None
         return Graph(out[0], out[1], name or self.name, self.report, ids, labels)
 
-    def by_degree(self) -> "Graph":
+    def by_degree(self) -> Graph:
         """Relabelled so that vertex 0 has the highest degree (ties by old id); ``original_ids`` maps back."""
         order = np.lexsort((np.arange(self.n), -self.degrees))  # old ids, highest degree first
         new_id = np.empty(self.n, dtype=np.int64)
         new_id[order] = np.arange(self.n)
         return self.relabel(new_id, check=False)
 
-    def with_labels(self, labels: Sequence[int] | np.ndarray) -> "Graph":
+    def with_labels(self, labels: Sequence[int] | np.ndarray) -> Graph:
         labels = np.asarray(labels, dtype=np.int32)
         if labels.shape != (self.n,):
             raise ValueError(f"labels has shape {labels.shape}: expected ({self.n},), one label per vertex")
@@ -132,8 +133,14 @@ class Graph:
     def stats(self) -> dict[str, float]:
         """Degree statistics the cost model reads: n, m, max degree, mean degree, sum of d^2 and d^3."""
         d = self.degrees.astype(np.float64)
-        return {"n": self.n, "m": self.m, "max_degree": self.max_degree, "mean_degree": float(d.mean()) if self.n else 0.0,
-                "sum_d2": float((d * d).sum()), "sum_d3": float((d ** 3).sum())}
+        return {
+            "n": self.n,
+            "m": self.m,
+            "max_degree": self.max_degree,
+            "mean_degree": float(d.mean()) if self.n else 0.0,
+            "sum_d2": float((d * d).sum()),
+            "sum_d3": float((d**3).sum()),
+        }
 
     def to_networkx(self):
         """A ``networkx.Graph`` with the same vertices ``0..n-1`` and edges (for oracles and drawing)."""
@@ -161,7 +168,7 @@ def _relabel_csr(indptr, indices, new_id, old):
         row = np.empty(b - a, dtype=np.int32)
         for j in range(a, b):
             row[j - a] = new_id[indices[j]]
-        out[out_ptr[i]:out_ptr[i + 1]] = np.sort(row)
+        out[out_ptr[i] : out_ptr[i + 1]] = np.sort(row)
     return out_ptr, out
 
 
@@ -176,9 +183,16 @@ def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarr
     return indptr, b.astype(np.int32)
 
 
-def from_edges(src: Sequence[int] | np.ndarray, dst: Sequence[int] | np.ndarray, n: int | None = None, *,
-               name: str = "graph", source: str = "", remap: bool = False,
-               labels: np.ndarray | None = None) -> Graph:
+def from_edges(
+    src: Sequence[int] | np.ndarray,
+    dst: Sequence[int] | np.ndarray,
+    n: int | None = None,
+    *,
+    name: str = "graph",
+    source: str = "",
+    remap: bool = False,
+    labels: np.ndarray | None = None,
+) -> Graph:
     """Build a simple undirected :class:`Graph` from raw edges, dropping self-loops and duplicates.
 
     Args:
@@ -215,8 +229,9 @@ def from_edges(src: Sequence[int] | np.ndarray, dst: Sequence[int] | np.ndarray,
     u, v = np.minimum(src[~loops], dst[~loops]), np.maximum(src[~loops], dst[~loops])
     key = np.unique(u * max(n, 1) + v)
     u, v = key // max(n, 1), key % max(n, 1)
-    report = GraphReport(raw_edges=raw, self_loops=int(loops.sum()), duplicates=int((~loops).sum() - key.shape[0]),
-                         source=source)
+    report = GraphReport(
+        raw_edges=raw, self_loops=int(loops.sum()), duplicates=int((~loops).sum() - key.shape[0]), source=source
+    )
     if report.self_loops or report.duplicates:
         log.info("%s: %s", name, report.describe())
     indptr, indices = _csr(u, v, n)

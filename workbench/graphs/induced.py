@@ -28,7 +28,7 @@ from workbench.graphs.patterns import Pattern, motifs
 __all__ = ["containment_matrix", "inverse_containment", "vertex_from_edge", "supergraphs"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def containment_matrix(k: int) -> tuple[tuple[int, ...], ...]:
     """S[i][j] = s(motifs(k)[i], motifs(k)[j]): copies of pattern i spanning pattern j."""
     pats = motifs(k)
@@ -50,7 +50,7 @@ def containment_matrix(k: int) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def inverse_containment(k: int) -> tuple[tuple[int, ...], ...]:
     """The exact integer inverse of :func:`containment_matrix` (back substitution; S is unitriangular
     once patterns are ordered by edge count, as :func:`motifs` orders them)."""

@@ -11,8 +11,8 @@ optional bridge, then a product of :class:`Factor` counts); see :mod:`.compiler`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 __all__ = ["Bind", "Factor", "KernelPlan", "chain_of", "ready_vertex", "renamed", "describe_plan"]
 
@@ -84,14 +84,19 @@ def renamed(plan: KernelPlan) -> KernelPlan:
         t = lambda xs: tuple(names[x] for x in xs)  # noqa: E731
         return Bind(names[b.vertex], t(b.parents), t(b.anti), t(b.lower), t(b.upper), t(b.distinct), b.label, b.table)
 
-    return KernelPlan(cut=tuple(map(ren, plan.cut)),
-                      factors=tuple(Factor(tuple(map(ren, f.binds)), f.power) for f in plan.factors),
-                      bridge=tuple(map(ren, plan.bridge)), bridge_power=plan.bridge_power, hoist=plan.hoist,
-                      emit=plan.emit)
+    return KernelPlan(
+        cut=tuple(map(ren, plan.cut)),
+        factors=tuple(Factor(tuple(map(ren, f.binds)), f.power) for f in plan.factors),
+        bridge=tuple(map(ren, plan.bridge)),
+        bridge_power=plan.bridge_power,
+        hoist=plan.hoist,
+        emit=plan.emit,
+    )
 
 
 def describe_plan(plan: KernelPlan) -> str:
     """A one-line human description, e.g. ``cut [0, 1] | comp [2, 3] x1, [4] x1``."""
+
     def names(binds: Iterable[Bind]) -> str:
         return "[" + ", ".join(str(b.vertex) for b in binds) + "]"
 

@@ -21,10 +21,10 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
 
 import numpy as np
 
@@ -39,8 +39,10 @@ log = logging.getLogger(__name__)
 
 def default_cache_dir() -> Path:
     """``~/.cache/workbench/graph-kernels`` (or a per-user temp folder when home is not writable)."""
-    for base in (Path.home() / ".cache" / "workbench" / "graph-kernels",
-                 Path(tempfile.gettempdir()) / f"workbench-graph-kernels-{os.getuid() if hasattr(os, 'getuid') else 0}"):
+    for base in (
+        Path.home() / ".cache" / "workbench" / "graph-kernels",
+        Path(tempfile.gettempdir()) / f"workbench-graph-kernels-{os.getuid() if hasattr(os, 'getuid') else 0}",
+    ):
         try:
             base.mkdir(parents=True, exist_ok=True)
             if os.access(base, os.W_OK):
@@ -76,9 +78,18 @@ def _compile_source(source: str, cache_dir: str) -> tuple[Callable[..., int], fl
     spec.loader.exec_module(module)
     fn = module.kernel
     e32 = np.zeros(1, dtype=np.int32)
-    fn(np.zeros(2, dtype=np.int64), e32, e32, e32, np.zeros(0, dtype=np.int64),
-       np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1), dtype=np.int32), 1,
-       np.zeros((0, 1), dtype=np.int32), np.zeros((0, 1), dtype=np.int64))
+    fn(
+        np.zeros(2, dtype=np.int64),
+        e32,
+        e32,
+        e32,
+        np.zeros(0, dtype=np.int64),
+        np.zeros((1, 1), dtype=np.int64),
+        np.zeros((1, 1), dtype=np.int32),
+        1,
+        np.zeros((0, 1), dtype=np.int32),
+        np.zeros((0, 1), dtype=np.int64),
+    )
     seconds = time.perf_counter() - start
     hits = sum(fn.stats.cache_hits.values()) if hasattr(fn, "stats") else 0
     path.with_suffix(".ok").touch()  # compiled once: precompile() skips it from now on
@@ -118,8 +129,9 @@ def compile_files(paths: list[str], cache_dir: str) -> None:
         _compile_source(Path(path).read_text(), cache_dir)
 
 
-def precompile(plans: list[KernelPlan], *, processes: int = 2, cache_dir: str | os.PathLike[str] | None = None
-               ) -> float:
+def precompile(
+    plans: list[KernelPlan], *, processes: int = 2, cache_dir: str | os.PathLike[str] | None = None
+) -> float:
     """Compile the kernels of ``plans`` into the disk cache on ``processes`` worker processes (numba compiles
     one function at a time per process), so that :func:`compile_plan` then only loads them. Returns the
     wall seconds spent. Sources already compiled in this process are skipped; with ``processes <= 1`` or a
@@ -136,12 +148,16 @@ def precompile(plans: list[KernelPlan], *, processes: int = 2, cache_dir: str | 
         if not path.with_suffix(".ok").is_file():
             todo.append(str(path))
     if processes > 1 and len(todo) > 1:
-        code = "import sys, json; from workbench.graphs.kernels import compile_files; " \
-               "compile_files(json.loads(sys.argv[1]), sys.argv[2])"
+        code = (
+            "import sys, json; from workbench.graphs.kernels import compile_files; "
+            "compile_files(json.loads(sys.argv[1]), sys.argv[2])"
+        )
         import json
 
-        procs = [subprocess.Popen([sys.executable, "-c", code, json.dumps(todo[i::processes]), directory])
-                 for i in range(min(processes, len(todo)))]
+        procs = [
+            subprocess.Popen([sys.executable, "-c", code, json.dumps(todo[i::processes]), directory])
+            for i in range(min(processes, len(todo)))
+        ]
         for proc in procs:
             if proc.wait() != 0:
                 log.warning("a precompile worker exited with status %s; compiling here instead", proc.returncode)
@@ -167,15 +183,33 @@ def run_emit(kernel: CompiledKernel, graph: Graph, cut_size: int, n_factors: int
         ext = np.zeros((rows_cap, max(n_factors, 1)), dtype=np.int64)
         tabs = np.zeros((max(kernel.n_tables, 1), width), dtype=np.int64)
         touched = np.zeros((max(kernel.n_tables, 1), width), dtype=np.int32)
-        rows = int(kernel.fn(graph.indptr, graph.indices, labels, kernel.plab, roots, tabs, touched,
-                             max(graph.max_degree, 1), emb, ext))
+        rows = int(
+            kernel.fn(
+                graph.indptr,
+                graph.indices,
+                labels,
+                kernel.plab,
+                roots,
+                tabs,
+                touched,
+                max(graph.max_degree, 1),
+                emb,
+                ext,
+            )
+        )
         if rows <= rows_cap:
             return emb[:rows], ext[:rows, :n_factors]
         rows_cap = rows
 
 
-def run_kernel(kernel: CompiledKernel, graph: Graph, *, workers: int = 1, roots: np.ndarray | None = None,
-               chunks_per_worker: int = 4) -> int:
+def run_kernel(
+    kernel: CompiledKernel,
+    graph: Graph,
+    *,
+    workers: int = 1,
+    roots: np.ndarray | None = None,
+    chunks_per_worker: int = 4,
+) -> int:
     """Sum of the kernel's count over ``roots`` (default every vertex), on ``workers`` threads.
 
     Returns the exact integer total. Raises OverflowError when a kernel's int64 total would overflow.
@@ -190,8 +224,9 @@ def run_kernel(kernel: CompiledKernel, graph: Graph, *, workers: int = 1, roots:
     def work(chunk: np.ndarray) -> int:
         tabs = np.zeros((rows, width), dtype=np.int64)
         touched = np.zeros((rows, width), dtype=np.int32)
-        return int(kernel.fn(graph.indptr, graph.indices, labels, kernel.plab, chunk, tabs, touched, bufsize,
-                             _NO_EMB, _NO_EXT))
+        return int(
+            kernel.fn(graph.indptr, graph.indices, labels, kernel.plab, chunk, tabs, touched, bufsize, _NO_EMB, _NO_EXT)
+        )
 
     if workers <= 1 or roots.shape[0] < 64:
         results = [work(roots)]

@@ -29,11 +29,20 @@ from typing import Any
 
 import numpy as np
 
-from workbench.memory import require
 from workbench.graphs.graph import Graph, from_edges
+from workbench.memory import require
 
-__all__ = ["RestrictedUnpickler", "load_edge_list", "load_mtx", "load_planetoid", "load_graph", "REGISTRY_GRAPHS",
-           "restricted_load", "PlanetoidFeatures", "load_planetoid_features"]
+__all__ = [
+    "RestrictedUnpickler",
+    "load_edge_list",
+    "load_mtx",
+    "load_planetoid",
+    "load_graph",
+    "REGISTRY_GRAPHS",
+    "restricted_load",
+    "PlanetoidFeatures",
+    "load_planetoid_features",
+]
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +73,11 @@ PARSE_BYTES_PER_FILE_BYTE = 40
 
 
 def _check_file_memory(path: Path) -> None:
-    require(path.stat().st_size * PARSE_BYTES_PER_FILE_BYTE, what=f"reading graph file {path}",
-            hint="valid files fit in memory once parsed (about 40x their size): use a smaller graph")
+    require(
+        path.stat().st_size * PARSE_BYTES_PER_FILE_BYTE,
+        what=f"reading graph file {path}",
+        hint="valid files fit in memory once parsed (about 40x their size): use a smaller graph",
+    )
 
 
 def load_edge_list(path: str | os.PathLike[str], *, name: str | None = None) -> Graph:
@@ -132,13 +144,17 @@ def load_mtx(path: str | os.PathLike[str], *, name: str | None = None) -> Graph:
         raise ValueError(f"{path}: empty file") from None
     words = banner.lower().split()
     if len(words) != 5 or words[0] != "%%matrixmarket" or words[1] != "matrix":
-        raise ValueError(f"{path}, line {number}: expected '%%MatrixMarket matrix coordinate <field> <symmetry>', "
-                         f"got {banner[:80]!r}")
+        raise ValueError(
+            f"{path}, line {number}: expected '%%MatrixMarket matrix coordinate <field> <symmetry>', "
+            f"got {banner[:80]!r}"
+        )
     if words[2] != "coordinate":
         raise ValueError(f"{path}, line {number}: format {words[2]!r} is not supported: valid format is 'coordinate'")
     if words[3] not in _MTX_FIELDS or words[4] not in _MTX_SYMMETRY:
-        raise ValueError(f"{path}, line {number}: field {words[3]!r} / symmetry {words[4]!r} not recognised: valid "
-                         f"fields are {', '.join(_MTX_FIELDS)}; symmetries {', '.join(_MTX_SYMMETRY)}")
+        raise ValueError(
+            f"{path}, line {number}: field {words[3]!r} / symmetry {words[4]!r} not recognised: valid "
+            f"fields are {', '.join(_MTX_FIELDS)}; symmetries {', '.join(_MTX_SYMMETRY)}"
+        )
     size = None
     src: list[int] = []
     dst: list[int] = []
@@ -150,9 +166,13 @@ def load_mtx(path: str | os.PathLike[str], *, name: str | None = None) -> Graph:
             try:
                 rows, cols, nnz = (int(x) for x in parts[:3])
             except ValueError:
-                raise ValueError(f"{path}, line {number}: expected the size line 'rows cols entries', got {line[:60]!r}") from None
+                raise ValueError(
+                    f"{path}, line {number}: expected the size line 'rows cols entries', got {line[:60]!r}"
+                ) from None
             if len(parts) != 3:
-                raise ValueError(f"{path}, line {number}: expected the size line 'rows cols entries', got {line[:60]!r}")
+                raise ValueError(
+                    f"{path}, line {number}: expected the size line 'rows cols entries', got {line[:60]!r}"
+                )
             if rows != cols:
                 raise ValueError(f"{path}, line {number}: matrix is {rows} x {cols}; a graph needs a square matrix")
             size = (rows, nnz, number)
@@ -169,8 +189,9 @@ def load_mtx(path: str | os.PathLike[str], *, name: str | None = None) -> Graph:
         raise ValueError(f"{path}: no size line after the banner")
     if len(src) != size[1]:
         raise ValueError(f"{path}, line {size[2]}: size line says {size[1]} entries but the file has {len(src)}")
-    return from_edges(np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), size[0],
-                      name=name or path.stem, source=str(path))
+    return from_edges(
+        np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), size[0], name=name or path.stem, source=str(path)
+    )
 
 
 class RestrictedUnpickler(pickle.Unpickler):
@@ -185,12 +206,16 @@ class RestrictedUnpickler(pickle.Unpickler):
         import collections
 
         allowed: dict[tuple[str, str], Any] = {
-            ("__builtin__", "list"): list, ("builtins", "list"): list,
-            ("__builtin__", "dict"): dict, ("builtins", "dict"): dict,
-            ("__builtin__", "set"): set, ("builtins", "set"): set,
+            ("__builtin__", "list"): list,
+            ("builtins", "list"): list,
+            ("__builtin__", "dict"): dict,
+            ("builtins", "dict"): dict,
+            ("__builtin__", "set"): set,
+            ("builtins", "set"): set,
             ("collections", "defaultdict"): collections.defaultdict,
             ("collections", "OrderedDict"): collections.OrderedDict,
-            ("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype,
+            ("numpy", "ndarray"): np.ndarray,
+            ("numpy", "dtype"): np.dtype,
         }
         for mod in ("numpy.core.multiarray", "numpy._core.multiarray"):
             allowed[(mod, "_reconstruct")] = _np_reconstruct()
@@ -272,8 +297,14 @@ def load_planetoid(root: str | os.PathLike[str], dataset: str, *, labels: bool =
         dst.extend(int(x) for x in neighbours)
     n = max(len(adjacency), max(src + dst, default=-1) + 1)
     lab = _planetoid_labels(root, dataset, n) if labels else None
-    return from_edges(np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), n,
-                      name=f"planetoid-{dataset}", source=str(path), labels=lab)
+    return from_edges(
+        np.array(src, dtype=np.int64),
+        np.array(dst, dtype=np.int64),
+        n,
+        name=f"planetoid-{dataset}",
+        source=str(path),
+        labels=lab,
+    )
 
 
 def _planetoid_labels(root: Path, dataset: str, n: int) -> np.ndarray | None:
@@ -344,8 +375,10 @@ def load_planetoid_features(root: str | os.PathLike[str], dataset: str, n: int) 
     except ValueError:
         raise ValueError(f"{need['test.index']}: expected one integer vertex id per line") from None
     if len(test_index) != tx.shape[0] or tx.shape[1] != x_train.shape[1]:
-        raise ValueError(f"{need['tx']}: {tx.shape} rows/columns disagree with test.index ({len(test_index)}) "
-                         f"or x ({x_train.shape[1]} columns)")
+        raise ValueError(
+            f"{need['tx']}: {tx.shape} rows/columns disagree with test.index ({len(test_index)}) "
+            f"or x ({x_train.shape[1]} columns)"
+        )
     if test_index.size and (test_index.min() < 0 or test_index.max() >= n):
         raise ValueError(f"{need['test.index']}: ids must lie in 0..{n - 1}")
     x = np.zeros((n, x_train.shape[1]), dtype=np.float32)
@@ -363,14 +396,15 @@ def load_planetoid_features(root: str | os.PathLike[str], dataset: str, n: int) 
     x[test_index] = tx
     present[test_index] = True
     if dataset == "citeseer":  # PyG's tx_extended: ids in the test range without a row are zero, yet present
-        present[test_index.min():test_index.max() + 1] = True
+        present[test_index.min() : test_index.max() + 1] = True
     y = np.full(n, -1, dtype=np.int64)
     y[: len(ally)] = ally[:n]
     y[test_index] = ty
     train = np.arange(len(y_train), dtype=np.int64)
     val = np.arange(len(y_train), len(y_train) + 500, dtype=np.int64)
-    return PlanetoidFeatures(x=x, present=present, y=y, train=train, val=val, test=np.sort(test_index),
-                             missing=tuple(missing))
+    return PlanetoidFeatures(
+        x=x, present=present, y=y, train=train, val=val, test=np.sort(test_index), missing=tuple(missing)
+    )
 
 
 def load_graph(spec: str, *, data_dir: str | os.PathLike[str] | None = None) -> Graph:
@@ -409,5 +443,6 @@ def load_graph(spec: str, *, data_dir: str | os.PathLike[str] | None = None) -> 
         return load_edge_list(path)
     if path.suffix or os.sep in spec:
         raise FileNotFoundError(f"graph file {path} not found")
-    raise ValueError(f"graph={spec!r} is neither a dataset ({', '.join(REGISTRY_GRAPHS)}), a synthetic spec "
-                     f"({SPEC_HELP}) nor a file")
+    raise ValueError(
+        f"graph={spec!r} is neither a dataset ({', '.join(REGISTRY_GRAPHS)}), a synthetic spec ({SPEC_HELP}) nor a file"
+    )

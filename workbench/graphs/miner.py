@@ -25,10 +25,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from workbench.graphs.cliques import MAX_FORWARD, CliqueIndex, count_cliques, warm as warm_cliques
+from workbench.graphs.cliques import MAX_FORWARD, CliqueIndex, count_cliques
+from workbench.graphs.cliques import warm as warm_cliques
 from workbench.graphs.compiler import KernelPlan, generate_source
 from workbench.graphs.cost_model import GraphStats, plan_cost, predict_seconds, sample_seconds
-from workbench.graphs.decompose import Decomposition, cutting_sets as cutting_sets_of, decompositions
+from workbench.graphs.decompose import Decomposition, decompositions
+from workbench.graphs.decompose import cutting_sets as cutting_sets_of
 from workbench.graphs.enumerate import Schedule, connected_orders, schedule_plan, symmetry_restrictions
 from workbench.graphs.graph import Graph
 from workbench.graphs.induced import supergraphs
@@ -109,8 +111,15 @@ class Miner:
         ordered: pass True when ``graph`` is already :meth:`Graph.by_degree`.
     """
 
-    def __init__(self, graph: Graph, *, workers: int = 1, cost_model: Literal["stats", "sample"] = "stats",
-                 ordered: bool = False, cache_dir: str | None = None):
+    def __init__(
+        self,
+        graph: Graph,
+        *,
+        workers: int = 1,
+        cost_model: Literal["stats", "sample"] = "stats",
+        ordered: bool = False,
+        cache_dir: str | None = None,
+    ):
         if cost_model not in ("stats", "sample"):
             raise ValueError(f"cost_model={cost_model!r} is not allowed: valid values are 'stats', 'sample'")
         self.graph = graph if ordered else graph.by_degree()
@@ -291,15 +300,19 @@ class Miner:
         else:
             parts = supergraphs(pattern)
             value = sum(coef * (self.inj(q) // q.n_automorphisms) for q, coef in parts)
-            plan = "V = " + " ".join(f"{coef:+d}*E({q.label})" for q, coef in parts) + \
-                f"; E({pattern.label}) by {self.plan(pattern).describe() if pattern.k > 2 else 'closed form'}"
+            plan = (
+                "V = "
+                + " ".join(f"{coef:+d}*E({q.label})" for q, coef in parts)
+                + f"; E({pattern.label}) by {self.plan(pattern).describe() if pattern.k > 2 else 'closed form'}"
+            )
         steps = self.steps[first:]
         wall = time.perf_counter() - start
         comp = sum(s.compile_seconds for s in steps) + self.precompile_seconds - pre0
         planning = self.plan_seconds - plan0
         predicted = sum(s.predicted_seconds for s in steps if s.predicted_seconds == s.predicted_seconds)
-        return CountResult(pattern, induced, engine, value, plan, max(wall - comp - planning, 0.0), comp,
-                           predicted, steps, planning)
+        return CountResult(
+            pattern, induced, engine, value, plan, max(wall - comp - planning, 0.0), comp, predicted, steps, planning
+        )
 
     def enumeration_schedule(self, pattern: Pattern, induced: str) -> Schedule:
         """The plain-enumeration schedule of the ``enumerate`` engine: the cheapest greedy order by the
@@ -312,8 +325,9 @@ class Miner:
                 s = Schedule(pattern, o, induced, symmetry_restrictions(pattern, o))
                 scheds.setdefault(generate_source(schedule_plan(s))[0], s)
             options = list(scheds.values())
-            self._schedules[key] = options[0] if len(options) == 1 else min(
-                options, key=lambda s: plan_cost(schedule_plan(s), self.stats))
+            self._schedules[key] = (
+                options[0] if len(options) == 1 else min(options, key=lambda s: plan_cost(schedule_plan(s), self.stats))
+            )
             self.plan_seconds += time.perf_counter() - start
         return self._schedules[key]
 
@@ -327,12 +341,21 @@ class Miner:
         value = run_kernel(kernel, self.graph, workers=self.workers)
         secs = time.perf_counter() - start
         predicted = predict_seconds(plan_cost(plan, self.stats)) if self._stats is not None else float("nan")
-        self.steps.append(Step(pattern.label, f"enumerate: {best.describe()}", value * pattern.n_automorphisms, secs,
-                               predicted, kernel.compile_seconds))
+        self.steps.append(
+            Step(
+                pattern.label,
+                f"enumerate: {best.describe()}",
+                value * pattern.n_automorphisms,
+                secs,
+                predicted,
+                kernel.compile_seconds,
+            )
+        )
         return value, f"enumerate: {best.describe()}"
 
-    def needed_plans(self, patterns: list[Pattern], induced: str = "edge", engine: Engine = "decompose"
-                     ) -> list[KernelPlan]:
+    def needed_plans(
+        self, patterns: list[Pattern], induced: str = "edge", engine: Engine = "decompose"
+    ) -> list[KernelPlan]:
         """Kernel plans that counting ``patterns`` with ``engine`` will run (shrinkages and supergraphs
         included), for :meth:`prepare`; sub-counts the session already has are left out, and so are cliques
         counted by the clique kernel (compiled with its module, see :meth:`prepare`)."""
@@ -356,8 +379,14 @@ class Miner:
                 todo += [q for q, _ in choice.decomposition.shrinkages]
         return plans
 
-    def prepare(self, patterns: list[Pattern], induced: str = "edge", engine: Engine = "decompose", *,
-                processes: int | None = None) -> float:
+    def prepare(
+        self,
+        patterns: list[Pattern],
+        induced: str = "edge",
+        engine: Engine = "decompose",
+        *,
+        processes: int | None = None,
+    ) -> float:
         """Plan every pattern and compile all kernels on ``processes`` (default ``workers``) processes
         before counting (the clique kernels too, when a plan uses them); returns the compile wall seconds
         (0 when everything is cached)."""

@@ -107,7 +107,8 @@ def _partitions(pattern: Pattern, cut: tuple[int, ...], comps) -> list[Pattern]:
         v = free[i]
         for block in blocks:
             if all(comp_of[u] != comp_of[v] for u in block) and (
-                    pattern.labels is None or pattern.labels[block[0]] == pattern.labels[v]):
+                pattern.labels is None or pattern.labels[block[0]] == pattern.labels[v]
+            ):
                 block.append(v)
                 place(i + 1, blocks)
                 block.pop()

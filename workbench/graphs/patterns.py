@@ -25,8 +25,8 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 __all__ = ["Pattern", "parse_pattern", "named_patterns", "motifs", "NAMED", "MAX_VERTICES"]
 
@@ -57,9 +57,19 @@ NAMED: dict[str, str] = {
     "6-cycle": "0-1,1-2,2-3,3-4,4-5,0-5",
     "6-clique": ",".join(f"{a}-{b}" for a, b in itertools.combinations(range(6), 2)),
 }
-ALIASES = {"3-path": "wedge", "path-3": "wedge", "4-chain": "4-path", "5-chain": "5-path", "6-chain": "6-path",
-           "square": "4-cycle", "k4": "4-clique", "k5": "5-clique", "chordal-4-cycle": "diamond",
-           "paw": "tailed-triangle", "claw": "3-star"}
+ALIASES = {
+    "3-path": "wedge",
+    "path-3": "wedge",
+    "4-chain": "4-path",
+    "5-chain": "5-path",
+    "6-chain": "6-path",
+    "square": "4-cycle",
+    "k4": "4-clique",
+    "k5": "5-clique",
+    "chordal-4-cycle": "diamond",
+    "paw": "tailed-triangle",
+    "claw": "3-star",
+}
 _EDGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 
 
@@ -141,14 +151,14 @@ class Pattern:
             out.append(tuple(sorted(comp)))
         return out
 
-    def induced(self, vertices: Sequence[int]) -> "Pattern":
+    def induced(self, vertices: Sequence[int]) -> Pattern:
         """The subpattern induced on ``vertices``, renumbered ``0..len-1`` in the given order."""
         pos = {v: i for i, v in enumerate(vertices)}
         edges = tuple((pos[a], pos[b]) for a, b in self.edges if a in pos and b in pos)
         labels = tuple(self.labels[v] for v in vertices) if self.labels else None
         return Pattern(len(vertices), edges, labels)
 
-    def quotient(self, blocks: Sequence[Sequence[int]]) -> "Pattern":
+    def quotient(self, blocks: Sequence[Sequence[int]]) -> Pattern:
         """Merge each block of vertices into one vertex (blocks partition ``0..k-1``; merged vertices must
         be pairwise non-adjacent and, if labelled, equally labelled). Vertex ``i`` of the result is block ``i``."""
         where = {}
@@ -171,8 +181,10 @@ class Pattern:
     def _cells(self) -> list[list[int]]:
         """Vertices grouped by an isomorphism invariant (label, degree, sorted neighbour degrees), ordered."""
         deg = [self.degree(v) for v in range(self.k)]
-        key = {v: ((self.labels[v] if self.labels else 0), deg[v], tuple(sorted(deg[u] for u in self.neighbors(v))))
-               for v in range(self.k)}
+        key = {
+            v: ((self.labels[v] if self.labels else 0), deg[v], tuple(sorted(deg[u] for u in self.neighbors(v))))
+            for v in range(self.k)
+        }
         cells: dict[tuple, list[int]] = {}
         for v in sorted(range(self.k), key=lambda v: key[v]):
             cells.setdefault(key[v], []).append(v)
@@ -205,12 +217,12 @@ class Pattern:
         labels = tuple(self.labels[v] for v in order) if self.labels else None
         return (self.k, self._code(order), labels)
 
-    def canonical_pattern(self) -> "Pattern":
+    def canonical_pattern(self) -> Pattern:
         """This pattern relabelled canonically (vertex ``i`` = ``canonical_order[i]``)."""
         p = self.induced(self.canonical_order)
         return Pattern(p.k, p.edges, p.labels, self.name)
 
-    def is_isomorphic(self, other: "Pattern") -> bool:
+    def is_isomorphic(self, other: Pattern) -> bool:
         return self.canonical == other.canonical
 
     @functools.cached_property
@@ -256,9 +268,11 @@ def _from_edge_string(text: str, name: str = "") -> Pattern:
     for part in text.split(","):
         match = _EDGE.match(part)
         if match is None:
-            raise ValueError(f"pattern={text!r} is not a known name or an edge list: bad edge {part.strip()!r}; "
-                             f"write edges as 'a-b' separated by commas, e.g. '0-1,1-2,2-0', or a name "
-                             f"({', '.join(NAMED)})")
+            raise ValueError(
+                f"pattern={text!r} is not a known name or an edge list: bad edge {part.strip()!r}; "
+                f"write edges as 'a-b' separated by commas, e.g. '0-1,1-2,2-0', or a name "
+                f"({', '.join(NAMED)})"
+            )
         pairs.append((int(match.group(1)), int(match.group(2))))
     ids = sorted({v for e in pairs for v in e})
     pos = {v: i for i, v in enumerate(ids)}
@@ -300,7 +314,7 @@ def named_patterns() -> dict[str, Pattern]:
     return {name: _from_edge_string(text, name) for name, text in NAMED.items()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def motifs(k: int) -> tuple[Pattern, ...]:
     """All connected patterns on ``k`` vertices up to isomorphism (1, 1, 2, 6, 21, 112, 853 for k = 1..7),
     canonically labelled, ordered by edge count then canonical code; named ones carry their name.

@@ -10,8 +10,18 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["lower_bound", "upper_bound", "contains", "clip", "below", "above", "intersect", "intersect_count", "difference",
-           "difference_count"]
+__all__ = [
+    "lower_bound",
+    "upper_bound",
+    "contains",
+    "clip",
+    "below",
+    "above",
+    "intersect",
+    "intersect_count",
+    "difference",
+    "difference_count",
+]
 
 SKEW = 16
 
@@ -51,19 +61,19 @@ def contains(a, x):
 @numba.njit(cache=True, nogil=True)
 def clip(a, lo, hi):
     """The part of sorted ``a`` with lo < x < hi (a view)."""
-    return a[upper_bound(a, lo):lower_bound(a, hi)]
+    return a[upper_bound(a, lo) : lower_bound(a, hi)]
 
 
 @numba.njit(cache=True, nogil=True)
 def below(a, hi):
     """The part of sorted ``a`` with x < hi (a view)."""
-    return a[:lower_bound(a, hi)]
+    return a[: lower_bound(a, hi)]
 
 
 @numba.njit(cache=True, nogil=True)
 def above(a, lo):
     """The part of sorted ``a`` with x > lo (a view)."""
-    return a[upper_bound(a, lo):]
+    return a[upper_bound(a, lo) :]
 
 
 @numba.njit(cache=True, nogil=True)

@@ -23,22 +23,38 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
 
+from workbench.quantum.calibration import DeviceCalibration, device_names, list_devices, load_calibration
 from workbench.quantum.circuit import Program, Step, bind, from_qiskit, resolve_params
 from workbench.quantum.density import apply_readout, diagonal, run_density, run_density_circuits
-from workbench.quantum.calibration import DeviceCalibration, device_names, list_devices, load_calibration
 from workbench.quantum.noise import IDEAL, NoiseSpec
 from workbench.quantum.observables import expectation_from_density, expectation_from_state
 from workbench.quantum.statevector import run_statevector, simulate_statevector
 
 __all__ = [
-    "statevector", "density_matrix", "probabilities", "expectation", "NoiseSpec", "IDEAL", "DeviceCalibration",
-    "load_calibration", "list_devices", "device_names", "from_qiskit", "bind", "Program", "Step",
-    "run_statevector", "run_density", "run_density_circuits", "apply_readout",
+    "statevector",
+    "density_matrix",
+    "probabilities",
+    "expectation",
+    "NoiseSpec",
+    "IDEAL",
+    "DeviceCalibration",
+    "load_calibration",
+    "list_devices",
+    "device_names",
+    "from_qiskit",
+    "bind",
+    "Program",
+    "Step",
+    "run_statevector",
+    "run_density",
+    "run_density_circuits",
+    "apply_readout",
 ]
 
 Noise = NoiseSpec | str | None
@@ -61,7 +77,9 @@ def _is_list(circuit: Any) -> bool:
 def _per_circuit(value: Any, count: int, what: str) -> list:
     if _is_list(value):
         if len(value) != count:
-            raise ValueError(f"{what} has {len(value)} entries for {count} circuits: give one per circuit or one for all")
+            raise ValueError(
+                f"{what} has {len(value)} entries for {count} circuits: give one per circuit or one for all"
+            )
         return list(value)
     return [value] * count
 
@@ -69,12 +87,15 @@ def _per_circuit(value: Any, count: int, what: str) -> list:
 def _check_width(circuit: Any, spec: NoiseSpec | None) -> None:
     cal = spec.calibration if spec is not None else None
     if cal is not None and circuit.num_qubits > cal.num_qubits:
-        raise ValueError(f"circuit has {circuit.num_qubits} qubits but device {cal.name} has {cal.num_qubits}: "
-                         f"valid widths are 1..{cal.num_qubits}")
+        raise ValueError(
+            f"circuit has {circuit.num_qubits} qubits but device {cal.name} has {cal.num_qubits}: "
+            f"valid widths are 1..{cal.num_qubits}"
+        )
 
 
-def statevector(circuit: Any, params: Any = None, *, dtype: torch.dtype = torch.complex128,
-                device: torch.device | str | None = None) -> Tensor:
+def statevector(
+    circuit: Any, params: Any = None, *, dtype: torch.dtype = torch.complex128, device: torch.device | str | None = None
+) -> Tensor:
     """The state ``C|0...0>``, equal to ``qiskit.quantum_info.Statevector(circuit).data`` (global phase included).
 
     Returns ``[2**n]``, ``[B, 2**n]`` for batched params, ``[C, ...]`` for a list of circuits (same width).
@@ -87,8 +108,14 @@ def statevector(circuit: Any, params: Any = None, *, dtype: torch.dtype = torch.
     return state if batched else state[0]
 
 
-def density_matrix(circuit: Any, params: Any = None, *, noise: Noise = None, dtype: torch.dtype = torch.complex128,
-                   device: torch.device | str | None = None) -> Tensor:
+def density_matrix(
+    circuit: Any,
+    params: Any = None,
+    *,
+    noise: Noise = None,
+    dtype: torch.dtype = torch.complex128,
+    device: torch.device | str | None = None,
+) -> Tensor:
     """The (noisy) density matrix ``[2**n, 2**n]`` (``[B, ...]`` batched params, ``[C, ...]`` for a list).
 
     Readout errors do not enter the state (they act on measurement: see :func:`probabilities`).
@@ -112,14 +139,21 @@ def _density_list(circuits: Sequence[Any], params: Any, noise: Any, dtype: torch
     for c, s in zip(circuits, specs):
         _check_width(c, s)
     if any(p is not None for p in ps):
-        return torch.stack([density_matrix(c, p, noise=s, dtype=dtype, device=device)
-                            for c, p, s in zip(circuits, ps, specs)])
+        return torch.stack(
+            [density_matrix(c, p, noise=s, dtype=dtype, device=device) for c, p, s in zip(circuits, ps, specs)]
+        )
     programs = [from_qiskit(c) for c in circuits]
     return run_density_circuits(programs, specs, dtype=dtype, device=device)
 
 
-def probabilities(circuit: Any, params: Any = None, *, noise: Noise = None, dtype: torch.dtype = torch.complex128,
-                  device: torch.device | str | None = None) -> Tensor:
+def probabilities(
+    circuit: Any,
+    params: Any = None,
+    *,
+    noise: Noise = None,
+    dtype: torch.dtype = torch.complex128,
+    device: torch.device | str | None = None,
+) -> Tensor:
     """Probabilities of all ``2**n`` outcomes of measuring every qubit (index = sum of bit q * 2**q), under
     ``noise`` including its readout errors; real ``[2**n]`` (``[B, ...]`` batched params, ``[C, ...]`` list).
 
@@ -148,12 +182,18 @@ def probabilities(circuit: Any, params: Any = None, *, noise: Noise = None, dtyp
     return apply_readout(probs, spec.readout_matrices(circuit.num_qubits), circuit.num_qubits)
 
 
-def expectation(circuit: Any, observable: Any, params: Any = None, *, noise: Noise = None,
-                dtype: torch.dtype = torch.complex128, device: torch.device | str | None = None) -> Tensor:
+def expectation(
+    circuit: Any,
+    observable: Any,
+    params: Any = None,
+    *,
+    noise: Noise = None,
+    dtype: torch.dtype = torch.complex128,
+    device: torch.device | str | None = None,
+) -> Tensor:
     """``<O>`` for a qiskit ``SparsePauliOp`` (or Pauli label) ``observable``: exact, from the statevector (no
     noise) or the density matrix (noise; readout errors not included). Real ``[]`` or ``[B]``."""
     spec = _noise(noise)
     if spec is None:
         return expectation_from_state(statevector(circuit, params, dtype=dtype, device=device), observable)
-    return expectation_from_density(density_matrix(circuit, params, noise=spec, dtype=dtype, device=device),
-                                    observable)
+    return expectation_from_density(density_matrix(circuit, params, noise=spec, dtype=dtype, device=device), observable)

@@ -10,14 +10,22 @@ readout errors only to sampled shots. :func:`aer_counts` samples shots with aer'
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from workbench.quantum.noise import NoiseSpec
 
-__all__ = ["aer_statevector", "aer_density_matrix", "aer_probabilities", "aer_counts", "aer_noise_model",
-           "readout_from_model", "exact_noise_model"]
+__all__ = [
+    "aer_statevector",
+    "aer_density_matrix",
+    "aer_probabilities",
+    "aer_counts",
+    "aer_noise_model",
+    "readout_from_model",
+    "exact_noise_model",
+]
 
 
 def aer_noise_model(noise: NoiseSpec | Any | None, circuits: Sequence[Any] = ()) -> Any:

@@ -18,8 +18,8 @@ Three ways to apply, all tested against a dense ``kron`` reference:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 import torch

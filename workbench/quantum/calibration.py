@@ -29,12 +29,20 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GateCalibration", "DeviceCalibration", "device_names", "device_basis", "load_calibration", "list_devices", "device_summary",
-           "calibration_subset", "fake_backend"]
+__all__ = [
+    "GateCalibration",
+    "DeviceCalibration",
+    "device_names",
+    "device_basis",
+    "load_calibration",
+    "list_devices",
+    "device_summary",
+    "calibration_subset",
+    "fake_backend",
+]
 
 #: instructions of a Target that are not noisy gates of the calibration
-_NOT_GATES = frozenset({"measure", "delay", "if_else", "for_loop", "while_loop", "switch_case", "measure_2",
-                        "reset_2"})
+_NOT_GATES = frozenset({"measure", "delay", "if_else", "for_loop", "while_loop", "switch_case", "measure_2", "reset_2"})
 
 
 @dataclass(frozen=True)
@@ -92,7 +100,8 @@ class DeviceCalibration:
         div = (lambda t: math.inf if factor == 0 else t / factor) if relaxation else (lambda t: t)
         return replace(
             self,
-            t1=tuple(div(t) for t in self.t1), t2=tuple(div(t) for t in self.t2),
+            t1=tuple(div(t) for t in self.t1),
+            t2=tuple(div(t) for t in self.t2),
             readout_p01=tuple(p * factor for p in self.readout_p01),
             readout_p10=tuple(p * factor for p in self.readout_p10),
             gates=tuple(replace(g, error=g.error * factor) for g in self.gates),
@@ -112,7 +121,8 @@ class DeviceCalibration:
         t1, t2, p01, p10, ge = draw(n), draw(n), draw(n), draw(n), draw(len(self.gates))
         return replace(
             self,
-            t1=tuple(float(a * b) for a, b in zip(self.t1, t1)), t2=tuple(float(a * b) for a, b in zip(self.t2, t2)),
+            t1=tuple(float(a * b) for a, b in zip(self.t1, t1)),
+            t2=tuple(float(a * b) for a, b in zip(self.t2, t2)),
             readout_p01=tuple(float(a * b) for a, b in zip(self.readout_p01, p01)),
             readout_p10=tuple(float(a * b) for a, b in zip(self.readout_p10, p10)),
             gates=tuple(replace(g, error=float(g.error * f)) for g, f in zip(self.gates, ge)),
@@ -122,7 +132,8 @@ class DeviceCalibration:
         """Median T1, T2 (us), single-qubit (``sx``, else any 1-qubit gate with duration) and two-qubit gate
         error, readout error (mean of p01 and p10), and gate durations (ns)."""
         one = [g for g in self.gates if len(g.qubits) == 1 and g.name == "sx"] or [
-            g for g in self.gates if len(g.qubits) == 1 and g.duration > 0 and g.name not in ("reset", "id")]
+            g for g in self.gates if len(g.qubits) == 1 and g.duration > 0 and g.name not in ("reset", "id")
+        ]
         two = [g for g in self.gates if len(g.qubits) == 2]
 
         def med(xs: list[float]) -> float | None:
@@ -130,8 +141,10 @@ class DeviceCalibration:
             return float(statistics.median(xs)) if xs else None
 
         return {
-            "t1_us": _scale(med(list(self.t1)), 1e6), "t2_us": _scale(med(list(self.t2)), 1e6),
-            "error_1q": med([g.error for g in one]), "error_2q": med([g.error for g in two]),
+            "t1_us": _scale(med(list(self.t1)), 1e6),
+            "t2_us": _scale(med(list(self.t2)), 1e6),
+            "error_1q": med([g.error for g in one]),
+            "error_2q": med([g.error for g in two]),
             "readout_error": med([(a + b) / 2 for a, b in zip(self.readout_p01, self.readout_p10)]),
             "duration_1q_ns": _scale(med([g.duration for g in one]), 1e9),
             "duration_2q_ns": _scale(med([g.duration for g in two]), 1e9),
@@ -244,12 +257,15 @@ def load_calibration(name: str) -> DeviceCalibration:
     p10 = [_readout(props_json, q, "prob_meas0_prep1") for q in range(n)]
     coupling = tuple(sorted(tuple(e) for e in (backend.coupling_map.get_edges() if backend.coupling_map else ())))
     return DeviceCalibration(
-        name=device, num_qubits=n,
-        t1=tuple(prop(q, "t1") for q in range(n)), t2=tuple(prop(q, "t2") for q in range(n)),
+        name=device,
+        num_qubits=n,
+        t1=tuple(prop(q, "t1") for q in range(n)),
+        t2=tuple(prop(q, "t2") for q in range(n)),
         frequency=tuple(prop(q, "frequency") for q in range(n)),
         readout_p01=tuple(sym[q] if p01[q] is None else float(p01[q]) for q in range(n)),
         readout_p10=tuple(sym[q] if p10[q] is None else float(p10[q]) for q in range(n)),
-        gates=tuple(gates), coupling_map=coupling,
+        gates=tuple(gates),
+        coupling_map=coupling,
         basis_gates=tuple(sorted(set(target.operation_names) - _NOT_GATES | {"measure"})),
         dt=float(backend.dt) if getattr(backend, "dt", None) else None,
         date=str(props_json.get("last_update_date", "")),
@@ -258,9 +274,15 @@ def load_calibration(name: str) -> DeviceCalibration:
 
 def device_summary(cal: DeviceCalibration, *, coupling: bool = True) -> dict[str, Any]:
     """One device as a JSON-ready dict: name, num_qubits, two-qubit gate, basis gates, medians, coupling map."""
-    out: dict[str, Any] = {"name": cal.name, "num_qubits": cal.num_qubits, "two_qubit_gate": cal.two_qubit_gate,
-                           "basis_gates": list(cal.basis_gates), **{f"median_{k}": v for k, v in cal.medians().items()},
-                           "num_edges": len({tuple(sorted(e)) for e in cal.coupling_map}), "calibration_date": cal.date}
+    out: dict[str, Any] = {
+        "name": cal.name,
+        "num_qubits": cal.num_qubits,
+        "two_qubit_gate": cal.two_qubit_gate,
+        "basis_gates": list(cal.basis_gates),
+        **{f"median_{k}": v for k, v in cal.medians().items()},
+        "num_edges": len({tuple(sorted(e)) for e in cal.coupling_map}),
+        "calibration_date": cal.date,
+    }
     if coupling:
         out["coupling_map"] = [list(e) for e in cal.coupling_map]
     return out
@@ -281,17 +303,27 @@ def calibration_subset(cal: DeviceCalibration, qubits: tuple[int, ...]) -> Devic
     coupling edges among them kept); the name records the physical qubits, e.g. ``fake_jakarta[1,3,5]``."""
     qubits = tuple(int(q) for q in qubits)
     if len(set(qubits)) != len(qubits) or any(not 0 <= q < cal.num_qubits for q in qubits):
-        raise ValueError(f"qubits={list(qubits)} must be distinct qubits of {cal.name}: valid range is "
-                         f"0..{cal.num_qubits - 1}")
+        raise ValueError(
+            f"qubits={list(qubits)} must be distinct qubits of {cal.name}: valid range is 0..{cal.num_qubits - 1}"
+        )
     new = {q: i for i, q in enumerate(qubits)}
     pick = lambda values: tuple(values[q] for q in qubits)  # noqa: E731
-    gates = tuple(replace(g, qubits=tuple(new[q] for q in g.qubits)) for g in cal.gates
-                  if all(q in new for q in g.qubits))
+    gates = tuple(
+        replace(g, qubits=tuple(new[q] for q in g.qubits)) for g in cal.gates if all(q in new for q in g.qubits)
+    )
     edges = tuple((new[a], new[b]) for a, b in cal.coupling_map if a in new and b in new)
-    return replace(cal, name=f"{cal.name}[{','.join(map(str, qubits))}]", num_qubits=len(qubits),
-                   t1=pick(cal.t1), t2=pick(cal.t2), frequency=pick(cal.frequency),
-                   readout_p01=pick(cal.readout_p01), readout_p10=pick(cal.readout_p10),
-                   gates=gates, coupling_map=edges)
+    return replace(
+        cal,
+        name=f"{cal.name}[{','.join(map(str, qubits))}]",
+        num_qubits=len(qubits),
+        t1=pick(cal.t1),
+        t2=pick(cal.t2),
+        frequency=pick(cal.frequency),
+        readout_p01=pick(cal.readout_p01),
+        readout_p10=pick(cal.readout_p10),
+        gates=gates,
+        coupling_map=edges,
+    )
 
 
 @functools.lru_cache(maxsize=16)

@@ -19,16 +19,22 @@ Formulas (written out here, checked against qiskit-aer's own constructions in te
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.linalg
-import torch
 from torch import Tensor
 
 __all__ = [
-    "unitary_superop", "kraus_superop", "depolarizing_superop", "thermal_relaxation_superop",
-    "tensor_superops", "average_gate_fidelity", "readout_matrix", "unitary_power", "virtual_targets",
+    "unitary_superop",
+    "kraus_superop",
+    "depolarizing_superop",
+    "thermal_relaxation_superop",
+    "tensor_superops",
+    "average_gate_fidelity",
+    "readout_matrix",
+    "unitary_power",
+    "virtual_targets",
     "superop_to_kraus",
 ]
 
@@ -84,7 +90,7 @@ def tensor_superops(singles: Sequence[np.ndarray]) -> np.ndarray:
     tensors = [s.reshape(2, 2, 2, 2) for s in singles]  # [r, c, r', c']
     # einsum over qubit positions, most significant (last qubit) first in each index
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    r, c, rp, cp = (letters[i * k:(i + 1) * k] for i in range(4))
+    r, c, rp, cp = (letters[i * k : (i + 1) * k] for i in range(4))
     terms = [f"{r[j]}{c[j]}{rp[j]}{cp[j]}" for j in range(k)]
     out_idx = r[::-1] + c[::-1] + rp[::-1] + cp[::-1]
     out = np.einsum(",".join(terms) + "->" + out_idx, *tensors)

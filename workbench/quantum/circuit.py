@@ -15,8 +15,9 @@ followed by a gate on the same qubit, classical control and unknown gates raise 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -113,8 +114,10 @@ def _angle(value: Any, index: Mapping[Any, int], position: int | str, name: str 
     for p in sorted(params, key=lambda p: index[p]):
         grad = value.gradient(p)
         if getattr(grad, "parameters", None):
-            raise ValueError(f"{where}: angle {value} is not affine in its parameters: only expressions like "
-                             "a*theta + b*phi + c are supported")
+            raise ValueError(
+                f"{where}: angle {value} is not affine in its parameters: only expressions like "
+                "a*theta + b*phi + c are supported"
+            )
         terms.append((index[p], float(complex(grad).real)))
     const = value.bind({p: 0.0 for p in params})
     return Angle(float(complex(const).real), tuple(terms))
@@ -148,12 +151,15 @@ def from_qiskit(circuit: Any) -> Program:
             raise ValueError(f"{where}: classically controlled operations are not supported")
         if measured and measured.intersection(qubits):
             where = f"instruction {position} ({name} on qubits {list(qubits)})"
-            raise ValueError(f"{where}: acts on a qubit that was already measured; only final measurements "
-                             "are supported (they are dropped: results are probabilities of all qubits)")
+            raise ValueError(
+                f"{where}: acts on a qubit that was already measured; only final measurements "
+                "are supported (they are dropped: results are probabilities of all qubits)"
+            )
         gate = GATES.get(name)
         if gate is not None and len(qubits) == gate.num_qubits:
-            angles = tuple(Angle(float(p)) if isinstance(p, float) else _angle(p, index, position, name)
-                           for p in inst.params)
+            angles = tuple(
+                Angle(float(p)) if isinstance(p, float) else _angle(p, index, position, name) for p in inst.params
+            )
             ops.append(Op(name, qubits, angles, None, any(a.terms for a in angles)))
         elif name == "reset":
             ops.append(Op("reset", qubits))
@@ -167,13 +173,15 @@ def from_qiskit(circuit: Any) -> Program:
             raise ValueError(
                 f"{where}: gate {name!r} is not supported: supported gates are {', '.join(supported_gates())}, "
                 "unitary, reset, barrier, delay and final measure; decompose it first, e.g. "
-                "qiskit.transpile(circuit, basis_gates=['rz', 'sx', 'x', 'cx'])")
+                "qiskit.transpile(circuit, basis_gates=['rz', 'sx', 'x', 'cx'])"
+            )
     phase = _angle(circuit.global_phase, index, "global phase")
     return Program(circuit.num_qubits, tuple(ops), parameters, phase, circuit.name)
 
 
-def resolve_params(program: Program, params: Any, *, dtype: torch.dtype,
-                   device: torch.device | str | None = None) -> tuple[Tensor | None, bool]:
+def resolve_params(
+    program: Program, params: Any, *, dtype: torch.dtype, device: torch.device | str | None = None
+) -> tuple[Tensor | None, bool]:
     """Parameter values as ``[B, P]`` (real dtype) and whether the caller passed a batch.
 
     params: None (circuit bound), a sequence or tensor ``[P]`` or ``[B, P]`` in ``program.parameters`` order,
@@ -184,8 +192,10 @@ def resolve_params(program: Program, params: Any, *, dtype: torch.dtype,
     if params is None:
         if count:
             names = ", ".join(p.name for p in program.parameters)
-            raise ValueError(f"params=None but the circuit has {count} free parameter(s) ({names}): pass params as a "
-                             f"[{count}] or [B, {count}] tensor or a dict")
+            raise ValueError(
+                f"params=None but the circuit has {count} free parameter(s) ({names}): pass params as a "
+                f"[{count}] or [B, {count}] tensor or a dict"
+            )
         return None, False
     if isinstance(params, Mapping):
         by_name = {getattr(k, "name", k): v for k, v in params.items()}
@@ -202,13 +212,20 @@ def resolve_params(program: Program, params: Any, *, dtype: torch.dtype,
         theta = theta.to(real) if theta.dtype != real else theta
         batched = theta.dim() == 2
     if theta.dim() not in (1, 2) or theta.shape[-1] != count:
-        raise ValueError(f"params has shape {list(theta.shape)}: expected [{count}] or [B, {count}] "
-                         f"(the circuit's {count} parameter(s) in circuit.parameters order)")
+        raise ValueError(
+            f"params has shape {list(theta.shape)}: expected [{count}] or [B, {count}] "
+            f"(the circuit's {count} parameter(s) in circuit.parameters order)"
+        )
     return (theta if batched else theta[None]), batched
 
 
-def bind(program: Program, theta: Tensor | None, *, dtype: torch.dtype = torch.complex128,
-         device: torch.device | str | None = None) -> tuple[list[Step], Tensor | float]:
+def bind(
+    program: Program,
+    theta: Tensor | None,
+    *,
+    dtype: torch.dtype = torch.complex128,
+    device: torch.device | str | None = None,
+) -> tuple[list[Step], Tensor | float]:
     """The program's steps for parameter values ``theta`` ``[B, P]`` (None when bound), and its global phase.
 
     Matrices of fixed gates are ``[1, d, d]`` (shared by the batch), of parametric gates ``[B, d, d]``;

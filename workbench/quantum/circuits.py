@@ -20,8 +20,18 @@ import numpy as np
 
 from workbench.quantum.calibration import DeviceCalibration, calibration_subset, fake_backend, load_calibration
 
-__all__ = ["ghz", "qft", "family_circuit", "FAMILIES", "random_device_circuit", "compact", "DeviceCircuit",
-           "transpile_to_device", "native_inverse", "mirror"]
+__all__ = [
+    "ghz",
+    "qft",
+    "family_circuit",
+    "FAMILIES",
+    "random_device_circuit",
+    "compact",
+    "DeviceCircuit",
+    "transpile_to_device",
+    "native_inverse",
+    "mirror",
+]
 
 FAMILIES = ("ghz", "qft")
 #: gates whose inverse is themselves (up to global phase) in IBM device bases
@@ -125,8 +135,10 @@ def transpile_to_device(circuit: Any, device: str, *, seed: int = 0, optimizatio
 
     cal = load_calibration(device)
     if circuit.num_qubits > cal.num_qubits:
-        raise ValueError(f"circuit has {circuit.num_qubits} qubits but device {cal.name} has {cal.num_qubits}: "
-                         f"valid widths are 1..{cal.num_qubits}")
+        raise ValueError(
+            f"circuit has {circuit.num_qubits} qubits but device {cal.name} has {cal.num_qubits}: "
+            f"valid widths are 1..{cal.num_qubits}"
+        )
     tq = transpile(circuit, backend=fake_backend(device), seed_transpiler=seed, optimization_level=optimization_level)
     small, physical = compact(tq)
     return DeviceCircuit(small, physical, calibration_subset(cal, physical))

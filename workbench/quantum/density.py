@@ -18,20 +18,27 @@ Readout errors act on the final probabilities (:func:`apply_readout`).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from workbench.quantum.apply import apply_gathered, apply_matrix, embed, fuse, target_permutation
+from workbench.quantum.apply import apply_gathered, apply_matrix, fuse, target_permutation
 from workbench.quantum.channels import kraus_superop, unitary_superop, virtual_targets
 from workbench.quantum.circuit import Program, Step
 from workbench.quantum.gates import GATES, gate_matrix
 from workbench.quantum.noise import NoiseSpec
 
-__all__ = ["run_density", "run_density_circuits", "apply_readout", "diagonal", "MAX_DENSITY_QUBITS",
-           "check_density_size"]
+__all__ = [
+    "run_density",
+    "run_density_circuits",
+    "apply_readout",
+    "diagonal",
+    "MAX_DENSITY_QUBITS",
+    "check_density_size",
+]
 
 MAX_DENSITY_QUBITS = 13
 #: batch * 4**n above this is refused (2**27 complex128 entries = 2 GiB, before temporaries)
@@ -41,11 +48,15 @@ MAX_DENSITY_ELEMENTS = 2**27
 def check_density_size(num_qubits: int, batch: int) -> None:
     """ValueError when an n-qubit density-matrix batch would not fit."""
     if num_qubits > MAX_DENSITY_QUBITS:
-        raise ValueError(f"num_qubits={num_qubits} is too many for the density-matrix simulator: valid range is "
-                         f"0..{MAX_DENSITY_QUBITS}")
+        raise ValueError(
+            f"num_qubits={num_qubits} is too many for the density-matrix simulator: valid range is "
+            f"0..{MAX_DENSITY_QUBITS}"
+        )
     if batch * 4**num_qubits > MAX_DENSITY_ELEMENTS:
-        raise ValueError(f"batch={batch} x 4**{num_qubits} entries is too large: valid range is batch * 4**n <= "
-                         f"2**{MAX_DENSITY_ELEMENTS.bit_length() - 1}; use a smaller batch")
+        raise ValueError(
+            f"batch={batch} x 4**{num_qubits} entries is too large: valid range is batch * 4**n <= "
+            f"2**{MAX_DENSITY_ELEMENTS.bit_length() - 1}; use a smaller batch"
+        )
 
 
 class _NoiseTensors:
@@ -71,9 +82,17 @@ def _step_superop(step: Step, noise: NoiseSpec | None, tensors: _NoiseTensors) -
     return s if n is None else torch.matmul(n, s)
 
 
-def run_density(steps: Sequence[Step], num_qubits: int, *, batch: int = 1, noise: NoiseSpec | None = None,
-                dtype: torch.dtype = torch.complex128, device: torch.device | str | None = None,
-                initial: Tensor | None = None, fuse_qubits: int | None = None) -> Tensor:
+def run_density(
+    steps: Sequence[Step],
+    num_qubits: int,
+    *,
+    batch: int = 1,
+    noise: NoiseSpec | None = None,
+    dtype: torch.dtype = torch.complex128,
+    device: torch.device | str | None = None,
+    initial: Tensor | None = None,
+    fuse_qubits: int | None = None,
+) -> Tensor:
     """Apply ``steps`` (each followed by its noise channel) to ``|0><0|`` (or ``initial`` ``[B or 1, 2**n, 2**n]``).
 
     Returns ``rho`` ``[B, 2**n, 2**n]``. fuse_qubits: fuse steps on up to this many qubits into one
@@ -116,8 +135,12 @@ def apply_readout(probs: Tensor, confusion: Tensor | np.ndarray | None, num_qubi
 
 
 # ---- many different circuits at once -------------------------------------------------------------------
-def _op_superops(programs: Sequence[Program], noises: Sequence[NoiseSpec | None], dtype: torch.dtype,
-                 device: torch.device | str | None) -> tuple[list[tuple[int, Any]], dict[int, Tensor], list[int]]:
+def _op_superops(
+    programs: Sequence[Program],
+    noises: Sequence[NoiseSpec | None],
+    dtype: torch.dtype,
+    device: torch.device | str | None,
+) -> tuple[list[tuple[int, Any]], dict[int, Tensor], list[int]]:
     """Every op of every circuit with its superoperator (gate, then noise), built per gate name.
 
     Returns ``ops`` (circuit index, :class:`Op`), ``superops[k]`` ``[N_k, 4**k, 4**k]`` per arity k, and
@@ -127,8 +150,10 @@ def _op_superops(programs: Sequence[Program], noises: Sequence[NoiseSpec | None]
     for c, program in enumerate(programs):
         for op in program.ops:
             if op.parametric:
-                raise ValueError(f"circuit {c} has free parameters: bind them (circuit.assign_parameters) before "
-                                 "simulating a list of different circuits")
+                raise ValueError(
+                    f"circuit {c} has free parameters: bind them (circuit.assign_parameters) before "
+                    "simulating a list of different circuits"
+                )
             if op.qubits:
                 ops.append((c, op))
     by_name: dict[str, list[int]] = defaultdict(list)
@@ -158,7 +183,7 @@ def _op_superops(programs: Sequence[Program], noises: Sequence[NoiseSpec | None]
         order[k].extend(idx)
     superops = {k: torch.cat(v) for k, v in pieces.items()}
     row = [0] * len(ops)
-    for k, idx in order.items():
+    for _k, idx in order.items():
         for r, i in enumerate(idx):
             row[i] = r
     # noise: one batched matmul per arity, with the distinct channels stacked
@@ -206,8 +231,15 @@ def _chain_products(chains: list[list[int]], s1: Tensor, dtype: torch.dtype, dev
     return out
 
 
-def _pair_blocks(ops: list[tuple[int, Any]], superops: dict[int, Tensor], row: list[int], count: int, n: int,
-                 dtype: torch.dtype, device: Any) -> tuple[Tensor, list[list[tuple[int, tuple[int, int]]]]]:
+def _pair_blocks(
+    ops: list[tuple[int, Any]],
+    superops: dict[int, Tensor],
+    row: list[int],
+    count: int,
+    n: int,
+    dtype: torch.dtype,
+    device: Any,
+) -> tuple[Tensor, list[list[tuple[int, tuple[int, int]]]]]:
     """Fuse each circuit (one- and two-qubit ops only, ``n >= 2``) into two-qubit blocks: every two-qubit op
     absorbs the pending one-qubit chains on its qubits (``S2 @ (chain_q0 (x) chain_q1)``); chains left at
     the end are paired up. Returns block superoperators ``[N + 1, 16, 16]`` (last: identity) and, per
@@ -250,8 +282,11 @@ def _pair_blocks(ops: list[tuple[int, Any]], superops: dict[int, Tensor], row: l
     flush(current, pending)
 
     none = len(chains)  # index of the identity chain
-    chain_mats = _chain_products(chains, superops[1], dtype, device) if 1 in superops else \
-        torch.eye(4, dtype=dtype, device=device)[None]
+    chain_mats = (
+        _chain_products(chains, superops[1], dtype, device)
+        if 1 in superops
+        else torch.eye(4, dtype=dtype, device=device)[None]
+    )
     a = torch.tensor([none if x < 0 else x for x in chain_a], device=device)
     b = torch.tensor([none if x < 0 else x for x in chain_b], device=device)
     blocks = _pair_superop(chain_mats[a], chain_mats[b])  # [N, 16, 16]
@@ -264,8 +299,16 @@ def _pair_blocks(ops: list[tuple[int, Any]], superops: dict[int, Tensor], row: l
     return torch.cat([blocks, eye]), per_circuit
 
 
-def _general_blocks(ops: list[tuple[int, Any]], superops: dict[int, Tensor], row: list[int], count: int, n: int,
-                    block_qubits: int, dtype: torch.dtype, device: Any) -> tuple[Tensor, list[list[tuple[int, tuple]]], int]:
+def _general_blocks(
+    ops: list[tuple[int, Any]],
+    superops: dict[int, Tensor],
+    row: list[int],
+    count: int,
+    n: int,
+    block_qubits: int,
+    dtype: torch.dtype,
+    device: Any,
+) -> tuple[Tensor, list[list[tuple[int, tuple]]], int]:
     """Any arities: greedy fusion (:func:`~workbench.quantum.apply.fuse`) into blocks of k qubits (padded),
     each built by applying its ops to the identity, level by level. Returns blocks ``[N + 1, 4**k, 4**k]``,
     per-circuit ``(block index, qubits)`` and k."""
@@ -296,9 +339,15 @@ def _general_blocks(ops: list[tuple[int, Any]], superops: dict[int, Tensor], row
     return blocks_t.transpose(-1, -2), per_circuit, k
 
 
-def run_density_circuits(programs: Sequence[Program], noises: Sequence[NoiseSpec | None], *,
-                         dtype: torch.dtype = torch.complex128, device: torch.device | str | None = None,
-                         block_qubits: int = 2, chunk: int = 256) -> Tensor:
+def run_density_circuits(
+    programs: Sequence[Program],
+    noises: Sequence[NoiseSpec | None],
+    *,
+    dtype: torch.dtype = torch.complex128,
+    device: torch.device | str | None = None,
+    block_qubits: int = 2,
+    chunk: int = 256,
+) -> Tensor:
     """Density matrices ``[C, 2**n, 2**n]`` of ``C`` different bound circuits of equal width ``n``, each under
     its own noise (``noises[c]``, None for ideal), ``chunk`` circuits at a time. See the module docstring."""
     if not programs:
@@ -308,9 +357,19 @@ def run_density_circuits(programs: Sequence[Program], noises: Sequence[NoiseSpec
         raise ValueError("all circuits of a batch must have the same number of qubits; group them by width")
     check_density_size(n, min(len(programs), chunk))
     if len(programs) > chunk:
-        return torch.cat([run_density_circuits(programs[i:i + chunk], noises[i:i + chunk], dtype=dtype,
-                                               device=device, block_qubits=block_qubits, chunk=chunk)
-                          for i in range(0, len(programs), chunk)])
+        return torch.cat(
+            [
+                run_density_circuits(
+                    programs[i : i + chunk],
+                    noises[i : i + chunk],
+                    dtype=dtype,
+                    device=device,
+                    block_qubits=block_qubits,
+                    chunk=chunk,
+                )
+                for i in range(0, len(programs), chunk)
+            ]
+        )
     count = len(programs)
     ops, superops, row = _op_superops(programs, noises, dtype, device)
     arity = max((len(op.qubits) for _, op in ops), default=1)
@@ -330,8 +389,8 @@ def run_density_circuits(programs: Sequence[Program], noises: Sequence[NoiseSpec
     block_index = np.full((count, max(steps, 1)), blocks.shape[0] - 1, dtype=np.int64)
     target_index = np.zeros((count, max(steps, 1)), dtype=np.int64)
     for c, mine in enumerate(per_circuit):
-        block_index[c, :len(mine)] = [b for b, _ in mine]
-        target_index[c, :len(mine)] = [table_id[q] for _, q in mine]
+        block_index[c, : len(mine)] = [b for b, _ in mine]
+        target_index[c, : len(mine)] = [table_id[q] for _, q in mine]
     block_index_t = torch.as_tensor(block_index, device=device)
     target_index_t = torch.as_tensor(target_index, device=device)
     d = 2**n

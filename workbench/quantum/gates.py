@@ -21,9 +21,9 @@ Example::
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Sequence
 
 import torch
 from torch import Tensor
@@ -55,8 +55,11 @@ def _stack(entries: list[list[Tensor | complex]], dtype: torch.dtype) -> Tensor:
     tensors = [e for row in entries for e in row if isinstance(e, Tensor)]
     shape = max((t.shape for t in tensors), key=len, default=())  # angles share one shape (or are 0-d)
     device = tensors[0].device if tensors else None
-    flat = [(e.to(dtype) if isinstance(e, Tensor) else torch.tensor(e, dtype=dtype, device=device)).expand(shape)
-            for row in entries for e in row]
+    flat = [
+        (e.to(dtype) if isinstance(e, Tensor) else torch.tensor(e, dtype=dtype, device=device)).expand(shape)
+        for row in entries
+        for e in row
+    ]
     return torch.stack(flat, dim=-1).reshape(*shape, len(entries), len(entries[0]))
 
 
@@ -136,19 +139,29 @@ _Z = torch.tensor([[1, 0], [0, -1]], dtype=torch.complex128)
 def _xx_plus_yy(a, dtype):
     theta, beta = a
     c, s = _cs(theta, dtype)
-    return _stack([[1, 0, 0, 0],
-                   [0, c, -1j * s * _phase(-beta, dtype), 0],
-                   [0, -1j * s * _phase(beta, dtype), c, 0],
-                   [0, 0, 0, 1]], dtype)
+    return _stack(
+        [
+            [1, 0, 0, 0],
+            [0, c, -1j * s * _phase(-beta, dtype), 0],
+            [0, -1j * s * _phase(beta, dtype), c, 0],
+            [0, 0, 0, 1],
+        ],
+        dtype,
+    )
 
 
 def _xx_minus_yy(a, dtype):
     theta, beta = a
     c, s = _cs(theta, dtype)
-    return _stack([[c, 0, 0, -1j * s * _phase(-beta, dtype)],
-                   [0, 1, 0, 0],
-                   [0, 0, 1, 0],
-                   [-1j * s * _phase(beta, dtype), 0, 0, c]], dtype)
+    return _stack(
+        [
+            [c, 0, 0, -1j * s * _phase(-beta, dtype)],
+            [0, 1, 0, 0],
+            [0, 0, 1, 0],
+            [-1j * s * _phase(beta, dtype), 0, 0, c],
+        ],
+        dtype,
+    )
 
 
 def _perm(n_qubits: int, mapping: dict[int, int]) -> list[list[complex]]:
@@ -206,8 +219,12 @@ _DEFS = [
     GateDef("swap", 2, 0, _fixed(_perm(2, {1: 2, 2: 1}))),
     GateDef("iswap", 2, 0, _fixed([[1, 0, 0, 0], [0, 0, 1j, 0], [0, 1j, 0, 0], [0, 0, 0, 1]])),
     GateDef("dcx", 2, 0, _fixed(_perm(2, {1: 2, 2: 3, 3: 1}))),
-    GateDef("ecr", 2, 0, _fixed([[0, _S2, 0, 1j * _S2], [_S2, 0, -1j * _S2, 0],
-                                 [0, 1j * _S2, 0, _S2], [-1j * _S2, 0, _S2, 0]])),
+    GateDef(
+        "ecr",
+        2,
+        0,
+        _fixed([[0, _S2, 0, 1j * _S2], [_S2, 0, -1j * _S2, 0], [0, 1j * _S2, 0, _S2], [-1j * _S2, 0, _S2, 0]]),
+    ),
     GateDef("cp", 2, 1, _ctrl(_p)),
     GateDef("cu1", 2, 1, _ctrl(_p)),
     GateDef("crx", 2, 1, _ctrl(_rx)),
@@ -239,8 +256,13 @@ def supported_gates() -> tuple[str, ...]:
     return tuple(sorted(GATES))
 
 
-def gate_matrix(name: str, angles: Sequence[Tensor | float] = (), *, dtype: torch.dtype = torch.complex128,
-                device: torch.device | str | None = None) -> Tensor:
+def gate_matrix(
+    name: str,
+    angles: Sequence[Tensor | float] = (),
+    *,
+    dtype: torch.dtype = torch.complex128,
+    device: torch.device | str | None = None,
+) -> Tensor:
     """Matrix of standard gate ``name`` in qiskit order.
 
     angles: the gate's angles in radians, each a real tensor (any common shape ``[...]``) or a float.

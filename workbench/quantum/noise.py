@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -101,10 +102,18 @@ class NoiseSpec:
         _check("readout_p10*scale", self.readout_p10 * s, 0.0, 1.0)
         _check("over_rotation", self.over_rotation, -1.0, 1.0, "fraction of the gate's angle")
         _check("zz", self.zz, -math.pi, math.pi, "rad per two-qubit gate")
-        if self.calibration is not None and (self.depolarizing or self.depolarizing_2q or math.isfinite(self.t1)
-                                             or math.isfinite(self.t2) or self.readout_p01 or self.readout_p10):
-            raise ValueError("a device calibration sets depolarizing, T1/T2 and readout itself: do not combine it "
-                             "with depolarizing, t1, t2 or readout_p01/p10 (coherent errors may be added)")
+        if self.calibration is not None and (
+            self.depolarizing
+            or self.depolarizing_2q
+            or math.isfinite(self.t1)
+            or math.isfinite(self.t2)
+            or self.readout_p01
+            or self.readout_p10
+        ):
+            raise ValueError(
+                "a device calibration sets depolarizing, T1/T2 and readout itself: do not combine it "
+                "with depolarizing, t1, t2 or readout_p01/p10 (coherent errors may be added)"
+            )
 
     # ---- constructors -----------------------------------------------------------------------------
     @classmethod
@@ -117,8 +126,9 @@ class NoiseSpec:
         return cls(depolarizing=p, depolarizing_2q=p_2q, scale=scale)
 
     @classmethod
-    def thermal(cls, t1: float, t2: float, *, time_1q: float = 50e-9, time_2q: float = 300e-9,
-                scale: float = 1.0) -> NoiseSpec:
+    def thermal(
+        cls, t1: float, t2: float, *, time_1q: float = 50e-9, time_2q: float = 300e-9, scale: float = 1.0
+    ) -> NoiseSpec:
         """Thermal relaxation (T1, T2 in s) over each gate's duration."""
         return cls(t1=t1, t2=t2, time_1q=time_1q, time_2q=time_2q, scale=scale)
 
@@ -133,8 +143,15 @@ class NoiseSpec:
         return cls(over_rotation=over_rotation, zz=zz, scale=scale)
 
     @classmethod
-    def device(cls, name: str | DeviceCalibration, *, scale: float = 1.0, scale_relaxation: bool = True,
-               readout: bool = True, strict: bool = True) -> NoiseSpec:
+    def device(
+        cls,
+        name: str | DeviceCalibration,
+        *,
+        scale: float = 1.0,
+        scale_relaxation: bool = True,
+        readout: bool = True,
+        strict: bool = True,
+    ) -> NoiseSpec:
         """A device snapshot (name such as ``fake_jakarta``, or a :class:`DeviceCalibration`) times ``scale``."""
         cal = name if isinstance(name, DeviceCalibration) else load_calibration(name)
         return cls(calibration=cal, scale=scale, scale_relaxation=scale_relaxation, readout=readout, strict=strict)
@@ -149,8 +166,15 @@ class NoiseSpec:
         """True when no channel and no readout error would be applied."""
         if self.scale == 0:
             return True
-        uniform = (self.depolarizing or self.depolarizing_2q or math.isfinite(self.t1) or math.isfinite(self.t2)
-                   or (self.readout and (self.readout_p01 or self.readout_p10)) or self.over_rotation or self.zz)
+        uniform = (
+            self.depolarizing
+            or self.depolarizing_2q
+            or math.isfinite(self.t1)
+            or math.isfinite(self.t2)
+            or (self.readout and (self.readout_p01 or self.readout_p10))
+            or self.over_rotation
+            or self.zz
+        )
         return not uniform and self.calibration is None
 
     def describe(self) -> str:
@@ -220,12 +244,17 @@ class NoiseSpec:
                     raise ValueError(
                         f"{name} on qubits {list(qubits)} has no calibration on {cal.name} (basis gates "
                         f"{', '.join(cal.basis_gates)}; two-qubit gates on coupling-map edges only): transpile the "
-                        "circuit to the device first, or use strict=False to leave such gates noiseless")
+                        "circuit to the device first, or use strict=False to leave such gates noiseless"
+                    )
             else:
                 relax = None
                 if g.duration > 0:
-                    relax = ch.tensor_superops([ch.thermal_relaxation_superop(
-                        cal.t1[q], min(cal.t2[q], 2 * cal.t1[q]), g.duration) for q in qubits])
+                    relax = ch.tensor_superops(
+                        [
+                            ch.thermal_relaxation_superop(cal.t1[q], min(cal.t2[q], 2 * cal.t1[q]), g.duration)
+                            for q in qubits
+                        ]
+                    )
                 fid = ch.average_gate_fidelity(relax) if relax is not None else 1.0
                 if g.error and name in GATES:  # aer: gate errors for Gates only (not reset)
                     p = device_depolarizing_parameter(g.error, fid, k)
@@ -271,8 +300,9 @@ class NoiseSpec:
         return np.stack([ch.readout_matrix(a, b) for a, b in zip(p01, p10)])
 
     # ---- the equivalent qiskit-aer model -------------------------------------------------------------
-    def to_aer(self, gate_names: Iterable[str] | None = None, num_qubits: int | None = None, *,
-               exact: bool = True) -> Any:
+    def to_aer(
+        self, gate_names: Iterable[str] | None = None, num_qubits: int | None = None, *, exact: bool = True
+    ) -> Any:
         """The equivalent ``qiskit_aer.noise.NoiseModel``, built with aer's own error constructors.
 
         gate_names: instructions to attach uniform noise to (default: :data:`NOISY_GATES`); num_qubits: qubits
@@ -362,14 +392,21 @@ def _aer_device_errors(spec: NoiseSpec, cal: DeviceCalibration) -> dict[tuple[st
     def none_if_inf(x: float) -> float | None:
         return None if math.isinf(x) else x
 
-    target = Target(num_qubits=cal.num_qubits, qubit_properties=[
-        QubitProperties(t1=none_if_inf(cal.t1[q]), t2=none_if_inf(cal.t2[q]), frequency=none_if_inf(cal.frequency[q]))
-        for q in range(cal.num_qubits)])
+    target = Target(
+        num_qubits=cal.num_qubits,
+        qubit_properties=[
+            QubitProperties(
+                t1=none_if_inf(cal.t1[q]), t2=none_if_inf(cal.t2[q]), frequency=none_if_inf(cal.frequency[q])
+            )
+            for q in range(cal.num_qubits)
+        ],
+    )
     mapping = get_standard_gate_name_mapping()
     by_name: dict[str, dict] = {}
     for g in cal.gates:
-        by_name.setdefault(g.name, {})[g.qubits] = InstructionProperties(duration=g.duration or None,
-                                                                         error=g.error or None)
+        by_name.setdefault(g.name, {})[g.qubits] = InstructionProperties(
+            duration=g.duration or None, error=g.error or None
+        )
     for gname, props in by_name.items():
         op = Reset() if gname == "reset" else mapping.get(gname)
         if op is None:
@@ -378,7 +415,7 @@ def _aer_device_errors(spec: NoiseSpec, cal: DeviceCalibration) -> dict[tuple[st
             op = type(op)(*[Parameter(f"p{i}") for i in range(len(op.params))])
         target.add_instruction(op, props)
     errors = {(label, tuple(q)): e for label, q, e in basic_device_gate_errors(target=target)}
-    for (gname, qubits) in list(errors):
+    for gname, qubits in list(errors):
         coherent = _aer_coherent(spec, gname, len(qubits))
         if coherent is not None:
             errors[(gname, qubits)] = coherent.compose(errors[(gname, qubits)])

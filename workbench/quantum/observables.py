@@ -31,13 +31,16 @@ def pauli_terms(observable: Any) -> list[tuple[str, complex]]:
         label = to_label()
         phase = {"": 1, "-": -1, "i": 1j, "-i": -1j}[label[: len(label) - len(label.lstrip("-i"))]]
         return [(label.lstrip("-i"), phase)]
-    raise TypeError(f"observable must be a SparsePauliOp, Pauli, label or list of (label, coeff), got {type(observable)}")
+    raise TypeError(
+        f"observable must be a SparsePauliOp, Pauli, label or list of (label, coeff), got {type(observable)}"
+    )
 
 
 def _masks(label: str, num_qubits: int) -> tuple[int, int, int]:
     if len(label) != num_qubits or set(label) - set("IXYZ"):
-        raise ValueError(f"Pauli label {label!r} must have {num_qubits} characters from I, X, Y, Z "
-                         "(rightmost = qubit 0)")
+        raise ValueError(
+            f"Pauli label {label!r} must have {num_qubits} characters from I, X, Y, Z (rightmost = qubit 0)"
+        )
     flip = sign = ny = 0
     for q, char in enumerate(reversed(label)):
         if char in "XY":

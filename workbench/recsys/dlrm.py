@@ -34,8 +34,16 @@ def mlp(sizes: Sequence[int], *, last_activation: bool) -> nn.Sequential:
 class DLRM(nn.Module):
     """DLRM with dot interaction (module docstring). ``embedding(ids [B, F]) -> [B, F, dim]``."""
 
-    def __init__(self, *, num_dense: int, num_sparse: int, dim: int, embedding: nn.Module,
-                 bottom: Sequence[int] = (64,), top: Sequence[int] = (64,)) -> None:
+    def __init__(
+        self,
+        *,
+        num_dense: int,
+        num_sparse: int,
+        dim: int,
+        embedding: nn.Module,
+        bottom: Sequence[int] = (64,),
+        top: Sequence[int] = (64,),
+    ) -> None:
         super().__init__()
         self.embedding = embedding
         self.num_sparse = num_sparse
@@ -62,7 +70,7 @@ def predict(model: nn.Module, dense: np.ndarray, ids: np.ndarray, *, batch: int 
     """Click probabilities of every row (float64)."""
     out = []
     for start in range(0, len(ids), batch):
-        logit = model(torch.from_numpy(dense[start: start + batch]), torch.from_numpy(ids[start: start + batch]))
+        logit = model(torch.from_numpy(dense[start : start + batch]), torch.from_numpy(ids[start : start + batch]))
         out.append(torch.sigmoid(logit.double()).numpy())
     return np.concatenate(out) if out else np.zeros(0)
 

@@ -26,12 +26,20 @@ __all__ = ["CTRData", "SAMPLES", "load_sample", "read_columns", "sample_path"]
 
 #: sample name -> (file, label column, dense columns, categorical columns); ``None`` = every other column
 SAMPLES = {
-    "criteo": ("criteo_sample.txt", "label", tuple(f"I{i}" for i in range(1, 14)),
-               tuple(f"C{i}" for i in range(1, 27))),
+    "criteo": (
+        "criteo_sample.txt",
+        "label",
+        tuple(f"I{i}" for i in range(1, 14)),
+        tuple(f"C{i}" for i in range(1, 27)),
+    ),
     "avazu": ("avazu_sample.txt", "click", (), None),
     # MovieLens has ratings, not clicks: label = rating >= 4 (the usual implicit-feedback reading)
-    "movielens": ("movielens_sample.txt", "rating", (), ("user_id", "movie_id", "gender", "age", "occupation",
-                                                          "zip", "genres")),
+    "movielens": (
+        "movielens_sample.txt",
+        "rating",
+        (),
+        ("user_id", "movie_id", "gender", "age", "occupation", "zip", "genres"),
+    ),
 }
 _AVAZU_SKIP = ("id", "click", "hour")
 
@@ -62,8 +70,7 @@ class CTRData:
         cut = self.rows - n_test
 
         def part(s: slice) -> CTRData:
-            return CTRData(self.label[s], self.dense[s], self.sparse[s], self.cardinalities, self.features,
-                           self.source)
+            return CTRData(self.label[s], self.dense[s], self.sparse[s], self.cardinalities, self.features, self.source)
 
         return part(slice(0, cut)), part(slice(cut, None))
 
@@ -88,18 +95,24 @@ def read_columns(path: str | os.PathLike[str]) -> dict[str, list[str]]:
             reader = csv.reader(f)
             header = next(reader, None)
             if not header:
-                raise ValueError(f"dataset file {path} is empty or has no header line: it is corrupt; "
-                                 "run `workbench data fetch ctr-samples` to restore it")
+                raise ValueError(
+                    f"dataset file {path} is empty or has no header line: it is corrupt; "
+                    "run `workbench data fetch ctr-samples` to restore it"
+                )
             cols: dict[str, list[str]] = {h: [] for h in header}
             for line, row in enumerate(reader, start=2):
                 if len(row) != len(header):
-                    raise ValueError(f"dataset file {path} line {line} has {len(row)} fields, the header has "
-                                     f"{len(header)}: the file is corrupt; run `workbench data fetch ctr-samples`")
+                    raise ValueError(
+                        f"dataset file {path} line {line} has {len(row)} fields, the header has "
+                        f"{len(header)}: the file is corrupt; run `workbench data fetch ctr-samples`"
+                    )
                 for h, v in zip(header, row):
                     cols[h].append(v)
     except UnicodeDecodeError as exc:
-        raise ValueError(f"dataset file {path} is not UTF-8 text (byte {exc.start}): the file is corrupt; "
-                         "run `workbench data fetch ctr-samples`") from None
+        raise ValueError(
+            f"dataset file {path} is not UTF-8 text (byte {exc.start}): the file is corrupt; "
+            "run `workbench data fetch ctr-samples`"
+        ) from None
     if not cols[header[0]]:
         raise ValueError(f"dataset file {path} has a header but no rows: the file is corrupt")
     return cols
@@ -113,8 +126,9 @@ def _floats(path: Path, name: str, values: list[str]) -> np.ndarray:
         try:
             out[i] = float(v)
         except ValueError:
-            raise ValueError(f"dataset file {path} line {i + 2} column {name}={v!r} is not a number: the file is "
-                             "corrupt") from None
+            raise ValueError(
+                f"dataset file {path} line {i + 2} column {name}={v!r} is not a number: the file is corrupt"
+            ) from None
     return out
 
 
@@ -136,8 +150,11 @@ def load_sample(name: str, data_dir: str | os.PathLike[str] | None = None) -> CT
     raw_label = _floats(path, label_col, cols[label_col])
     label = (raw_label >= 4).astype(np.float32) if name == "movielens" else (raw_label > 0).astype(np.float32)
     n = label.size
-    dense = np.stack([np.log1p(np.maximum(_floats(path, c, cols[c]), 0)) for c in dense_cols], axis=1) \
-        if dense_cols else np.zeros((n, 0), dtype=np.float32)
+    dense = (
+        np.stack([np.log1p(np.maximum(_floats(path, c, cols[c]), 0)) for c in dense_cols], axis=1)
+        if dense_cols
+        else np.zeros((n, 0), dtype=np.float32)
+    )
     sparse = np.zeros((n, len(cat_cols)), dtype=np.int64)
     cards = []
     for j, c in enumerate(cat_cols):

@@ -34,16 +34,75 @@ import numpy as np
 from workbench.recsys.samples import CTRData
 from workbench.recsys.zipf import zipf_sampler
 
-__all__ = ["CRITEO_CARDINALITIES", "CRITEO_ZIPF", "SyntheticSpec", "CTRDataset", "generate", "load_or_generate",
-           "scaled_cardinalities"]
+__all__ = [
+    "CRITEO_CARDINALITIES",
+    "CRITEO_ZIPF",
+    "SyntheticSpec",
+    "CTRDataset",
+    "generate",
+    "load_or_generate",
+    "scaled_cardinalities",
+]
 
 log = logging.getLogger(__name__)
 
-CRITEO_CARDINALITIES = (1460, 583, 10131227, 2202608, 305, 24, 12517, 633, 3, 93145, 5683, 8351593, 3194, 27, 14992,
-                        5461306, 10, 5652, 2173, 4, 7046547, 18, 15, 286181, 105, 142572)
+CRITEO_CARDINALITIES = (
+    1460,
+    583,
+    10131227,
+    2202608,
+    305,
+    24,
+    12517,
+    633,
+    3,
+    93145,
+    5683,
+    8351593,
+    3194,
+    27,
+    14992,
+    5461306,
+    10,
+    5652,
+    2173,
+    4,
+    7046547,
+    18,
+    15,
+    286181,
+    105,
+    142572,
+)
 #: Zipf exponents of C1..C26 fitted on criteo_sample.txt (see the module docstring)
-CRITEO_ZIPF = (1.76, 1.04, 1.0, 1.04, 2.41, 2.87, 0.74, 2.0, 3.0, 0.97, 0.8, 1.02, 0.81, 1.84, 0.9, 1.02, 0.87, 1.05,
-               1.44, 0.0, 1.01, 3.0, 1.91, 1.12, 1.73, 1.2)
+CRITEO_ZIPF = (
+    1.76,
+    1.04,
+    1.0,
+    1.04,
+    2.41,
+    2.87,
+    0.74,
+    2.0,
+    3.0,
+    0.97,
+    0.8,
+    1.02,
+    0.81,
+    1.84,
+    0.9,
+    1.02,
+    0.87,
+    1.05,
+    1.44,
+    0.0,
+    1.01,
+    3.0,
+    1.91,
+    1.12,
+    1.73,
+    1.2,
+)
 NUM_DENSE = 13
 TEACHER_DIM = 4
 GEN_CHUNK = 100_000  # rows generated per step (progress bar granularity)
@@ -148,8 +207,12 @@ def _cache_file(spec: SyntheticSpec, folder: Path) -> Path:
     return folder / f"ctr-{spec.key()}.npz"
 
 
-def load_or_generate(spec: SyntheticSpec, cache: str | os.PathLike[str] | None = None, *,
-                     progress: Callable[[int, int], None] | None = None) -> CTRDataset:
+def load_or_generate(
+    spec: SyntheticSpec,
+    cache: str | os.PathLike[str] | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> CTRDataset:
     """:func:`generate`, stored in (and read back from) the folder ``cache`` when given (``.npz`` written
     atomically). A cached file that cannot be read raises ValueError naming it (delete it to regenerate)."""
     if cache is None:
@@ -162,20 +225,35 @@ def load_or_generate(spec: SyntheticSpec, cache: str | os.PathLike[str] | None =
             with np.load(path, allow_pickle=False) as z:
                 arrays = {k: z[k] for k in ("label", "dense", "sparse", "probability", "cards")}
         except Exception as exc:  # zipfile.BadZipFile, OSError, KeyError, ValueError: all mean a bad file
-            raise ValueError(f"dataset file {path} is corrupt ({type(exc).__name__}: {exc}); delete it and it is "
-                             "generated again") from None
+            raise ValueError(
+                f"dataset file {path} is corrupt ({type(exc).__name__}: {exc}); delete it and it is generated again"
+            ) from None
         if arrays["sparse"].shape != (spec.rows, 26) or tuple(arrays["cards"]) != spec.cardinalities:
-            raise ValueError(f"dataset file {path} does not hold the data set it is named for (shape "
-                             f"{arrays['sparse'].shape}); delete it and it is generated again")
-        data = CTRData(arrays["label"], arrays["dense"], arrays["sparse"], spec.cardinalities,
-                       tuple(f"C{i}" for i in range(1, 27)), f"synthetic-criteo(rows={spec.rows}, seed={spec.seed})")
+            raise ValueError(
+                f"dataset file {path} does not hold the data set it is named for (shape "
+                f"{arrays['sparse'].shape}); delete it and it is generated again"
+            )
+        data = CTRData(
+            arrays["label"],
+            arrays["dense"],
+            arrays["sparse"],
+            spec.cardinalities,
+            tuple(f"C{i}" for i in range(1, 27)),
+            f"synthetic-criteo(rows={spec.rows}, seed={spec.seed})",
+        )
         if progress is not None:
             progress(spec.rows, spec.rows)
         return CTRDataset(data, arrays["probability"], spec)
     made = generate(spec, progress=progress)
     with atomic_write(path, "wb") as f:
-        np.savez(f, label=made.data.label, dense=made.data.dense, sparse=made.data.sparse,
-                 probability=made.probability, cards=np.array(spec.cardinalities))
+        np.savez(
+            f,
+            label=made.data.label,
+            dense=made.data.dense,
+            sparse=made.data.sparse,
+            probability=made.probability,
+            cards=np.array(spec.cardinalities),
+        )
     log.info("cached %s (%.1f MB)", path, path.stat().st_size / 1e6)
     return made
 

@@ -56,7 +56,7 @@ def frequency_profile(ids: np.ndarray, top: int = 5) -> np.ndarray:
 
 
 def _expected_profile(ranks: np.ndarray, weights: np.ndarray, n: int, s: float, top: int) -> np.ndarray:
-    p = ranks ** -s
+    p = ranks**-s
     p = p / np.sum(weights * p)
     pm = [np.sum(weights * binom.pmf(m, n, p)) for m in range(1, top)]
     pm.append(np.sum(weights * binom.sf(top - 1, n, p)))
@@ -97,8 +97,14 @@ def fit_zipf_exponent(ids: np.ndarray, cardinality: int, *, top: int = 5) -> Zip
         err = float(np.sum((obs - exp) ** 2 / np.maximum(exp, 1.0)))
         if err < best_err - 1e-12:
             best, best_err, best_exp = float(s), err, exp
-    return ZipfFit(best, n, int(cardinality), tuple(obs), tuple(np.round(best_exp, 3)),
-                   best in (float(S_GRID[0]), float(S_GRID[-1])))
+    return ZipfFit(
+        best,
+        n,
+        int(cardinality),
+        tuple(obs),
+        tuple(np.round(best_exp, 3)),
+        best in (float(S_GRID[0]), float(S_GRID[-1])),
+    )
 
 
 def zipf_sampler(n_values: int, s: float):

@@ -18,8 +18,9 @@ scipy's does and the artifact's does not; that iteration counts.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -61,8 +62,7 @@ class SolveResult:
         return float(self.residuals[-1])
 
 
-
-def _stop_reason(res: float, k: int, max_iter: int, done) -> "Status | None":
+def _stop_reason(res: float, k: int, max_iter: int, done) -> Status | None:
     """Why an iteration loop stops at squared residual ``res`` after ``k`` iterations, or None to go on."""
     if not np.isfinite(res):
         return "diverged"
@@ -72,12 +72,20 @@ def _stop_reason(res: float, k: int, max_iter: int, done) -> "Status | None":
         return "max_iter"
     return None
 
-def meets_criterion(residual_sq: float, b: np.ndarray, *, criterion: Criterion = "absolute", threshold: float = 1e-8,
-                    rtol: float = 1e-10) -> bool:
+
+def meets_criterion(
+    residual_sq: float,
+    b: np.ndarray,
+    *,
+    criterion: Criterion = "absolute",
+    threshold: float = 1e-8,
+    rtol: float = 1e-10,
+) -> bool:
     """Whether a squared residual norm ``||b - A x||^2`` meets the stopping criterion the solvers use
     (absolute: ``<= threshold``; relative: ``||r|| < rtol * ||b||``); False for a non-finite residual."""
-    return bool(np.isfinite(residual_sq)) and bool(_stop_test(np.asarray(b, dtype=np.float64), criterion,
-                                                              threshold, rtol)(residual_sq))
+    return bool(np.isfinite(residual_sq)) and bool(
+        _stop_test(np.asarray(b, dtype=np.float64), criterion, threshold, rtol)(residual_sq)
+    )
 
 
 def _stop_test(b: np.ndarray, criterion: Criterion, threshold: float, rtol: float) -> Callable[[float], bool]:
@@ -99,8 +107,16 @@ def _check(b: np.ndarray, max_iter: int) -> np.ndarray:
 
 
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")  # divergence is detected and reported, not warned
-def cg(matvec: Matvec, b: np.ndarray, *, quantise: Quantiser = None, max_iter: int = 1000,
-       criterion: Criterion = "absolute", threshold: float = 1e-8, rtol: float = 1e-10) -> SolveResult:
+def cg(
+    matvec: Matvec,
+    b: np.ndarray,
+    *,
+    quantise: Quantiser = None,
+    max_iter: int = 1000,
+    criterion: Criterion = "absolute",
+    threshold: float = 1e-8,
+    rtol: float = 1e-10,
+) -> SolveResult:
     """Conjugate gradient from x0 = 0 for ``A x = b`` (A symmetric positive definite), p quantised each step.
 
     matvec: x (n,) -> A x (n,); quantise: applied to every new search direction (None: float64).
@@ -141,19 +157,31 @@ def cg(matvec: Matvec, b: np.ndarray, *, quantise: Quantiser = None, max_iter: i
         res = res_new
         history.append(res)
         k += 1
-    message = {"converged": f"converged in {k} iterations", "max_iter": f"no convergence in {k} iterations",
-               "diverged": f"diverged (residual became {res}) at iteration {k}",
-               "breakdown": f"breakdown at iteration {k + 1}: p^T A p = 0"}[status]
+    message = {
+        "converged": f"converged in {k} iterations",
+        "max_iter": f"no convergence in {k} iterations",
+        "diverged": f"diverged (residual became {res}) at iteration {k}",
+        "breakdown": f"breakdown at iteration {k + 1}: p^T A p = 0",
+    }[status]
     if indefinite_at is not None:
         message += f"; p^T A p <= 0 first at iteration {indefinite_at} (matrix not positive definite)"
     log.debug("cg: %s", message)
-    return SolveResult(x=x, iterations=k, status=status, residuals=np.array(history), indefinite_at=indefinite_at,
-                       message=message)
+    return SolveResult(
+        x=x, iterations=k, status=status, residuals=np.array(history), indefinite_at=indefinite_at, message=message
+    )
 
 
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")
-def bicgstab(matvec: Matvec, b: np.ndarray, *, quantise: Quantiser = None, max_iter: int = 1000,
-             criterion: Criterion = "absolute", threshold: float = 1e-8, rtol: float = 1e-10) -> SolveResult:
+def bicgstab(
+    matvec: Matvec,
+    b: np.ndarray,
+    *,
+    quantise: Quantiser = None,
+    max_iter: int = 1000,
+    criterion: Criterion = "absolute",
+    threshold: float = 1e-8,
+    rtol: float = 1e-10,
+) -> SolveResult:
     """BiCGSTAB from x0 = 0 for a general square ``A``, with ``p`` and ``s`` quantised before their SpMVs.
 
     Breakdowns (``r~ . r = 0``, ``r~ . v = 0``, ``t . t = 0`` or ``omega = 0``) end the run with status
@@ -221,8 +249,11 @@ def bicgstab(matvec: Matvec, b: np.ndarray, *, quantise: Quantiser = None, max_i
         if omega == 0.0 and not done(res):
             status, why = "breakdown", "omega = 0"
             break
-    message = {"converged": f"converged in {k} iterations", "max_iter": f"no convergence in {k} iterations",
-               "diverged": f"diverged (residual became {res}) at iteration {k}",
-               "breakdown": f"breakdown at iteration {k + 1}: {why}"}[status]
+    message = {
+        "converged": f"converged in {k} iterations",
+        "max_iter": f"no convergence in {k} iterations",
+        "diverged": f"diverged (residual became {res}) at iteration {k}",
+        "breakdown": f"breakdown at iteration {k + 1}: {why}",
+    }[status]
     log.debug("bicgstab: %s", message)
     return SolveResult(x=x, iterations=k, status=status, residuals=np.array(history), message=message)

@@ -82,8 +82,11 @@ def read_matrix_market(path: str | os.PathLike[str]) -> sp.csr_matrix:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"matrix file {str(path)!r} does not exist")
-    require(path.stat().st_size * 40, what=f"reading matrix file {str(path)!r}",
-            hint="valid files fit in memory once parsed (about 40x their size): use a smaller matrix")
+    require(
+        path.stat().st_size * 40,
+        what=f"reading matrix file {str(path)!r}",
+        hint="valid files fit in memory once parsed (about 40x their size): use a smaller matrix",
+    )
     try:
         raw = scipy.io.mmread(path)
     except Exception as exc:  # the parser raises several types (ValueError, OverflowError, ...): one message
@@ -138,8 +141,10 @@ def load_matrix(ref: str, *, seed: int = 0, data_dir: str | None = None) -> Load
         return LoadedMatrix(name=path.stem, A=A, kind="file", source=str(path), symmetric=_is_symmetric(A))
     known = registry_matrices(data_dir)
     if ref not in known:
-        raise ValueError(f"matrix={ref!r} is unknown: valid names are {', '.join(sorted(known, key=str.lower))}, "
-                         "wathen-NX-NY (e.g. wathen-10-10), or a path to a .mtx file")
+        raise ValueError(
+            f"matrix={ref!r} is unknown: valid names are {', '.join(sorted(known, key=str.lower))}, "
+            "wathen-NX-NY (e.g. wathen-10-10), or a path to a .mtx file"
+        )
     kind, path = known[ref]
     A = _cached_file(str(path), path.stat().st_mtime_ns)
     return LoadedMatrix(name=ref, A=A, kind=kind, source=str(path), symmetric=_is_symmetric(A))

@@ -5,15 +5,18 @@ import plotly.graph_objects as go
 import pytest
 
 from widgets.graphs.dwarvesgraph import DwarvesGraphPanel, measured_figure, motif_figure, pattern_figure, scaling_figure
+from workbench.graphs.dwarvesgraph.study import plan_study
 from workbench.graphs.loaders import load_graph
 from workbench.graphs.miner import Miner
 from workbench.graphs.patterns import parse_pattern
-from workbench.graphs.dwarvesgraph.study import plan_study
 
 
 def snapshot(panel):
-    return [[(tuple(t.x) if t.x is not None else None, tuple(t.y) if t.y is not None else None) for t in f.data]
-            + [f.layout.title.text] for f in panel.figures]
+    return [
+        [(tuple(t.x) if t.x is not None else None, tuple(t.y) if t.y is not None else None) for t in f.data]
+        + [f.layout.title.text]
+        for f in panel.figures
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +31,9 @@ def test_panel_builds_figures_with_the_chosen_plan(panel):
     assert panel.figures[0].data[1].x is not None and len(panel.figures[0].data[1].x) == 5  # house has 5 vertices
 
 
-@pytest.mark.parametrize("name, value", [("pattern", "5-cycle"), ("pattern", "4-star"), ("induced", "vertex"),
-                                         ("motifs", 3)])
+@pytest.mark.parametrize(
+    "name, value", [("pattern", "5-cycle"), ("pattern", "4-star"), ("induced", "vertex"), ("motifs", 3)]
+)
 def test_controls_change_the_figures_or_status(panel, name, value):
     before, status = snapshot(panel), panel.status.value
     panel.controls[name].value = value

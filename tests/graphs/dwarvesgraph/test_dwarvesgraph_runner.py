@@ -15,13 +15,12 @@ import scipy.sparse as sp
 from graph_oracles import census_count, nx_graph, nx_pattern, vertex_census
 
 from workbench.cli import main
-from workbench.graphs.dwarvesgraph.config import DwarvesGraphConfig
+from workbench.graphs.dwarvesgraph.config import ENGINES, DwarvesGraphConfig
+from workbench.graphs.dwarvesgraph.runner import TECHNIQUE, format_table, run
+from workbench.graphs.engines import engine_names
 from workbench.graphs.loaders import load_graph
 from workbench.graphs.miner import Miner
 from workbench.graphs.patterns import motifs, parse_pattern
-from workbench.graphs.dwarvesgraph.config import ENGINES
-from workbench.graphs.dwarvesgraph.runner import TECHNIQUE, format_table, run
-from workbench.graphs.engines import engine_names
 from workbench.registry import get_technique
 
 
@@ -48,12 +47,15 @@ def test_registry_and_cli(capsys):
     assert json.loads(capsys.readouterr().out)["count"] == 4
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--pattern", "0-1,2-3"], "is not connected"),
-    (["--graph", "no-such-graph"], "graph='no-such-graph' is neither a dataset"),
-    (["--motifs", "2"], "motifs=2 is out of range"),
-    (["--induced", "both"], "induced='both' is not allowed"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--pattern", "0-1,2-3"], "is not connected"),
+        (["--graph", "no-such-graph"], "graph='no-such-graph' is neither a dataset"),
+        (["--motifs", "2"], "motifs=2 is out of range"),
+        (["--induced", "both"], "induced='both' is not allowed"),
+    ],
+)
 def test_cli_errors_exit_2_with_a_message(capsys, args, message):
     base = ["run", "pattern-count", "--graph", "grid-3-3", "--pattern", "triangle"]
     assert main(base + args) == 2
@@ -73,7 +75,11 @@ def test_wiki_vote_triangles_and_karate(shared_data):
     wiki = run(DwarvesGraphConfig(graph="wiki-vote", pattern="triangle", data_dir=str(shared_data))).to_json()
     assert wiki["count"] == 608_389
     karate = load_graph("karate", data_dir=shared_data)
-    assert Miner(karate).count(parse_pattern("triangle")).count == 45 == sum(nx.triangles(karate.to_networkx()).values()) // 3
+    assert (
+        Miner(karate).count(parse_pattern("triangle")).count
+        == 45
+        == sum(nx.triangles(karate.to_networkx()).values()) // 3
+    )
 
 
 def test_karate_four_motifs_equal_subset_enumeration(shared_data):
@@ -92,8 +98,12 @@ def _closed_forms(g):
     c = (a @ a).tocoo()
     off = c.row < c.col
     c4 = int(sum(math.comb(int(x), 2) for x in c.data[off])) // 2
-    return {"triangle": tri, "3-star": int(sum(math.comb(int(x), 3) for x in d)),
-            "4-path": int(((d[e[:, 0]] - 1) * (d[e[:, 1]] - 1)).sum()) - 3 * tri, "4-cycle": c4}
+    return {
+        "triangle": tri,
+        "3-star": int(sum(math.comb(int(x), 3) for x in d)),
+        "4-path": int(((d[e[:, 0]] - 1) * (d[e[:, 1]] - 1)).sum()) - 3 * tri,
+        "4-cycle": c4,
+    }
 
 
 @pytest.mark.parametrize("name", ["planetoid-citeseer", "wiki-vote"])
@@ -115,16 +125,33 @@ def test_citeseer_vertex_induced_four_motifs_engines_agree(shared_data):
 # typed (saved from ``workbench run pattern-count --graph karate ... --json``).
 HEAD = ["technique", "graph", "induced", "engine", "workers", "graph_info", "load_seconds"]
 SHAPES = {
-    "pattern": (dict(pattern="triangle"),
-                HEAD + ["pattern", "pattern_edges", "count", "plan", "seconds", "compile_seconds", "plan_seconds",
-                        "predicted_seconds", "steps"]),
-    "motifs": (dict(motifs=4),
-               HEAD + ["motifs", "counts", "count", "plan", "seconds", "compile_seconds", "plan_seconds",
-                       "kernel_seconds"]),
-    "kudu pattern": (dict(pattern="4-cycle", engine="kudu", workers=2),
-                     HEAD + ["pattern", "pattern_edges", "count", "plan", "seconds", "launch_seconds", "kudu"]),
-    "kudu motifs": (dict(motifs=3, engine="kudu", workers=2),
-                    HEAD + ["motifs", "counts", "count", "plan", "seconds", "compile_seconds", "plan_seconds"]),
+    "pattern": (
+        dict(pattern="triangle"),
+        HEAD
+        + [
+            "pattern",
+            "pattern_edges",
+            "count",
+            "plan",
+            "seconds",
+            "compile_seconds",
+            "plan_seconds",
+            "predicted_seconds",
+            "steps",
+        ],
+    ),
+    "motifs": (
+        dict(motifs=4),
+        HEAD + ["motifs", "counts", "count", "plan", "seconds", "compile_seconds", "plan_seconds", "kernel_seconds"],
+    ),
+    "kudu pattern": (
+        dict(pattern="4-cycle", engine="kudu", workers=2),
+        HEAD + ["pattern", "pattern_edges", "count", "plan", "seconds", "launch_seconds", "kudu"],
+    ),
+    "kudu motifs": (
+        dict(motifs=3, engine="kudu", workers=2),
+        HEAD + ["motifs", "counts", "count", "plan", "seconds", "compile_seconds", "plan_seconds"],
+    ),
 }
 
 
@@ -137,11 +164,18 @@ def test_typed_result_keeps_the_json_keys(shared_data, shape):
     assert isinstance(result, PatternCountResult)
     out = json.loads(json.dumps(result.to_json()))
     assert list(out) == keys and out["technique"] == "pattern-count"
-    assert out["graph_info"] == {"name": "karate", "vertices": 34, "edges": 78, "max_degree": 17,
-                                 "dropped_self_loops": 0, "dropped_duplicate_edges": 0}
+    assert out["graph_info"] == {
+        "name": "karate",
+        "vertices": 34,
+        "edges": 78,
+        "max_degree": 17,
+        "dropped_self_loops": 0,
+        "dropped_duplicate_edges": 0,
+    }
     if "steps" in out:
         assert out["count"] == 45 and [list(s) for s in out["steps"]] == [
-            ["pattern", "plan", "inj", "seconds", "predicted_seconds", "compile_seconds"]] * len(out["steps"])
+            ["pattern", "plan", "inj", "seconds", "predicted_seconds", "compile_seconds"]
+        ] * len(out["steps"])
     if "counts" in out:
         assert all(list(c) == ["pattern", "edges", "count", "plan"] for c in out["counts"])
         assert out["count"] == sum(c["count"] for c in out["counts"])

@@ -17,14 +17,21 @@ from workbench.graphs.patterns import parse_pattern
 
 
 def test_study_imports_no_ui() -> None:
-    code = ("import sys, workbench.graphs.dwarvesgraph.study; "
-            "assert not {'ipywidgets', 'plotly', 'widgets'} & set(sys.modules), 'UI imported'")
+    code = (
+        "import sys, workbench.graphs.dwarvesgraph.study; "
+        "assert not {'ipywidgets', 'plotly', 'widgets'} & set(sys.modules), 'UI imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
-@pytest.mark.parametrize("family, log2n, spec", [("synthetic: R-MAT", 11, "rmat-11-8"),
-                                                 ("synthetic: Erdos-Renyi", 9, "er-512-0.0157"),
-                                                 ("synthetic: grid", 8, "grid-16-16")])
+@pytest.mark.parametrize(
+    "family, log2n, spec",
+    [
+        ("synthetic: R-MAT", 11, "rmat-11-8"),
+        ("synthetic: Erdos-Renyi", 9, "er-512-0.0157"),
+        ("synthetic: grid", 8, "grid-16-16"),
+    ],
+)
 def test_synthetic_spec_and_family(family: str, log2n: int, spec: str) -> None:
     assert study.synthetic_spec(family, log2n) == spec
     assert study.synthetic_family(spec) == family

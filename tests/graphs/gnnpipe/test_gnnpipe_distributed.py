@@ -60,11 +60,14 @@ def test_k1_equals_full_graph_training(cora, kind, workers):
     assert [sum(r["sent"][e] for r in results) for e in range(TRAIN.epochs)] == [expected] * TRAIN.epochs
 
 
-@pytest.mark.parametrize("kind, workers, chunks, order, staleness, warmup, grads", [
-    ("gcnii", 2, 3, "shuffled", 1, 0, "drop"),
-    ("gcn", 3, 3, "fixed", 2, 1, "deferred"),
-    ("gcn", 2, 4, "alternate", 0, 0, "drop"),
-])
+@pytest.mark.parametrize(
+    "kind, workers, chunks, order, staleness, warmup, grads",
+    [
+        ("gcnii", 2, 3, "shuffled", 1, 0, "drop"),
+        ("gcn", 3, 3, "fixed", 2, 1, "deferred"),
+        ("gcn", 2, 4, "alternate", 0, 0, "drop"),
+    ],
+)
 def test_pipeline_equals_the_schedule_reference(cora, kind, workers, chunks, order, staleness, warmup, grads):
     spec = _spec(cora, kind, layers=4)
     cut = make_cut(cora.indptr, cora.indices, chunks, "metis", 0)

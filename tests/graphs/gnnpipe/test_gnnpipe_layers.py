@@ -32,8 +32,11 @@ def test_counts_match_pyg_published_counts(name):
     data = load_data(name)
     n, e, f, c = COUNTS[name]
     assert (data.n, data.directed_edges, data.features, data.classes) == (n, e, f, c)
-    assert (len(data.train), len(data.val), len(data.test)) == ({"cora": 140, "citeseer": 120, "pubmed": 60}[name],
-                                                                 500, 1000)
+    assert (len(data.train), len(data.val), len(data.test)) == (
+        {"cora": 140, "citeseer": 120, "pubmed": 60}[name],
+        500,
+        1000,
+    )
 
 
 def test_pubmed_missing_features_are_stated_and_replaced():

@@ -14,13 +14,12 @@ from workbench.cli import main
 from workbench.graphs.generators import erdos_renyi
 from workbench.graphs.gnnpipe.config import GnnpipeConfig
 from workbench.graphs.gnnpipe.data import load_data, permuted
+from workbench.graphs.gnnpipe.hybrid import check_grid, stage_param_counts
 from workbench.graphs.gnnpipe.model import PAPER_GRAPHS, random_halo
-from workbench.graphs.gnnpipe.models import stage_layers
+from workbench.graphs.gnnpipe.models import ModelSpec, init_params, stage_layers
 from workbench.graphs.gnnpipe.partition import epoch_order, halo_sets, make_cut, stale_edge_share
 from workbench.graphs.gnnpipe.runner import run
 from workbench.graphs.gnnpipe.study import bytes_vs_layers, gnnpipe_view, paper_scale, schedule
-from workbench.graphs.gnnpipe.hybrid import check_grid, stage_param_counts
-from workbench.graphs.gnnpipe.models import ModelSpec, init_params
 from workbench.graphs.gnnpipe.volume import allreduce_bytes, gnnpipe_bytes, graph_parallel_bytes, hybrid_bytes
 
 
@@ -138,14 +137,17 @@ def test_bad_inputs_name_the_parameter():
         GnnpipeConfig.from_dict({"chunk_order": "random"})
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--layers", "2", "--workers", "3"], "workers=3 is more than layers=2"),
-    (["--chunks", "4000", "--epochs", "1"], "chunks=4000 is more than the 2,708 nodes of cora"),
-    (["--dataset", "reddit"], "dataset='reddit' is not allowed"),
-    (["--mode", "model", "--gpus", "32", "--layers", "16"], "gpus=32 is more than layers=16"),
-    (["--workers", "3", "--stages", "2"], "stages=2 does not divide workers=3"),
-    (["--layers", "4", "--workers", "4", "--stages", "8"], "stages=8 is more than layers=4"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--layers", "2", "--workers", "3"], "workers=3 is more than layers=2"),
+        (["--chunks", "4000", "--epochs", "1"], "chunks=4000 is more than the 2,708 nodes of cora"),
+        (["--dataset", "reddit"], "dataset='reddit' is not allowed"),
+        (["--mode", "model", "--gpus", "32", "--layers", "16"], "gpus=32 is more than layers=16"),
+        (["--workers", "3", "--stages", "2"], "stages=2 does not divide workers=3"),
+        (["--layers", "4", "--workers", "4", "--stages", "8"], "stages=8 is more than layers=4"),
+    ],
+)
 def test_cli_errors_exit_2(capsys, args, message):
     assert main(["run", "gnnpipe", *args]) == 2
     err = capsys.readouterr().err

@@ -41,15 +41,22 @@ def pattern_of(label: str) -> Pattern:
     return next(p for p in EXTRA_MOTIFS if p.edge_string() == label)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reference(graph_name: str, label: str, induced: str) -> int:
     """The single-process engine's count (workbench.graphs.enumerate.count): the reference."""
     return count(graph_named(graph_name), pattern_of(label), induced).count
 
 
-@functools.lru_cache(maxsize=None)
-def launch(graph_name: str, workers: int, labels: tuple[str, ...], strategies: tuple[str, ...], chunk_size: int,
-           partition: str = "hash", cache_bytes: int = 1 << 16) -> dict[tuple[str, str, str], KuduResult]:
+@functools.cache
+def launch(
+    graph_name: str,
+    workers: int,
+    labels: tuple[str, ...],
+    strategies: tuple[str, ...],
+    chunk_size: int,
+    partition: str = "hash",
+    cache_bytes: int = 1 << 16,
+) -> dict[tuple[str, str, str], KuduResult]:
     """(pattern label, induced, strategy) -> result, for every combination, on one launch of P processes."""
     g = graph_named(graph_name)
     keys, jobs = [], []
@@ -58,5 +65,7 @@ def launch(graph_name: str, workers: int, labels: tuple[str, ...], strategies: t
             schedule = make_schedule(pattern_of(label), induced, graph=g)
             for strategy in strategies:
                 keys.append((label, induced, strategy))
-                jobs.append((schedule, EngineOptions(strategy=strategy, chunk_size=chunk_size, cache_bytes=cache_bytes)))
+                jobs.append(
+                    (schedule, EngineOptions(strategy=strategy, chunk_size=chunk_size, cache_bytes=cache_bytes))
+                )
     return dict(zip(keys, count_jobs(g, jobs, workers=workers, partition=partition, timeout_s=300)))

@@ -8,7 +8,6 @@ gloo processes; the restrictions must be applied identically on every rank or co
 from __future__ import annotations
 
 import pytest
-
 from kudu_cases import EXTRA_MOTIFS, NAMED_UP_TO_5, launch, reference
 
 ALL = ("hybrid", "dfs", "bfs", "naive")
@@ -36,9 +35,15 @@ def test_dfs_bfs_and_naive_on_karate(shared_data, label: str) -> None:
     _check(launch("karate", 2, NAMED_UP_TO_5, strategies, 16), "karate", label, strategies)
 
 
-@pytest.mark.parametrize("graph, workers, partition, strategies", [
-    ("er-26-0.2", 3, "range", ("hybrid", "naive")), ("er-26-0.2", 4, "hash", ("hybrid",)),
-    ("rmat-6-3", 2, "hash", ("hybrid",)), ("rmat-6-3", 4, "range", ("hybrid",))])
+@pytest.mark.parametrize(
+    "graph, workers, partition, strategies",
+    [
+        ("er-26-0.2", 3, "range", ("hybrid", "naive")),
+        ("er-26-0.2", 4, "hash", ("hybrid",)),
+        ("rmat-6-3", 2, "hash", ("hybrid",)),
+        ("rmat-6-3", 4, "range", ("hybrid",)),
+    ],
+)
 @pytest.mark.parametrize("label", NAMED_UP_TO_5)
 def test_random_graphs(graph: str, workers: int, partition: str, strategies, label: str) -> None:
     _check(launch(graph, workers, NAMED_UP_TO_5, strategies, 32, partition), graph, label, strategies)

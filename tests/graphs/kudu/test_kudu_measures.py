@@ -18,16 +18,22 @@ from workbench.graphs.kudu.engine import EngineOptions, embedding_bound
 from workbench.graphs.patterns import parse_pattern
 
 PATTERNS = ("triangle", "4-clique", "house", "4-cycle")
-VARIANTS = (("naive", 32, 1 << 16), ("hybrid", 32, 1 << 16), ("hybrid", 32, 0), ("hybrid", 4, 1 << 16),
-            ("dfs", 1, 1 << 16), ("bfs", 1, 1 << 16))
+VARIANTS = (
+    ("naive", 32, 1 << 16),
+    ("hybrid", 32, 1 << 16),
+    ("hybrid", 32, 0),
+    ("hybrid", 4, 1 << 16),
+    ("dfs", 1, 1 << 16),
+    ("bfs", 1, 1 << 16),
+)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def graph():
     return rmat(6, 4, seed=2).by_degree()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def runs(workers: int):
     """(pattern, strategy, chunk, cache) -> KuduResult, on one launch."""
     g = graph()
@@ -97,8 +103,10 @@ def test_memory_bounds_of_each_strategy(workers: int, name: str) -> None:
 @pytest.mark.parametrize("name", PATTERNS)
 def test_bigger_chunks_need_fewer_rounds_and_bfs_the_fewest(name: str) -> None:
     r = runs(2)
-    rounds = [r[(name, *v)].totals["rounds"] for v in (("dfs", 1, 1 << 16), ("hybrid", 4, 1 << 16),
-                                                        ("hybrid", 32, 1 << 16), ("bfs", 1, 1 << 16))]
+    rounds = [
+        r[(name, *v)].totals["rounds"]
+        for v in (("dfs", 1, 1 << 16), ("hybrid", 4, 1 << 16), ("hybrid", 32, 1 << 16), ("bfs", 1, 1 << 16))
+    ]
     assert rounds == sorted(rounds, reverse=True)
 
 

@@ -10,12 +10,12 @@ import functools
 
 import pytest
 
+from workbench.cluster import ClusterSpec
 from workbench.graphs.enumerate import make_schedule
 from workbench.graphs.generators import rmat
+from workbench.graphs.kudu.config import KuduConfig
 from workbench.graphs.kudu.count import count_jobs
 from workbench.graphs.kudu.engine import STRATEGIES, EngineOptions
-from workbench.cluster import ClusterSpec
-from workbench.graphs.kudu.config import KuduConfig
 from workbench.graphs.kudu.model import Measured, cluster_summary, project, project_all, replicated
 from workbench.graphs.patterns import parse_pattern
 
@@ -25,12 +25,11 @@ def node(**changes) -> ClusterSpec:
     return KuduConfig().cluster.replace(**changes)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def measured(workers: int = 2) -> dict[str, Measured]:
     g = rmat(6, 4, seed=4).by_degree()
     schedule = make_schedule(parse_pattern("4-clique"), "edge", graph=g)
-    results = count_jobs(g, [(schedule, EngineOptions(strategy=s, chunk_size=16)) for s in STRATEGIES],
-                         workers=workers)
+    results = count_jobs(g, [(schedule, EngineOptions(strategy=s, chunk_size=16)) for s in STRATEGIES], workers=workers)
     return {s: Measured.of(r, vertices=g.n, edges=g.m) for s, r in zip(STRATEGIES, results)}
 
 
@@ -89,10 +88,13 @@ def test_model_needs_two_machines() -> None:
         replicated(measured()["hybrid"], 1e9, node(), 1)
 
 
-@pytest.mark.parametrize("changes, message", [
-    (dict(inter_node_bw_gbps=0.0), "inter_node_bw_gbps=0 is out of range"),
-    (dict(cpu_cores=0), "cpu_cores=0 is out of range"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(inter_node_bw_gbps=0.0), "inter_node_bw_gbps=0 is out of range"),
+        (dict(cpu_cores=0), "cpu_cores=0 is out of range"),
+    ],
+)
 def test_bad_cluster(changes, message) -> None:
     with pytest.raises(ValueError, match=message):
         node(**changes)
@@ -102,5 +104,10 @@ def test_bandwidth_is_the_node_network_and_the_summary_keeps_the_old_keys() -> N
     m = measured()["hybrid"]
     one, two = project(m, 1e10, node(), 64), project(m, 1e10, node(gpus_per_node=2), 64)
     assert two.bandwidth_seconds == pytest.approx(one.bandwidth_seconds / 2, rel=1e-12)  # two NICs per node
-    assert cluster_summary(node(), 256) == {"machines": 256, "cores": 32, "bandwidth_gbps": 12.5, "latency_us": 5.0,
-                                            "memory_gb": 256.0}
+    assert cluster_summary(node(), 256) == {
+        "machines": 256,
+        "cores": 32,
+        "bandwidth_gbps": 12.5,
+        "latency_us": 5.0,
+        "memory_gb": 256.0,
+    }

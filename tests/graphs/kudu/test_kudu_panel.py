@@ -12,12 +12,12 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from widgets.graphs.kudu import KuduPanel
 from workbench.graphs.enumerate import count
 from workbench.graphs.kudu.model import project_all
 from workbench.graphs.kudu.study import measured_rows, pick
 from workbench.graphs.loaders import load_graph
 from workbench.graphs.patterns import parse_pattern
-from widgets.graphs.kudu import KuduPanel
 
 
 def snapshot(panel):
@@ -48,15 +48,27 @@ def test_panel_builds_with_measured_data(panel) -> None:
     assert "naive/hybrid bytes" in panel.status.value
 
 
-@pytest.mark.parametrize("name, value", [("chunk_size", 256), ("strategy", "dfs"), ("model_edges", 1e9),
-                                         ("model_machines", 32), ("cluster.inter_node_bw_gbps", 1.25),
-                                         ("cluster.inter_node_latency_us", 100.0),
-                                         ("cluster.host_memory_gb", 64.0)])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("chunk_size", 256),
+        ("strategy", "dfs"),
+        ("model_edges", 1e9),
+        ("model_machines", 32),
+        ("cluster.inter_node_bw_gbps", 1.25),
+        ("cluster.inter_node_latency_us", 100.0),
+        ("cluster.host_memory_gb", 64.0),
+    ],
+)
 def test_fast_controls_change_figure_data(panel, name, value) -> None:
-    before = snapshot(panel) + [[(f.data[0].marker.line.width,) for f in panel.figures if f.data and hasattr(f.data[0], "marker")]]
+    before = snapshot(panel) + [
+        [(f.data[0].marker.line.width,) for f in panel.figures if f.data and hasattr(f.data[0], "marker")]
+    ]
     panel.controls[name].value = value
     assert panel.error is None, panel.error
-    after = snapshot(panel) + [[(f.data[0].marker.line.width,) for f in panel.figures if f.data and hasattr(f.data[0], "marker")]]
+    after = snapshot(panel) + [
+        [(f.data[0].marker.line.width,) for f in panel.figures if f.data and hasattr(f.data[0], "marker")]
+    ]
     assert after != before, f"moving {name} did not change any figure"
 
 
@@ -64,8 +76,9 @@ def test_model_bars_equal_the_model(panel) -> None:
     v = panel.values()
     rows = measured_rows(panel.config_of())
     config = panel.config_of()
-    expected = project_all([r["measured"] for r in pick(rows, v["chunk_size"])], v["model_edges"], config.cluster,
-                           v["model_machines"])
+    expected = project_all(
+        [r["measured"] for r in pick(rows, v["chunk_size"])], v["model_edges"], config.cluster, v["model_machines"]
+    )
     model = panel.figures[3]
     assert list(model.data[0].x) == [p.strategy for p in expected]
     assert list(model.data[0].y) == pytest.approx([p.seconds for p in expected], rel=1e-12)

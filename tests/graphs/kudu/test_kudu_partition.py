@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from workbench.graphs.generators import erdos_renyi, grid, rmat
-from workbench.graphs.kudu.partition import Partition, LocalGraph
+from workbench.graphs.kudu.partition import LocalGraph, Partition
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_local_rows_equal_the_whole_graph(graph, scheme: str, parts: int) -> Non
         total += local.indices.shape[0]
         for v in local.vertices[:: max(1, local.vertices.shape[0] // 20)]:
             start, end = local.rows(np.array([v]))
-            assert np.array_equal(local.indices[start[0]:end[0]], graph.neighbors(int(v)))
+            assert np.array_equal(local.indices[start[0] : end[0]], graph.neighbors(int(v)))
         expect = np.concatenate([graph.neighbors(int(v)) for v in local.vertices] or [np.zeros(0, np.int32)])
         assert np.array_equal(local.gather(local.vertices), expect)
         assert local.is_local(local.vertices).all()
@@ -61,8 +61,9 @@ def test_hash_spreads_vertices() -> None:
     assert min(sizes) >= 70  # 100 expected per rank; multiplicative hashing of consecutive ids is near-even
 
 
-@pytest.mark.parametrize("parts, scheme, message", [(0, "hash", "parts=0 is out of range"),
-                                                    (2, "metis", "scheme='metis' is unknown")])
+@pytest.mark.parametrize(
+    "parts, scheme, message", [(0, "hash", "parts=0 is out of range"), (2, "metis", "scheme='metis' is unknown")]
+)
 def test_bad_partition_arguments(graph, parts, scheme, message) -> None:
     with pytest.raises(ValueError, match=message):
         Partition.build(graph, parts, scheme)

@@ -19,8 +19,12 @@ def _store(rng, rows: int, universe: int):
     return indptr, np.concatenate(lists + [np.zeros(0, np.int32)]), lists
 
 
-NUMPY = {S.OP_AND: np.intersect1d, S.OP_SUB: np.setdiff1d, S.OP_OR: np.union1d,
-         S.OP_RSUB: lambda a, b: np.setdiff1d(b, a)}
+NUMPY = {
+    S.OP_AND: np.intersect1d,
+    S.OP_SUB: np.setdiff1d,
+    S.OP_OR: np.union1d,
+    S.OP_RSUB: lambda a, b: np.setdiff1d(b, a),
+}
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -37,12 +41,14 @@ def test_row_op_matches_numpy(seed: int, op: int) -> None:
             expect = np.zeros(0) if op == S.OP_SUB else llists[j]
         else:
             expect = NUMPY[op](slists[r], llists[j])
-        assert vals[ip[i]:ip[i + 1]].tolist() == list(expect)
+        assert vals[ip[i] : ip[i + 1]].tolist() == list(expect)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
-@pytest.mark.parametrize("lower, upper, distinct", [((), (), ()), ((0,), (), (1, 2)), ((0,), (1,), (2,)),
-                                                    ((), (2,), (0, 1)), ((0, 1), (), (2,))])
+@pytest.mark.parametrize(
+    "lower, upper, distinct",
+    [((), (), ()), ((0,), (), (1, 2)), ((0,), (1,), (2,)), ((), (2,), (0, 1)), ((0, 1), (), (2,))],
+)
 def test_filter_and_count_rows(seed: int, lower, upper, distinct) -> None:
     rng = np.random.default_rng(seed)
     ip, vals, lists = _store(rng, 9, 25)
@@ -55,7 +61,7 @@ def test_filter_and_count_rows(seed: int, lower, upper, distinct) -> None:
         lo = max([int(verts[i, j]) for j in lower], default=-1)
         hi = min([int(verts[i, j]) for j in upper], default=1 << 40)
         expect = [int(x) for x in lists[i] if lo < x < hi and all(x != verts[i, j] for j in distinct)]
-        assert cvals[cip[i]:cip[i + 1]].tolist() == expect
+        assert cvals[cip[i] : cip[i + 1]].tolist() == expect
         total += len(expect)
     assert S.count_rows(ip, vals, rows, verts, *cols) == total
 

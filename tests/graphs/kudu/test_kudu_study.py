@@ -12,7 +12,6 @@ import sys
 import pytest
 
 from tests.conftest import SHARED_DATA
-
 from workbench.graphs.enumerate import count
 from workbench.graphs.kudu import study
 from workbench.graphs.kudu.config import KuduConfig
@@ -22,30 +21,51 @@ from workbench.graphs.patterns import parse_pattern
 
 
 def test_study_imports_no_ui() -> None:
-    code = ("import sys, workbench.graphs.kudu.study; "
-            "assert not {'ipywidgets', 'plotly', 'widgets'} & set(sys.modules), 'UI imported'")
+    code = (
+        "import sys, workbench.graphs.kudu.study; "
+        "assert not {'ipywidgets', 'plotly', 'widgets'} & set(sys.modules), 'UI imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 def row(strategy: str, chunk: int, **values) -> dict:
-    base = {"strategy": strategy, "chunk_size": chunk, "bytes": 10, "messages": 10, "peak_embeddings": 10,
-            "seconds": 1.0, "workers": 2}
+    base = {
+        "strategy": strategy,
+        "chunk_size": chunk,
+        "bytes": 10,
+        "messages": 10,
+        "peak_embeddings": 10,
+        "seconds": 1.0,
+        "workers": 2,
+    }
     return {**base, **values}
 
 
 def test_pick_takes_one_run_per_strategy_nearest_chunk() -> None:
     rows = [row("hybrid", 4), row("hybrid", 64), row("naive", 64), row("bfs", 1), row("dfs", 1)]
     assert [(r["strategy"], r["chunk_size"]) for r in study.pick(rows, 64)] == [
-        ("dfs", 1), ("bfs", 1), ("naive", 64), ("hybrid", 64)]
+        ("dfs", 1),
+        ("bfs", 1),
+        ("naive", 64),
+        ("hybrid", 64),
+    ]
     assert study.pick(rows, 8)[-1]["chunk_size"] == 4
 
 
 def test_headline_ratios() -> None:
-    rows = [row("dfs", 1, messages=50, seconds=4.0), row("bfs", 1, peak_embeddings=30), row("naive", 16, bytes=20),
-            row("hybrid", 16, bytes=0, messages=10, peak_embeddings=10, seconds=2.0)]
+    rows = [
+        row("dfs", 1, messages=50, seconds=4.0),
+        row("bfs", 1, peak_embeddings=30),
+        row("naive", 16, bytes=20),
+        row("hybrid", 16, bytes=0, messages=10, peak_embeddings=10, seconds=2.0),
+    ]
     r = study.headline_ratios(rows, 16)
-    assert r == {"naive_over_hybrid_bytes": float("inf"), "dfs_over_hybrid_messages": 5.0,
-                 "bfs_over_hybrid_peak_embeddings": 3.0, "dfs_over_hybrid_seconds": 2.0}
+    assert r == {
+        "naive_over_hybrid_bytes": float("inf"),
+        "dfs_over_hybrid_messages": 5.0,
+        "bfs_over_hybrid_peak_embeddings": 3.0,
+        "dfs_over_hybrid_seconds": 2.0,
+    }
 
 
 @pytest.fixture(scope="module")

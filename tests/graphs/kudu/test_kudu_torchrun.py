@@ -20,11 +20,27 @@ REPO = Path(__file__).resolve().parents[3]
 
 @pytest.mark.slow
 def test_torchrun_entry_prints_one_json_line(shared_data) -> None:
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           "-m", "workbench.graphs.kudu.torchrun_entry", "--graph", "karate", "--pattern", "house",
-           "--chunk-size", "16", "--data-dir", str(shared_data)]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        "-m",
+        "workbench.graphs.kudu.torchrun_entry",
+        "--graph",
+        "karate",
+        "--pattern",
+        "house",
+        "--chunk-size",
+        "16",
+        "--data-dir",
+        str(shared_data),
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         stdout, stderr = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired:

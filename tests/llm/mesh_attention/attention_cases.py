@@ -43,10 +43,18 @@ def ids(cases) -> list[str]:
     return [case_id(c.values[0] if hasattr(c, "values") else c) for c in cases]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cached(gpus, seq, heads, head_dim, causal, dtype, extra_items):
-    return run_check(gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal, dtype=dtype,
-                     seed=gpus * 1000 + seq, **dict(extra_items))
+    return run_check(
+        gpus=gpus,
+        seq=seq,
+        heads=heads,
+        head_dim=head_dim,
+        causal=causal,
+        dtype=dtype,
+        seed=gpus * 1000 + seq,
+        **dict(extra_items),
+    )
 
 
 def check_results(case) -> list[dict]:

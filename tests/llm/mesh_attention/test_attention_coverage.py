@@ -19,14 +19,23 @@ from workbench.llm.mesh_attention.plan import resolve_order
 from workbench.llm.mesh_attention.startrail import startrail_team_sizes
 
 
-@pytest.mark.parametrize("method, gpus, heads, extra", [
-    ("ring", 7, 1, {}), ("ulysses", 4, 4, {}), ("usp", 12, 6, {"ulysses_degree": 3}), ("usp", 64, 8, {}),
-    ("mesh", 12, 1, {}), ("mesh", 16, 1, {"gpus_per_node": 4}), ("mesh", 64, 1, {"tile": (4, 16), "rotate": False}),
-    ("node_mesh", 16, 4, {"gpus_per_node": 4}), ("node_mesh", 32, 4, {"gpus_per_node": 8, "ulysses_degree": 2}),
-    ("node_mesh", 64, 8, {"gpus_per_node": 8}),
-    *[("startrail", p, 1, {"team_size": c}) for p in (16, 64) for c in startrail_team_sizes(p, 8)],
-    ("startrail", 256, 1, {"team_size": 8}),
-])
+@pytest.mark.parametrize(
+    "method, gpus, heads, extra",
+    [
+        ("ring", 7, 1, {}),
+        ("ulysses", 4, 4, {}),
+        ("usp", 12, 6, {"ulysses_degree": 3}),
+        ("usp", 64, 8, {}),
+        ("mesh", 12, 1, {}),
+        ("mesh", 16, 1, {"gpus_per_node": 4}),
+        ("mesh", 64, 1, {"tile": (4, 16), "rotate": False}),
+        ("node_mesh", 16, 4, {"gpus_per_node": 4}),
+        ("node_mesh", 32, 4, {"gpus_per_node": 8, "ulysses_degree": 2}),
+        ("node_mesh", 64, 8, {"gpus_per_node": 8}),
+        *[("startrail", p, 1, {"team_size": c}) for p in (16, 64) for c in startrail_team_sizes(p, 8)],
+        ("startrail", 256, 1, {"team_size": 8}),
+    ],
+)
 @pytest.mark.parametrize("causal", [False, True])
 def test_every_planned_schedule_covers_each_block_once(method, gpus, heads, extra, causal):
     counts = coverage.planned_blocks(method, gpus, heads=heads, **extra)
@@ -63,26 +72,35 @@ def _record(rank: int, world: int, comm, method: str, seq: int, heads: int, caus
             q_ranges, k_ranges = (args[3], args[4]) if key == "forward" else (args[6], args[7])
             calls[key].append((list(q_ranges), list(k_ranges), heads_of_rank))
             return fn(*args, **kw)
+
         return inner
 
     for module in (ring, mesh, ulysses):
         module.attend_ranges = wrap(blockwise.attend_ranges, "forward")
         module.attend_ranges_backward = wrap(blockwise.attend_ranges_backward, "backward")
     order = resolve_order(None, causal)
-    q, k, v, dout = (shard_sequence(t, rank=rank, world_size=world, order=order)
-                     for t in make_inputs(batch=1, heads=heads, seq=seq, head_dim=4, dtype=torch.float64, seed=3))
+    q, k, v, dout = (
+        shard_sequence(t, rank=rank, world_size=world, order=order)
+        for t in make_inputs(batch=1, heads=heads, seq=seq, head_dim=4, dtype=torch.float64, seed=3)
+    )
     local = [t.clone().requires_grad_() for t in (q, k, v)]
     KERNELS[method](*local, comm, causal=causal, seq_len=seq, **kwargs).backward(dout)
     return calls
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method, gpus, heads, kwargs", [
-    ("ring", 3, 2, {}), ("ulysses", 4, 4, {}), ("usp", 6, 6, {"ulysses_degree": 3}),
-    ("mesh", 6, 2, {"tile": (2, 3)}), ("mesh", 8, 2, {"gpus_per_node": 4}),
-    ("node_mesh", 8, 4, {"ulysses_degree": 4, "gpus_per_node": 4}),
-    ("node_mesh", 8, 4, {"ulysses_degree": 2, "gpus_per_node": 4}),
-])
+@pytest.mark.parametrize(
+    "method, gpus, heads, kwargs",
+    [
+        ("ring", 3, 2, {}),
+        ("ulysses", 4, 4, {}),
+        ("usp", 6, 6, {"ulysses_degree": 3}),
+        ("mesh", 6, 2, {"tile": (2, 3)}),
+        ("mesh", 8, 2, {"gpus_per_node": 4}),
+        ("node_mesh", 8, 4, {"ulysses_degree": 4, "gpus_per_node": 4}),
+        ("node_mesh", 8, 4, {"ulysses_degree": 2, "gpus_per_node": 4}),
+    ],
+)
 @pytest.mark.parametrize("causal", [False, True])
 def test_every_executed_schedule_covers_each_block_once(method, gpus, heads, kwargs, causal):
     seq = 5 * gpus + 3  # padding: the last chunk(s) are partly or wholly padding

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from attention_cases import CASES, check_results, ids
+
+from workbench.distributed import run_workers
 from workbench.llm.mesh_attention.check import KERNELS, make_inputs
 from workbench.llm.mesh_attention.layout import shard_sequence
 from workbench.llm.mesh_attention.plan import local_length, rank_ranges, resolve_order
-from workbench.distributed import run_workers
 
 TOL_OUT = {"float64": 1e-10, "float32": 1e-5}
 TOL_GRAD = {"float64": 1e-10, "float32": 1e-4}
@@ -76,8 +76,13 @@ def _padding(rank: int, world: int, comm, seq: int, causal: bool) -> list:
         local = [t.clone().requires_grad_() for t in (q, k, v)]
         out = fn(*local, comm, causal=causal, seq_len=seq)
         out.backward(dout)
-        found.append((name, int(pad.sum()), [float(t[:, :, pad].abs().max()) if pad.any() else 0.0
-                                             for t in (out, *[x.grad for x in local])]))
+        found.append(
+            (
+                name,
+                int(pad.sum()),
+                [float(t[:, :, pad].abs().max()) if pad.any() else 0.0 for t in (out, *[x.grad for x in local])],
+            )
+        )
     return found
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 import torch
 
+from workbench.distributed import run_workers
 from workbench.llm.mesh_attention.check import make_inputs, run_check
 from workbench.llm.mesh_attention.layout import shard_sequence
 from workbench.llm.mesh_attention.mesh import mesh_attention
 from workbench.llm.mesh_attention.plan import factor_pairs
 from workbench.llm.mesh_attention.ring import ring_attention
-from workbench.distributed import run_workers
 
 
 def _ring_vs_mesh(rank: int, world: int, comm, seq: int, causal: bool) -> tuple:
@@ -47,8 +47,18 @@ def test_mesh_with_one_row_is_ring(world: int, seq: int, causal: bool) -> None:
 @pytest.mark.parametrize("causal", [False, True])
 def test_every_tile_matches_sdpa(gpus: int, per_node, causal: bool) -> None:
     for tile in factor_pairs(gpus):
-        (res,) = run_check(gpus=gpus, seq=3 * gpus + 1, heads=2, head_dim=4, causal=causal, dtype="float64",
-                           methods=("mesh",), tile=tile, gpus_per_node=per_node, seed=gpus)
+        (res,) = run_check(
+            gpus=gpus,
+            seq=3 * gpus + 1,
+            heads=2,
+            head_dim=4,
+            causal=causal,
+            dtype="float64",
+            methods=("mesh",),
+            tile=tile,
+            gpus_per_node=per_node,
+            seed=gpus,
+        )
         assert res["tile"] == list(tile)
         assert res["max_abs_err_out"] <= 1e-10 and res["max_abs_err_grad"] <= 1e-10, tile
         assert res["bytes_per_rank"] == res["model_bytes_per_rank"], tile

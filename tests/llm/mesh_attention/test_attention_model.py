@@ -12,7 +12,10 @@ import math
 import numpy as np
 import pytest
 
+from workbench import cluster as cluster_module
+from workbench.cluster import ClusterSpec
 from workbench.llm.mesh_attention import model as M
+from workbench.llm.mesh_attention import startrail as startrail_module
 from workbench.llm.mesh_attention.model import (
     MODEL_METHODS,
     model_attention,
@@ -30,9 +33,6 @@ from workbench.llm.mesh_attention.timeline import (
     tile_timeline,
 )
 from workbench.llm.mesh_attention.volume import predict_bytes_per_rank
-from workbench import cluster as cluster_module
-from workbench.llm.mesh_attention import startrail as startrail_module
-from workbench.cluster import ClusterSpec
 
 CLUSTER = ClusterSpec()  # H800-class defaults: 400 TFLOP/s, 8 GPUs/node, 200 / 25 GB/s
 PAPER = dict(seq=1 << 20, heads=32, head_dim=128, causal=True, dtype_bytes=2, cluster=CLUSTER)
@@ -46,12 +46,21 @@ def run(method, **kw):
 # ----------------------------------------------------------------------------------------------------------
 # bytes: straight from volume.py
 # ----------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("method, gpus, extra", [
-    ("ring", 1, {}), ("ring", 6, {}), ("ring", 64, {}),
-    ("ulysses", 8, {}), ("ulysses", 32, {}),
-    ("usp", 16, {"ulysses_degree": 4}), ("usp", 64, {}),
-    ("mesh", 12, {}), ("mesh", 64, {"tile": (4, 16)}), ("mesh", 256, {}),
-])
+@pytest.mark.parametrize(
+    "method, gpus, extra",
+    [
+        ("ring", 1, {}),
+        ("ring", 6, {}),
+        ("ring", 64, {}),
+        ("ulysses", 8, {}),
+        ("ulysses", 32, {}),
+        ("usp", 16, {"ulysses_degree": 4}),
+        ("usp", 64, {}),
+        ("mesh", 12, {}),
+        ("mesh", 64, {"tile": (4, 16)}),
+        ("mesh", 256, {}),
+    ],
+)
 @pytest.mark.parametrize("causal, seq", [(False, 1000), (True, 1 << 16)])
 def test_bytes_equal_volume(method, gpus, extra, causal, seq):
     kw = dict(gpus=gpus, seq=seq, heads=32, head_dim=64, causal=causal, dtype_bytes=2, batch=2)
@@ -70,8 +79,9 @@ def test_mesh_messages_timed_are_the_bytes_volume_counts(a, b):
     gpus, seq, heads, d, e = a * b, 999, 4, 16, 4
     length = local_length(seq, gpus, "contiguous")
     shape = M._Shape(n=heads * length * d, m=heads * length, e=e)
-    vol = predict_bytes_per_rank("mesh", gpus=gpus, seq=seq, heads=heads, head_dim=d, causal=False,
-                                 dtype_bytes=e, tile=(a, b))
+    vol = predict_bytes_per_rank(
+        "mesh", gpus=gpus, seq=seq, heads=heads, head_dim=d, causal=False, dtype_bytes=e, tile=(a, b)
+    )
     for backward, key in ((False, "forward_sent"), (True, "backward_sent")):
         prog = M._tile_program(a, b, backward)
         sizes = M._mesh_message_elements(shape, backward)
@@ -96,8 +106,9 @@ def test_startrail_p2p_volume_falls_by_team_size():
     gpus, heads, d, seq = 256, 8, 64, 1 << 16
     n = heads * (seq // gpus) * d
     for c in (2, 4, 8):
-        fwd = startrail_bytes_per_rank(gpus=gpus, seq=seq, heads=heads, head_dim=d, causal=False, dtype_bytes=1,
-                                       team_size=c)["forward_sent"][0]
+        fwd = startrail_bytes_per_rank(
+            gpus=gpus, seq=seq, heads=heads, head_dim=d, causal=False, dtype_bytes=1, team_size=c
+        )["forward_sent"][0]
         lse = (c - 1) * n // d
         assert fwd - lse == 4 * (c - 1) * n + 2 * (gpus - c * c) // c * n
 
@@ -143,14 +154,18 @@ def test_mesh_speedup_grows_with_sequence_when_the_chunk_per_rank_is_fixed():
 
     At fixed P the speed-up *falls* once Ring itself turns compute-bound (attention is quadratic in S,
     traffic linear), see ``test_mesh_speedup_falls_with_sequence_at_fixed_p``."""
-    speedup = [run("ring", gpus=p, seq=4096 * p).total_seconds / run("mesh", gpus=p, seq=4096 * p).total_seconds
-               for p in (16, 64, 256, 1024)]
+    speedup = [
+        run("ring", gpus=p, seq=4096 * p).total_seconds / run("mesh", gpus=p, seq=4096 * p).total_seconds
+        for p in (16, 64, 256, 1024)
+    ]
     assert all(b > a for a, b in zip(speedup, speedup[1:]))
 
 
 def test_mesh_speedup_falls_with_sequence_at_fixed_p():
-    speedup = [run("ring", gpus=256, seq=s).total_seconds / run("mesh", gpus=256, seq=s).total_seconds
-               for s in (1 << 18, 1 << 20, 1 << 22)]
+    speedup = [
+        run("ring", gpus=256, seq=s).total_seconds / run("mesh", gpus=256, seq=s).total_seconds
+        for s in (1 << 18, 1 << 20, 1 << 22)
+    ]
     assert all(b < a for a, b in zip(speedup, speedup[1:]))
     assert speedup[-1] > 1
 
@@ -255,20 +270,23 @@ def test_docstring_examples():
 # ----------------------------------------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs, error, message", [
-    ({"gpus": 0}, ValueError, "gpus=0 is out of range: valid range is 1..1024"),
-    ({"gpus": 2048}, ValueError, "gpus=2048 is out of range: valid range is 1..1024"),
-    ({"seq": 4_194_305}, ValueError, "seq=4_194_305 is out of range: valid range is 1..4_194_304"),
-    ({"heads": 0}, ValueError, "heads=0 is out of range"),
-    # the config's range, refused in the same words as `workbench run ... --heads 300`
-    ({"heads": 300}, ValueError, "heads=300 is out of range: valid range is 1..256"),
-    ({"head_dim": 1.5}, TypeError, "head_dim=1.5 must be an int"),
-    ({"batch": True}, TypeError, "batch=True must be an int"),
-    ({"dtype_bytes": 3}, ValueError, r"dtype_bytes=3 is not allowed: valid values are \(2, 4, 8\)"),
-    ({"causal": 1}, TypeError, "causal=1 must be a bool"),
-    ({"cluster": {"gpus_per_node": 8}}, TypeError, "cluster=.* must be a workbench.cluster.ClusterSpec"),
-    ({"tile": (3, 5)}, ValueError, r"tile=\(3, 5\) has a\*b=15 but gpus=16"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"gpus": 0}, ValueError, "gpus=0 is out of range: valid range is 1..1024"),
+        ({"gpus": 2048}, ValueError, "gpus=2048 is out of range: valid range is 1..1024"),
+        ({"seq": 4_194_305}, ValueError, "seq=4_194_305 is out of range: valid range is 1..4_194_304"),
+        ({"heads": 0}, ValueError, "heads=0 is out of range"),
+        # the config's range, refused in the same words as `workbench run ... --heads 300`
+        ({"heads": 300}, ValueError, "heads=300 is out of range: valid range is 1..256"),
+        ({"head_dim": 1.5}, TypeError, "head_dim=1.5 must be an int"),
+        ({"batch": True}, TypeError, "batch=True must be an int"),
+        ({"dtype_bytes": 3}, ValueError, r"dtype_bytes=3 is not allowed: valid values are \(2, 4, 8\)"),
+        ({"causal": 1}, TypeError, "causal=1 must be a bool"),
+        ({"cluster": {"gpus_per_node": 8}}, TypeError, "cluster=.* must be a workbench.cluster.ClusterSpec"),
+        ({"tile": (3, 5)}, ValueError, r"tile=\(3, 5\) has a\*b=15 but gpus=16"),
+    ],
+)
 def test_bad_inputs_name_parameter_value_and_range(kwargs, error, message):
     args = {**PAPER, "gpus": 16, **kwargs}
     with pytest.raises(error, match=message):
@@ -366,8 +384,11 @@ def test_compute_end_and_fifo_by_hand():
     # one server: ready 0, 5, 1; costs 2, 1, 3 -> ends 2, 6, 9
     np.testing.assert_allclose(compute_end_times(np.array([0.0, 5.0, 1.0]), np.array([2.0, 1.0, 3.0])), [2, 6, 9])
     # two queues: messages (ready, dur, queue) = (0,1,0), (0,2,1), (0,1,0), (4,1,1) -> ends 1, 2, 2, 5
-    got = fifo_end_times(np.zeros((4, 1)) + np.array([[0], [0], [0], [4.0]]), np.array([[1.0], [2], [1], [1]]),
-                         np.array([[0], [1], [0], [1]]))
+    got = fifo_end_times(
+        np.zeros((4, 1)) + np.array([[0], [0], [0], [4.0]]),
+        np.array([[1.0], [2], [1], [1]]),
+        np.array([[0], [1], [0], [1]]),
+    )
     np.testing.assert_allclose(got[:, 0], [1, 2, 2, 5])
 
 
@@ -378,16 +399,26 @@ def test_tile_timeline_by_hand_for_a_1x3_tile():
     assert prog.fetch_kind == ("kv", "kv") and prog.fetch_idx.tolist() == [2, 1]
     assert prog.segment_blocks.tolist() == [1, 1, 1] and prog.segment_waits.tolist() == [0, 1, 2]
     tt = tile_timeline(
-        fetch_seconds=np.full((2, 1), 2.0), fetch_queue=np.ones((2, 1), dtype=int), wait_order=prog.wait_order,
-        segment_waits=prog.segment_waits, segment_seconds=prog.segment_blocks * 1.0,
-        send_after_segment=prog.send_after, send_seconds=np.zeros((0, 1)), send_queue=np.zeros((0, 1), dtype=int),
+        fetch_seconds=np.full((2, 1), 2.0),
+        fetch_queue=np.ones((2, 1), dtype=int),
+        wait_order=prog.wait_order,
+        segment_waits=prog.segment_waits,
+        segment_seconds=prog.segment_blocks * 1.0,
+        send_after_segment=prog.send_after,
+        send_seconds=np.zeros((0, 1)),
+        send_queue=np.zeros((0, 1), dtype=int),
     )
     assert tt.compute_end[0] == pytest.approx(5.0)
     # with the two fetches on different queues they arrive together at 2: (0,2) 2-3, (0,1) 3-4
     tt = tile_timeline(
-        fetch_seconds=np.full((2, 1), 2.0), fetch_queue=np.array([[0], [1]]), wait_order=prog.wait_order,
-        segment_waits=prog.segment_waits, segment_seconds=prog.segment_blocks * 1.0,
-        send_after_segment=prog.send_after, send_seconds=np.zeros((0, 1)), send_queue=np.zeros((0, 1), dtype=int),
+        fetch_seconds=np.full((2, 1), 2.0),
+        fetch_queue=np.array([[0], [1]]),
+        wait_order=prog.wait_order,
+        segment_waits=prog.segment_waits,
+        segment_seconds=prog.segment_blocks * 1.0,
+        send_after_segment=prog.send_after,
+        send_seconds=np.zeros((0, 1)),
+        send_queue=np.zeros((0, 1), dtype=int),
     )
     assert tt.compute_end[0] == pytest.approx(4.0)
 
@@ -450,13 +481,19 @@ def _event_mesh(gpus, tile, gpus_per_node, shape, block_s, cluster, backward):
     return np.maximum(finish, arrivals)
 
 
-@pytest.mark.parametrize("gpus, tile, g", [(6, (2, 3), 2), (8, (4, 2), 4), (12, (3, 4), 4), (16, (4, 4), 8),
-                                           (16, (4, 4), 2), (9, (3, 3), 3)])
+@pytest.mark.parametrize(
+    "gpus, tile, g", [(6, (2, 3), 2), (8, (4, 2), 4), (12, (3, 4), 4), (16, (4, 4), 8), (16, (4, 4), 2), (9, (3, 3), 3)]
+)
 @pytest.mark.parametrize("topology_aware", [True, False])
 @pytest.mark.parametrize("backward", [False, True])
 def test_mesh_pass_matches_event_simulation(gpus, tile, g, topology_aware, backward):
-    cluster = ClusterSpec(gpus_per_node=g, intra_node_bw_gbps=100.0, inter_node_bw_gbps=10.0,
-                          intra_node_latency_us=3.0, inter_node_latency_us=15.0)
+    cluster = ClusterSpec(
+        gpus_per_node=g,
+        intra_node_bw_gbps=100.0,
+        inter_node_bw_gbps=10.0,
+        intra_node_latency_us=3.0,
+        inter_node_latency_us=15.0,
+    )
     shape = M._Shape(n=3_000_000, m=25_000, e=2)
     block_s = 4e-4  # comparable to one network chunk, so both regimes appear inside one pass
     place = g if topology_aware else None
@@ -471,8 +508,9 @@ def test_mesh_pass_matches_event_simulation(gpus, tile, g, topology_aware, backw
 # paper scale (numbers reported in the hand-back; only their direction is asserted)
 # ----------------------------------------------------------------------------------------------------------
 def test_paper_scale_256_gpus_1m_tokens():
-    ring, usp, st, mesh = (run(m, gpus=256, **({"ulysses_degree": 8} if m == "usp" else {}))
-                           for m in ("ring", "usp", "startrail", "mesh"))
+    ring, usp, st, mesh = (
+        run(m, gpus=256, **({"ulysses_degree": 8} if m == "usp" else {})) for m in ("ring", "usp", "startrail", "mesh")
+    )
     assert mesh.tile == (16, 16)
     assert ring.total_seconds / mesh.total_seconds > 3  # the paper's v2 average is 17.00x
     assert mesh.peak_memory_bytes.max() > ring.peak_memory_bytes.max()
@@ -495,7 +533,8 @@ def test_startrail_inter_node_bytes_by_hand():
     """P=64, C=8, 8 GPUs/node: Q-team = a node, KV-group = 8 ranks on 8 nodes (7 off-node peers x 6N), r = 1."""
     gpus, heads, d, seq = 64, 4, 16, 64 * 10
     n = heads * 10 * d
-    st = startrail_bytes_per_rank(gpus=gpus, seq=seq, heads=heads, head_dim=d, causal=False, dtype_bytes=1,
-                                  team_size=8, gpus_per_node=8)
+    st = startrail_bytes_per_rank(
+        gpus=gpus, seq=seq, heads=heads, head_dim=d, causal=False, dtype_bytes=1, team_size=8, gpus_per_node=8
+    )
     assert st["sent_inter_node"].tolist() == [7 * 6 * n] * gpus
     np.testing.assert_array_equal(st["sent_intra_node"] + st["sent_inter_node"], st["sent"])

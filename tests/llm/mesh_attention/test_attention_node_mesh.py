@@ -32,9 +32,19 @@ CASES = [
 @pytest.mark.slow
 @pytest.mark.parametrize("gpus, per_node, seq, heads, causal, u, node_tile", CASES)
 def test_node_mesh_is_exact_and_counted_bytes_equal_the_model(gpus, per_node, seq, heads, causal, u, node_tile):
-    node, flat = run_check(gpus=gpus, seq=seq, heads=heads, head_dim=4, causal=causal, dtype="float64",
-                           methods=("node_mesh", "mesh"), gpus_per_node=per_node, ulysses_degree=u,
-                           node_tile=node_tile, seed=seq)
+    node, flat = run_check(
+        gpus=gpus,
+        seq=seq,
+        heads=heads,
+        head_dim=4,
+        causal=causal,
+        dtype="float64",
+        methods=("node_mesh", "mesh"),
+        gpus_per_node=per_node,
+        ulysses_degree=u,
+        node_tile=node_tile,
+        seed=seq,
+    )
     assert node["method"] == "node_mesh"
     if node_tile is not None:
         assert node["tile"] == list(node_tile)
@@ -59,8 +69,9 @@ def test_node_mesh_with_degree_one_is_the_flat_mesh():
 
 def _inter_units(method: str, gpus: int) -> float:
     seq, heads, d = 1 << 20, 32, 128
-    r = model_attention(method, gpus=gpus, seq=seq, heads=heads, head_dim=d, causal=True, dtype_bytes=2,
-                        cluster=ClusterSpec())
+    r = model_attention(
+        method, gpus=gpus, seq=seq, heads=heads, head_dim=d, causal=True, dtype_bytes=2, cluster=ClusterSpec()
+    )
     return float(r.bytes_sent_inter_node_per_rank.max()) / (heads * (seq // gpus) * d * 2)
 
 

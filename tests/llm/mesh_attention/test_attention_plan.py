@@ -39,9 +39,20 @@ def test_factor_pairs_and_choose_tile() -> None:
         assert 5 * (a - 1) + 6 * (b - 1) == min(5 * (x - 1) + 6 * (y - 1) for x, y in factor_pairs(p))
 
 
-@pytest.mark.parametrize("gpus, tile, per_node", [(4, (2, 2), None), (6, (2, 3), None), (6, (3, 2), None),
-                                                  (12, (3, 4), None), (16, (4, 4), 4), (16, (2, 8), 8),
-                                                  (8, (2, 4), 4), (1, (1, 1), None), (5, (1, 5), None)])
+@pytest.mark.parametrize(
+    "gpus, tile, per_node",
+    [
+        (4, (2, 2), None),
+        (6, (2, 3), None),
+        (6, (3, 2), None),
+        (12, (3, 4), None),
+        (16, (4, 4), 4),
+        (16, (2, 8), 8),
+        (8, (2, 4), 4),
+        (1, (1, 1), None),
+        (5, (1, 5), None),
+    ],
+)
 def test_mesh_tiles_cover_the_matrix(gpus: int, tile, per_node) -> None:
     am = assignment_matrix("mesh", gpus, tile=tile, gpus_per_node=per_node)
     a, b = tile
@@ -80,7 +91,9 @@ def test_bad_plan_arguments() -> None:
 def test_zigzag_blocks_are_exactly_half_visible(gpus: int) -> None:
     """Brute force over positions: every causal (Q_i, KV_j) block has L*L/2 visible pairs (balanced tiles)."""
     length = 6
-    pos = [np.concatenate([np.arange(s, s + n) for s, n in rank_ranges(r, gpus, length, "zigzag")]) for r in range(gpus)]
+    pos = [
+        np.concatenate([np.arange(s, s + n) for s, n in rank_ranges(r, gpus, length, "zigzag")]) for r in range(gpus)
+    ]
     assert sorted(np.concatenate(pos).tolist()) == list(range(gpus * length))
     for i in range(gpus):
         for j in range(gpus):
@@ -95,7 +108,9 @@ def test_greedy_schedule_invariants(a: int, b: int, backward: bool) -> None:
         for col in range(b):
             steps = greedy_schedule(a, b, row=row, col=col, backward=backward)
             fetched = [(s.kind, s.row if s.kind == "q" else s.col) for s in steps if s.op == "fetch"]
-            assert sorted(fetched) == sorted([("q", r) for r in range(a) if r != row] + [("kv", c) for c in range(b) if c != col])
+            assert sorted(fetched) == sorted(
+                [("q", r) for r in range(a) if r != row] + [("kv", c) for c in range(b) if c != col]
+            )
             computes = [(s.row, s.col) for s in steps if s.op == "compute"]
             assert sorted(computes) == [(r, c) for r in range(a) for c in range(b)]
             assert computes[0] == (row, col)  # the resident block first
@@ -111,7 +126,11 @@ def test_greedy_schedule_invariants(a: int, b: int, backward: bool) -> None:
             for i, s in enumerate(steps):
                 if s.op != "send":
                     continue
-                line = [t for t in steps[:i] if t.op == "compute" and (t.row == s.row if s.kind != "dkv" else t.col == s.col)]
+                line = [
+                    t
+                    for t in steps[:i]
+                    if t.op == "compute" and (t.row == s.row if s.kind != "dkv" else t.col == s.col)
+                ]
                 assert len(line) == (b if s.kind != "dkv" else a) and steps[i - 1].op in ("compute", "send")
 
 
@@ -120,6 +139,7 @@ def test_greedy_schedule_invariants(a: int, b: int, backward: bool) -> None:
 def test_every_tile_position_sends_in_the_same_round_order(a: int, b: int, backward: bool) -> None:
     """mesh._Returns' no-deadlock argument under NCCL: every position issues its return batches in the same
     sequence of (kind, s), s = own position - target position (mod the group size)."""
+
     def rounds(row: int, col: int) -> list:
         steps = greedy_schedule(a, b, row=row, col=col, backward=backward)
         return [(s.kind, (row - s.row) % a if s.kind != "dkv" else (col - s.col) % b) for s in steps if s.op == "send"]
@@ -146,8 +166,11 @@ def test_topology_mapping_never_worse_than_row_first(gpus: int, tile, per_node: 
     row_first = 0
     for rank in range(gpus):
         node = rank // per_node
-        row_first = max(row_first, 5 * sum(p // per_node != node for p in identity.row_group(rank))
-                        + 6 * sum(p // per_node != node for p in identity.col_group(rank)))
+        row_first = max(
+            row_first,
+            5 * sum(p // per_node != node for p in identity.row_group(rank))
+            + 6 * sum(p // per_node != node for p in identity.col_group(rank)),
+        )
     assert mapped <= row_first
     if tile == (4, 4) and per_node == 4:
         assert mapped < row_first  # a 2 x 2 block per node beats a whole tile-row per node
@@ -164,7 +187,10 @@ def test_shard_unshard_round_trip(order: str, seq: int, gpus: int) -> None:
 
 
 def test_seq_len_must_match_local_length() -> None:
-    with pytest.raises(ValueError, match=r"seq_len=8 does not match local length 4 on 4 ranks with order='zigzag': valid range is 9..16"):
+    with pytest.raises(
+        ValueError,
+        match=r"seq_len=8 does not match local length 4 on 4 ranks with order='zigzag': valid range is 9..16",
+    ):
         resolve_seq_len(8, 4, 4, "zigzag")
     assert resolve_seq_len(9, 4, 4, "zigzag") == 9
     with pytest.raises(ValueError, match="local sequence length 3 is odd"):

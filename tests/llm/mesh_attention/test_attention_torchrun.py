@@ -19,11 +19,27 @@ REPO = Path(__file__).resolve().parents[3]
 
 @pytest.mark.slow
 def test_torchrun_entry_prints_one_json_report() -> None:
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           "-m", "workbench.llm.mesh_attention.torchrun_entry", "--seq", "21", "--heads", "2", "--head-dim", "4", "--causal"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        "-m",
+        "workbench.llm.mesh_attention.torchrun_entry",
+        "--seq",
+        "21",
+        "--heads",
+        "2",
+        "--head-dim",
+        "4",
+        "--causal",
+    ]
     # own process group, so a hung run can be killed with its workers
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         stdout, stderr = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired:

@@ -13,8 +13,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
-
 from attention_cases import CASES, check_results, ids
+
 from workbench.llm.mesh_attention.volume import predict_bytes_per_rank
 
 
@@ -25,8 +25,15 @@ def test_counted_bytes_equal_prediction(case) -> None:
         if "error" in res:
             continue
         model = predict_bytes_per_rank(
-            res["method"], gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
-            dtype_bytes=8 if dtype == "float64" else 4, tile=res["tile"], ulysses_degree=res["ulysses_degree"],
+            res["method"],
+            gpus=gpus,
+            seq=seq,
+            heads=heads,
+            head_dim=head_dim,
+            causal=causal,
+            dtype_bytes=8 if dtype == "float64" else 4,
+            tile=res["tile"],
+            ulysses_degree=res["ulysses_degree"],
             gpus_per_node=extra.get("gpus_per_node"),
         )
         method = res["method"]
@@ -62,8 +69,16 @@ def test_volume_is_fast_and_allocates_nothing_of_sequence_size() -> None:
     start = time.perf_counter()
     for method in ("ring", "ulysses", "usp", "mesh"):
         heads = 1024 if method == "ulysses" else 64  # Ulysses needs heads % P == 0
-        out = predict_bytes_per_rank(method, gpus=1024, seq=4 * 1024 * 1024, heads=heads, head_dim=128,
-                                     causal=True, dtype_bytes=2, gpus_per_node=8)
+        out = predict_bytes_per_rank(
+            method,
+            gpus=1024,
+            seq=4 * 1024 * 1024,
+            heads=heads,
+            head_dim=128,
+            causal=True,
+            dtype_bytes=2,
+            gpus_per_node=8,
+        )
         assert out["total"].shape == (1024,) and out["total"].dtype == np.int64
     elapsed = time.perf_counter() - start
     _, peak = tracemalloc.get_traced_memory()
@@ -80,13 +95,16 @@ def test_forward_and_backward_parts_add_up() -> None:
     assert np.array_equal(ring["backward_sent"], 2 * ring["forward_sent"])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"method": "ulysses", "heads": 6}, r"heads=6 is not divisible by the Ulysses degree 4: .*heads % degree == 0"),
-    ({"method": "usp", "ulysses_degree": 3}, r"ulysses_degree=3 does not divide gpus=4"),
-    ({"method": "mesh", "tile": (2, 3)}, r"tile=\(2, 3\) has a\*b=6 but gpus=4"),
-    ({"method": "ring", "seq": 0}, r"seq=0 is out of range: valid range is >= 1"),
-    ({"method": "flash"}, r"method='flash' is unknown"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"method": "ulysses", "heads": 6}, r"heads=6 is not divisible by the Ulysses degree 4: .*heads % degree == 0"),
+        ({"method": "usp", "ulysses_degree": 3}, r"ulysses_degree=3 does not divide gpus=4"),
+        ({"method": "mesh", "tile": (2, 3)}, r"tile=\(2, 3\) has a\*b=6 but gpus=4"),
+        ({"method": "ring", "seq": 0}, r"seq=0 is out of range: valid range is >= 1"),
+        ({"method": "flash"}, r"method='flash' is unknown"),
+    ],
+)
 def test_volume_rejects_bad_parameters(kwargs, message) -> None:
     base = {"gpus": 4, "seq": 64, "heads": 8, "head_dim": 8, "causal": False, "dtype_bytes": 4}
     method = kwargs.pop("method")

@@ -4,16 +4,23 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from widgets.llm.mesh_attention import MeshAttentionPanel, check_figure, headline_figure
 from workbench.llm.mesh_attention.config import MeshAttentionConfig
 from workbench.llm.mesh_attention.runner import model_results
-from widgets.llm.mesh_attention import MeshAttentionPanel, check_figure, headline_figure
 
 
 def snapshot(panel):
-    return [[(np.asarray(t.x, dtype=object).tolist() if t.x is not None else None,
-              np.asarray(t.y, dtype=object).tolist() if t.y is not None else None,
-              np.asarray(t.z, dtype=object).tolist() if getattr(t, "z", None) is not None else None)
-             for t in fig.data] for fig in panel.figures]
+    return [
+        [
+            (
+                np.asarray(t.x, dtype=object).tolist() if t.x is not None else None,
+                np.asarray(t.y, dtype=object).tolist() if t.y is not None else None,
+                np.asarray(t.z, dtype=object).tolist() if getattr(t, "z", None) is not None else None,
+            )
+            for t in fig.data
+        ]
+        for fig in panel.figures
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +36,20 @@ def test_panel_builds_figure_widgets_with_data(panel):
     assert all(len(t.x) > 3 for t in comm.data)
 
 
-@pytest.mark.parametrize("name, value", [("gpus", 64), ("seq", 262144), ("heads", 16), ("head_dim", 64),
-                                         ("cluster.gpus_per_node", 4), ("cluster.intra_node_bw_gbps", 900.0),
-                                         ("cluster.inter_node_bw_gbps", 3.125),
-                                         ("causal", False), ("tile_a", 2)])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("gpus", 64),
+        ("seq", 262144),
+        ("heads", 16),
+        ("head_dim", 64),
+        ("cluster.gpus_per_node", 4),
+        ("cluster.intra_node_bw_gbps", 900.0),
+        ("cluster.inter_node_bw_gbps", 3.125),
+        ("causal", False),
+        ("tile_a", 2),
+    ],
+)
 def test_every_control_changes_figure_data(panel, name, value):
     before = snapshot(panel)
     panel.controls[name].value = value
@@ -86,8 +103,13 @@ def test_bad_panel_parameter_is_a_clear_error():
 
 
 def test_notebook_figures_build():
-    result = {"gpus": 2, "results": [{"method": "ring", "bytes_per_rank": [10, 10], "model_bytes_per_rank": [10, 10]},
-                                     {"method": "ulysses", "error": "heads"}]}
+    result = {
+        "gpus": 2,
+        "results": [
+            {"method": "ring", "bytes_per_rank": [10, 10], "model_bytes_per_rank": [10, 10]},
+            {"method": "ulysses", "error": "heads"},
+        ],
+    }
     fig = check_figure(result)
     assert len(fig.data) == 1 and "max |counted - model| = 0 B" in fig.layout.title.text
     base = MeshAttentionConfig(mode="model", gpus=64, seq=65536, heads=32, head_dim=128, dtype="bfloat16")

@@ -32,11 +32,30 @@ def cli_json(capsys, *args):
     return json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("name, args", [
-    ("model16", ["--mode", "model", "--gpus", "16", "--seq", "4096"]),
-    ("model256", ["--mode", "model", "--gpus", "256", "--seq", "1048576", "--heads", "32", "--head-dim", "128",
-                  "--dtype", "bfloat16", "--causal"]),
-])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("model16", ["--mode", "model", "--gpus", "16", "--seq", "4096"]),
+        (
+            "model256",
+            [
+                "--mode",
+                "model",
+                "--gpus",
+                "256",
+                "--seq",
+                "1048576",
+                "--heads",
+                "32",
+                "--head-dim",
+                "128",
+                "--dtype",
+                "bfloat16",
+                "--causal",
+            ],
+        ),
+    ],
+)
 def test_model_json_is_unchanged(capsys, name, args):
     saved = json.loads((DATA / f"{name}.json").read_text())
     out = cli_json(capsys, *args)
@@ -46,8 +65,9 @@ def test_model_json_is_unchanged(capsys, name, args):
 
 def test_check_json_keeps_its_key_structure(capsys):
     saved = json.loads((DATA / "check2.json").read_text())
-    out = cli_json(capsys, "--mode", "check", "--gpus", "2", "--seq", "20", "--heads", "3", "--head-dim", "4",
-                   "--causal")
+    out = cli_json(
+        capsys, "--mode", "check", "--gpus", "2", "--seq", "20", "--heads", "3", "--head-dim", "4", "--causal"
+    )
     assert structure(out) == structure(saved)
     assert [list(r) for r in out["results"]] == [list(r) for r in saved["results"]]  # key order too
     for new, old in zip(out["results"], saved["results"]):
@@ -81,10 +101,22 @@ def test_cluster_is_one_group_with_old_names_as_aliases():
 
 
 def test_old_cluster_flags_still_work(capsys):
-    old = cli_json(capsys, "--mode", "model", "--gpus", "16", "--seq", "4096", "--inter-bw", "3.125",
-                   "--gpus-per-node", "4")
-    new = cli_json(capsys, "--mode", "model", "--gpus", "16", "--seq", "4096", "--cluster.inter-node-bw-gbps",
-                   "3.125", "--cluster.gpus-per-node", "4")
+    old = cli_json(
+        capsys, "--mode", "model", "--gpus", "16", "--seq", "4096", "--inter-bw", "3.125", "--gpus-per-node", "4"
+    )
+    new = cli_json(
+        capsys,
+        "--mode",
+        "model",
+        "--gpus",
+        "16",
+        "--seq",
+        "4096",
+        "--cluster.inter-node-bw-gbps",
+        "3.125",
+        "--cluster.gpus-per-node",
+        "4",
+    )
     assert old == new
     default = cli_json(capsys, "--mode", "model", "--gpus", "16", "--seq", "4096")
     assert old != default
@@ -94,7 +126,8 @@ def test_heads_out_of_range_is_refused_by_cli_and_library_alike(capsys):
     assert main(["run", "mesh-attention", "--mode", "model", "--heads", "300"]) == 2
     cli_message = capsys.readouterr().err
     with pytest.raises(ValueError) as info:
-        model_attention("ring", gpus=4, seq=64, heads=300, head_dim=16, causal=False, dtype_bytes=4,
-                        cluster=ClusterSpec())
+        model_attention(
+            "ring", gpus=4, seq=64, heads=300, head_dim=16, causal=False, dtype_bytes=4, cluster=ClusterSpec()
+        )
     assert "heads=300 is out of range: valid range is 1..256" in str(info.value)
     assert str(info.value) in cli_message

@@ -19,16 +19,19 @@ BASE = MeshAttentionConfig(mode="model", gpus=16, seq=65536, heads=32, head_dim=
 
 
 def test_study_imports_no_ui():
-    code = ("import sys, workbench.llm.mesh_attention.study; "
-            "assert not {'ipywidgets', 'plotly'} & set(sys.modules), 'study imports UI'")
+    code = (
+        "import sys, workbench.llm.mesh_attention.study; "
+        "assert not {'ipywidgets', 'plotly'} & set(sys.modules), 'study imports UI'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_model_point_equals_model_and_is_memoised():
     study.clear_caches()
     r = study.model_point("mesh", 16, BASE)
-    ref = model_attention("mesh", gpus=16, seq=65536, heads=32, head_dim=128, causal=True, dtype_bytes=2,
-                          cluster=BASE.cluster)
+    ref = model_attention(
+        "mesh", gpus=16, seq=65536, heads=32, head_dim=128, causal=True, dtype_bytes=2, cluster=BASE.cluster
+    )
     assert r.total_seconds == ref.total_seconds and r.tile == ref.tile
     assert study.model_point("mesh", 16, BASE.replace(seed=5)) is r  # keyed by what matters, not the seed
     assert study.model_point("mesh", 16, BASE.replace(inter_bw=3.125)) is not r  # the cluster matters
@@ -72,23 +75,33 @@ def test_block_maps_are_assignment_matrices_regrouped():
 def test_headline_speedups_are_model_ratios():
     out = study.headline_speedups(BASE, gpus_list=(16, 64), seq_list=(65536,))
     assert set(out["gpus"]) == {"ring", "ulysses", "usp", "startrail"}
-    ring = model_attention("ring", gpus=64, seq=65536, heads=32, head_dim=128, causal=True, dtype_bytes=2,
-                           cluster=BASE.cluster)
-    mesh = model_attention("mesh", gpus=64, seq=65536, heads=32, head_dim=128, causal=True, dtype_bytes=2,
-                           cluster=BASE.cluster)
+    ring = model_attention(
+        "ring", gpus=64, seq=65536, heads=32, head_dim=128, causal=True, dtype_bytes=2, cluster=BASE.cluster
+    )
+    mesh = model_attention(
+        "mesh", gpus=64, seq=65536, heads=32, head_dim=128, causal=True, dtype_bytes=2, cluster=BASE.cluster
+    )
     assert out["gpus"]["ring"][1] == pytest.approx(ring.total_seconds / mesh.total_seconds)
     assert out["gpus"]["ulysses"][1] is None  # 32 heads on 64 ranks
 
 
 def test_paper_comparison_and_count_difference():
-    run = {"gpus": 4, "results": [
-        {"method": "ring", "model_bytes_per_rank": [8, 8], "model_seconds": 3.0, "model_peak_memory_bytes": 10},
-        {"method": "mesh", "model_bytes_per_rank": [4, 2], "model_seconds": 1.5, "model_peak_memory_bytes": 15},
-        {"method": "ulysses", "error": "heads"}]}
+    run = {
+        "gpus": 4,
+        "results": [
+            {"method": "ring", "model_bytes_per_rank": [8, 8], "model_seconds": 3.0, "model_peak_memory_bytes": 10},
+            {"method": "mesh", "model_bytes_per_rank": [4, 2], "model_seconds": 1.5, "model_peak_memory_bytes": 15},
+            {"method": "ulysses", "error": "heads"},
+        ],
+    }
     out = study.paper_comparison(run)
     assert out == {"expected_bytes_ratio": 1.5, "bytes_ratio": 2.0, "memory_ratio": 1.5, "speedup_ring": 2.0}
-    check = {"results": [{"method": "ring", "bytes_per_rank": [10, 12], "model_bytes_per_rank": [10, 10]},
-                         {"method": "usp", "error": "heads"}]}
+    check = {
+        "results": [
+            {"method": "ring", "bytes_per_rank": [10, 12], "model_bytes_per_rank": [10, 10]},
+            {"method": "usp", "error": "heads"},
+        ]
+    }
     assert study.max_count_difference(check) == 2
     assert set(study.PAPER_CLAIMS["speedup"]) == {"ring", "usp", "startrail"}
 

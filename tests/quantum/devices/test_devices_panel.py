@@ -7,8 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from workbench.quantum.devices.study import SCALES, fidelity_points, fidelity_vs_scale
 from widgets.quantum.devices import DevicesPanel, devices_figure, sweep_figure
+from workbench.quantum.devices.study import SCALES, fidelity_points, fidelity_vs_scale
 
 
 def snapshot(panel):
@@ -34,8 +34,17 @@ def test_panel_draws_the_study_numbers(panel):
     assert "state fidelity" in panel.status.value
 
 
-@pytest.mark.parametrize("name, value", [("noise_scale", 2.0), ("depth", 3), ("width", 2), ("family", "qft"),
-                                         ("noise_model", "thermal"), ("device", "fake_jakarta")])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("noise_scale", 2.0),
+        ("depth", 3),
+        ("width", 2),
+        ("family", "qft"),
+        ("noise_model", "thermal"),
+        ("device", "fake_jakarta"),
+    ],
+)
 def test_every_control_changes_figure_data(panel, name, value):
     before = snapshot(panel)
     panel.controls[name].value = value
@@ -69,8 +78,19 @@ def test_static_mode_and_notebook_figures():
     figures = panel.static_figures()
     assert all(type(f) is go.Figure for f in figures) and all(len(f.frames) == 5 for f in figures)
     assert "Plotly.newPlot" in panel.static_html()
-    fig = devices_figure([{"name": "a", "num_qubits": 5, "two_qubit_gate": "cx", "median_t1_us": 80.0,
-                           "median_error_2q": 0.01, "median_readout_error": 0.02, "calibration_date": "2024"}])
+    fig = devices_figure(
+        [
+            {
+                "name": "a",
+                "num_qubits": 5,
+                "two_qubit_gate": "cx",
+                "median_t1_us": 80.0,
+                "median_error_2q": 0.01,
+                "median_readout_error": 0.02,
+                "calibration_date": "2024",
+            }
+        ]
+    )
     assert list(fig.data[0].x) == [80.0]
     points = fidelity_points("fake_lima", "ghz", "device", 1.0, [2, 3], [1])
     assert list(sweep_figure({"fake_lima": points}, x="width", title="t").data[0].x) == [2, 3]

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 from qiskit.quantum_info import DensityMatrix, SparsePauliOp, Statevector
-
 from quantum_cases import random_circuit
+
 from workbench.quantum import NoiseSpec, density_matrix, expectation, statevector
-from workbench.quantum.circuits import family_circuit, mirror, native_inverse, transpile_to_device
 from workbench.quantum.calibration import calibration_subset, device_names, list_devices, load_calibration
+from workbench.quantum.circuits import family_circuit, mirror, native_inverse, transpile_to_device
 from workbench.registry import get_technique
 
 
@@ -36,7 +36,9 @@ def test_every_snapshot_lists_with_medians():
     devices = list_devices(max_qubits=7)
     assert devices and all(d["num_qubits"] <= 7 for d in devices)
     for d in devices:
-        assert {"name", "num_qubits", "coupling_map", "median_t1_us", "median_error_2q", "median_readout_error"} <= set(d)
+        assert {"name", "num_qubits", "coupling_map", "median_t1_us", "median_error_2q", "median_readout_error"} <= set(
+            d
+        )
 
 
 def test_scaled_randomized_and_subset_calibrations():
@@ -99,40 +101,80 @@ def test_runner_list_schema_and_fidelity_vs_aer():
 
 
 def test_cli_devices_json():
-    out = subprocess.run([sys.executable, "-m", "workbench.cli", "run", "devices", "--json"],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "run", "devices", "--json"], capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert len(data["devices"]) == len(device_names())
     first = data["devices"][0]
     assert isinstance(first["name"], str) and isinstance(first["num_qubits"], int) and "coupling_map" in first
-    bad = subprocess.run([sys.executable, "-m", "workbench.cli", "run", "devices", "--device", "fake_nowhere"],
-                         capture_output=True, text=True, timeout=300)
+    bad = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "run", "devices", "--device", "fake_nowhere"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode == 2 and "device='fake_nowhere' is not allowed" in bad.stderr
 
 
 # the JSON schema of ``workbench run devices`` as it was before the typed results (captured with --json)
-DEVICE = ["name", "num_qubits", "two_qubit_gate", "basis_gates", "median_t1_us", "median_t2_us", "median_error_1q",
-          "median_error_2q", "median_readout_error", "median_duration_1q_ns", "median_duration_2q_ns", "num_edges",
-          "calibration_date"]
-POINT = {"width": "int", "depth": "int", "num_gates": "int", "two_qubit_gates": "int", "state_fidelity": "float",
-         "hellinger_fidelity": "float", "engine": "str"}
+DEVICE = [
+    "name",
+    "num_qubits",
+    "two_qubit_gate",
+    "basis_gates",
+    "median_t1_us",
+    "median_t2_us",
+    "median_error_1q",
+    "median_error_2q",
+    "median_readout_error",
+    "median_duration_1q_ns",
+    "median_duration_2q_ns",
+    "num_edges",
+    "calibration_date",
+]
+POINT = {
+    "width": "int",
+    "depth": "int",
+    "num_gates": "int",
+    "two_qubit_gates": "int",
+    "state_fidelity": "float",
+    "hellinger_fidelity": "float",
+    "engine": "str",
+}
 SWEEPS = {"by_width": [POINT], "by_depth": [POINT]}
 
 
-@pytest.mark.parametrize("params, top, fidelity", [
-    ({"max_qubits": 5}, ["technique", "mode", "count", "devices"], None),
-    ({"device": "fake_jakarta", "coupling": False}, ["technique", "mode", "count", "devices"], None),
-    ({"mode": "fidelity", "device": "fake_lima", "width": 2, "depth": 2, "engine": "aer"},
-     ["technique", "mode", "engine", "devices", "fidelity"],
-     {"family": "str", "noise_model": "str", "noise_scale": "float", "width": "int", "depth": "int", **SWEEPS}),
-    ({"mode": "fidelity", "device": "fake_lima", "width": 2, "depth": 1, "engine": "both"},
-     ["technique", "mode", "engine", "devices", "fidelity"],
-     {"family": "str", "noise_model": "str", "noise_scale": "float", "width": "int", "depth": "int", **SWEEPS,
-      "aer": SWEEPS, "max_abs_diff_vs_aer": "float"}),
-])
+@pytest.mark.parametrize(
+    "params, top, fidelity",
+    [
+        ({"max_qubits": 5}, ["technique", "mode", "count", "devices"], None),
+        ({"device": "fake_jakarta", "coupling": False}, ["technique", "mode", "count", "devices"], None),
+        (
+            {"mode": "fidelity", "device": "fake_lima", "width": 2, "depth": 2, "engine": "aer"},
+            ["technique", "mode", "engine", "devices", "fidelity"],
+            {"family": "str", "noise_model": "str", "noise_scale": "float", "width": "int", "depth": "int", **SWEEPS},
+        ),
+        (
+            {"mode": "fidelity", "device": "fake_lima", "width": 2, "depth": 1, "engine": "both"},
+            ["technique", "mode", "engine", "devices", "fidelity"],
+            {
+                "family": "str",
+                "noise_model": "str",
+                "noise_scale": "float",
+                "width": "int",
+                "depth": "int",
+                **SWEEPS,
+                "aer": SWEEPS,
+                "max_abs_diff_vs_aer": "float",
+            },
+        ),
+    ],
+)
 def test_json_keys_are_unchanged(params, top, fidelity):
     from quantum_cases import key_tree
+
     from workbench.quantum.devices.runner import DevicesResult
 
     technique = get_technique("devices")

@@ -11,8 +11,16 @@ import pytest
 
 from workbench.quantum.devices import study
 from workbench.quantum.devices.config import DevicesConfig
-from workbench.quantum.devices.study import (SCALES, SweepKey, clear_caches, devices_view, fidelity_points,
-                                             fidelity_vs_scale, run_aer_sweeps, sweep)
+from workbench.quantum.devices.study import (
+    SCALES,
+    SweepKey,
+    clear_caches,
+    devices_view,
+    fidelity_points,
+    fidelity_vs_scale,
+    run_aer_sweeps,
+    sweep,
+)
 
 
 def config(**values):
@@ -63,8 +71,10 @@ def test_aer_sweeps_agree_with_ours():
 
 
 def test_study_imports_no_ui():
-    code = ("import sys; sys.modules['ipywidgets'] = sys.modules['plotly'] = None; "
-            "import workbench.quantum.devices.study, workbench.quantum.devices.runner")
+    code = (
+        "import sys; sys.modules['ipywidgets'] = sys.modules['plotly'] = None; "
+        "import workbench.quantum.devices.study, workbench.quantum.devices.runner"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "ipywidgets" not in study.__dict__

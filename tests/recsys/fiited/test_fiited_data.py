@@ -79,6 +79,7 @@ def test_zipf_fit_recovers_a_known_exponent():
 @pytest.mark.slow
 def test_fitted_exponents_are_the_stated_ones():
     data = load_sample("criteo")
-    fitted = [fit_zipf_exponent(data.sparse[:, j], max(CRITEO_CARDINALITIES[j], data.cardinalities[j])).s
-              for j in range(26)]
+    fitted = [
+        fit_zipf_exponent(data.sparse[:, j], max(CRITEO_CARDINALITIES[j], data.cardinalities[j])).s for j in range(26)
+    ]
     assert tuple(fitted) == CRITEO_ZIPF

@@ -42,14 +42,22 @@ def test_sample_run_says_it_is_too_small():
     assert "too small" in result["note"] and result["baselines"] == []
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--budget-fraction", "0.05"], "budget_fraction=0.05 is below one chunk per row"),
-    (["--chunk", "5"], "chunk=5 does not divide dim=64"),
-    (["--rows", "10"], "rows=10 is out of range"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--budget-fraction", "0.05"], "budget_fraction=0.05 is below one chunk per row"),
+        (["--chunk", "5"], "chunk=5 does not divide dim=64"),
+        (["--rows", "10"], "rows=10 is out of range"),
+    ],
+)
 def test_cli_refuses_bad_input_with_exit_2(args, words):
-    proc = subprocess.run([sys.executable, "-m", "workbench.cli", "run", "fiited", "--rows", "2000", *args, "--json"],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "run", "fiited", "--rows", "2000", *args, "--json"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2
     assert words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
@@ -60,9 +68,14 @@ def test_cli_refuses_a_corrupt_sample(tmp_path):
     for name in ("criteo_sample.txt", "avazu_sample.txt", "movielens_sample.txt", "LICENSE"):
         (folder / name).write_text("label\n1\n")
     (folder / "criteo_sample.txt").write_text("label,I1\n0,1,2\n")
-    proc = subprocess.run([sys.executable, "-m", "workbench.cli", "run", "fiited", "--dataset", "criteo-sample"],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "WORKBENCH_DATA": str(tmp_path)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "run", "fiited", "--dataset", "criteo-sample"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "WORKBENCH_DATA": str(tmp_path)},
+    )
     assert proc.returncode == 2 and "criteo_sample.txt line 2" in proc.stderr
 
 

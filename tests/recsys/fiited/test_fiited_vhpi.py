@@ -37,7 +37,7 @@ def test_random_operations_agree_with_a_dict(seed):
     universe = rng.choice(10**12, size=60, replace=False)
     seen: list[int] = []
     for _ in range(150):
-        op = rng.choice(["insert", "alloc", "free", "delete", "compact", "grow"], p=[.25, .3, .2, .1, .08, .07])
+        op = rng.choice(["insert", "alloc", "free", "delete", "compact", "grow"], p=[0.25, 0.3, 0.2, 0.1, 0.08, 0.07])
         if op == "insert" and table.size < table.slots:
             batch = rng.choice(universe, size=int(rng.integers(1, 4)))
             batch = batch[: table.slots - table.size]

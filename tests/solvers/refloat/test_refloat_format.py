@@ -11,15 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from workbench.solvers.refloat.formats import make_format
 from workbench.solvers.matrices import load_matrix
-from workbench.solvers.refloat.reference import quantise_value as quantise_value_reference
-from workbench.solvers.refloat.reference import (
-    base_of,
-    quantise_matrix_reference,
-    quantise_vector_reference,
-    truncate_fraction_reference,
-)
 from workbench.solvers.refloat.block_format import (
     exponents,
     group_bases,
@@ -28,6 +20,14 @@ from workbench.solvers.refloat.block_format import (
     quantise_vector,
     truncate_fraction,
 )
+from workbench.solvers.refloat.formats import make_format
+from workbench.solvers.refloat.reference import (
+    base_of,
+    quantise_matrix_reference,
+    quantise_vector_reference,
+    truncate_fraction_reference,
+)
+from workbench.solvers.refloat.reference import quantise_value as quantise_value_reference
 
 SMALL_SPD = ("mesh1e1", "LF10", "bcsstk01", "bcsstk02", "Trefethen_500")
 
@@ -50,10 +50,17 @@ def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 @pytest.mark.parametrize("rule", ["mean", "median", "max-coverage"])
-@pytest.mark.parametrize("e, f, bsize, shape", [
-    (3, 3, 16, (37, 41)), (1, 0, 7, (23, 23)), (2, 5, 10, (31, 19)), (4, 8, 128, (45, 45)),
-    (5, 23, 9, (29, 33)), (11, 52, 12, (25, 25)),
-])
+@pytest.mark.parametrize(
+    "e, f, bsize, shape",
+    [
+        (3, 3, 16, (37, 41)),
+        (1, 0, 7, (23, 23)),
+        (2, 5, 10, (31, 19)),
+        (4, 8, 128, (45, 45)),
+        (5, 23, 9, (29, 33)),
+        (11, 52, 12, (25, 25)),
+    ],
+)
 def test_matrix_matches_per_value_reference(rule, e, f, bsize, shape):
     rng = np.random.default_rng(hash((rule, e, f, bsize)) % 2**32)
     A = random_sparse(rng, *shape, density=0.3)
@@ -63,9 +70,18 @@ def test_matrix_matches_per_value_reference(rule, e, f, bsize, shape):
 
 
 @pytest.mark.parametrize("rule", ["mean", "median", "max-coverage"])
-@pytest.mark.parametrize("e, f, bsize, n", [(3, 8, 16, 101), (3, 16, 128, 333), (2, 0, 5, 17), (6, 52, 7, 50),
-                                            (3, 8, 128, 100), (2, 3, 64, 64),  # one segment
-                                            (11, 52, 10, 99)])
+@pytest.mark.parametrize(
+    "e, f, bsize, n",
+    [
+        (3, 8, 16, 101),
+        (3, 16, 128, 333),
+        (2, 0, 5, 17),
+        (6, 52, 7, 50),
+        (3, 8, 128, 100),
+        (2, 3, 64, 64),  # one segment
+        (11, 52, 10, 99),
+    ],
+)
 def test_vector_matches_per_value_reference(rule, e, f, bsize, n):
     rng = np.random.default_rng(n * e + f)
     x = random_values(rng, n)
@@ -176,15 +192,20 @@ def test_block_count_and_saturation_flags():
     assert up.tolist() == [0.0, 0.0, 0.5] and down.tolist() == [0.0, 0.0, 0.5]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"e": 0, "f": 3}, r"e=0 is out of range: valid range is 1..11"),
-    ({"e": 12, "f": 3}, r"e=12 is out of range: valid range is 1..11"),
-    ({"e": 3, "f": 53}, r"f=53 is out of range: valid range is 0..52"),
-    ({"e": 3, "f": -1}, r"f=-1 is out of range"),
-    ({"e": 3, "f": 3, "bsize": 0}, r"bsize=0 is out of range: valid range is >= 1"),
-    ({"e": 3, "f": 3, "base": "mode"},
-     r"base='mode' is not allowed: valid values are 'mean', 'median', 'max-coverage'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"e": 0, "f": 3}, r"e=0 is out of range: valid range is 1..11"),
+        ({"e": 12, "f": 3}, r"e=12 is out of range: valid range is 1..11"),
+        ({"e": 3, "f": 53}, r"f=53 is out of range: valid range is 0..52"),
+        ({"e": 3, "f": -1}, r"f=-1 is out of range"),
+        ({"e": 3, "f": 3, "bsize": 0}, r"bsize=0 is out of range: valid range is >= 1"),
+        (
+            {"e": 3, "f": 3, "base": "mode"},
+            r"base='mode' is not allowed: valid values are 'mean', 'median', 'max-coverage'",
+        ),
+    ],
+)
 def test_bad_format_parameters_are_clear_errors(kwargs, message):
     A = sp.identity(4, format="csr")
     with pytest.raises(ValueError, match=message):
@@ -214,8 +235,11 @@ def test_vector_fast_path_equals_general_path(case, n):
         x[0] = 2.0**-1060  # a subnormal pulls the segment's base; saturating up stays in range, down may not
     fixed = 0 if case == "fixed" else None
     got = quantise_vector(x, e=2, f=5, bsize=128, fixed_base=fixed)
-    want = quantise_vector_reference(x, e=2, f=5, bsize=128) if fixed is None else np.array(
-        [quantise_value_reference(v, 0, 2, 5) for v in x])
+    want = (
+        quantise_vector_reference(x, e=2, f=5, bsize=128)
+        if fixed is None
+        else np.array([quantise_value_reference(v, 0, 2, 5) for v in x])
+    )
     assert bits_equal(got, want)
     if case in ("zeros", "fixed"):
         assert _quantise_vector_bits(x, 2, 5, 128, fixed) is not None  # the fast path really ran

@@ -13,19 +13,28 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from widgets.solvers.refloat import RefloatPanel
+from widgets.solvers.refloat_figures import (
+    block_figure,
+    residual_figure,
+    saturation_figure,
+    sparsity_figure,
+    sweep_figure,
+)
 from workbench.solvers.refloat.formats import make_format
 from workbench.solvers.refloat.study import prepare, solve_format, stored_matrix, sweep_bits
-from widgets.solvers.refloat import RefloatPanel
-from widgets.solvers.refloat_figures import (block_figure, residual_figure, saturation_figure, sparsity_figure,
-                                             sweep_figure)
 
 
 def snapshot(panel):
     out = []
     for fig in panel.figures:
         for t in fig.data:
-            out.append(tuple(repr(np.asarray(getattr(t, k), dtype=object).tolist()) if getattr(t, k, None) is not None
-                             else None for k in ("x", "y", "z")))
+            out.append(
+                tuple(
+                    repr(np.asarray(getattr(t, k), dtype=object).tolist()) if getattr(t, k, None) is not None else None
+                    for k in ("x", "y", "z")
+                )
+            )
     return out
 
 
@@ -48,10 +57,22 @@ def test_panel_builds_figure_widgets(panel):
     assert len(panel.figures[0].data[0].y) > 1
 
 
-@pytest.mark.parametrize("name, value", [
-    ("e_m", 5), ("f_m", 8), ("e_v", 5), ("f_v", 16), ("bsize", 32), ("base", "median"), ("format", "baseline"),
-    ("criterion", "relative"), ("precondition", "jacobi"), ("max_iter", 250), ("matrix", "mesh1e1"),
-])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("e_m", 5),
+        ("f_m", 8),
+        ("e_v", 5),
+        ("f_v", 16),
+        ("bsize", 32),
+        ("base", "median"),
+        ("format", "baseline"),
+        ("criterion", "relative"),
+        ("precondition", "jacobi"),
+        ("max_iter", 250),
+        ("matrix", "mesh1e1"),
+    ],
+)
 def test_every_control_changes_figure_data(panel, name, value):
     before = snapshot(panel)
     panel.controls[name].value = value
@@ -122,8 +143,9 @@ def test_notebook_figures_build(shared_data_module):
     assert f"saturated up: {up:,} entries" in sat.data[0].name and len(sat.data[0].x) <= 10
     counts = np.ones((4, 4))
     assert sparsity_figure(counts, np.linspace(0, 48, 5), bsize=16).layout.shapes
-    sweep = sweep_bits("mesh1e1", "cg", axis="vector", e_values=(2, 11), f_values=(0, 52), max_iter=50,
-                       fixed=(11, 52, 3, 8))  # matrix kept exact: vectors at (11, 52) give float64
+    sweep = sweep_bits(
+        "mesh1e1", "cg", axis="vector", e_values=(2, 11), f_values=(0, 52), max_iter=50, fixed=(11, 52, 3, 8)
+    )  # matrix kept exact: vectors at (11, 52) give float64
     text = sweep_figure(sweep).data[0].text
     assert sweep.iterations[1, 1] == 12 and text[1][1] == "12"
     wrong = sweep_bits("mesh1e1", "cg", axis="vector", e_values=(11,), f_values=(52,), max_iter=50)

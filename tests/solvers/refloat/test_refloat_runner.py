@@ -21,8 +21,16 @@ from workbench.solvers.refloat.formats import make_format
 from workbench.solvers.refloat.runner import TECHNIQUE, RefloatResult, format_table, run
 from workbench.solvers.refloat.study import prepare, solve_format
 
-SCHEMA = {"technique": str, "matrix": str, "solver": str, "format": str, "iterations": int, "converged": bool,
-          "final_residual": float, "modelled_seconds": float}
+SCHEMA = {
+    "technique": str,
+    "matrix": str,
+    "solver": str,
+    "format": str,
+    "iterations": int,
+    "converged": bool,
+    "final_residual": float,
+    "modelled_seconds": float,
+}
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -30,8 +38,29 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_json_schema(shared_data):
-    proc = run_cli("run", "refloat", "--matrix", "mesh1e1", "--solver", "cg", "--format", "refloat", "--e-m", "3",
-                   "--f-m", "3", "--e-v", "3", "--f-v", "8", "--bsize", "128", "--max-iter", "200", "--json")
+    proc = run_cli(
+        "run",
+        "refloat",
+        "--matrix",
+        "mesh1e1",
+        "--solver",
+        "cg",
+        "--format",
+        "refloat",
+        "--e-m",
+        "3",
+        "--f-m",
+        "3",
+        "--e-v",
+        "3",
+        "--f-v",
+        "8",
+        "--bsize",
+        "128",
+        "--max-iter",
+        "200",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     for key, kind in SCHEMA.items():
@@ -63,8 +92,9 @@ def test_converged_checks_the_true_residual_with_the_same_criterion(shared_data,
     for fmt in ("float64", "refloat", "refloat-artifact"):
         out = run(RefloatConfig(matrix="mesh1e1", format=fmt, criterion=criterion, **params)).to_json()
         b = np.ones(out["n"])
-        expected = out["stopped_on_quantised"] and meets_criterion(out["true_residual"], b, criterion=criterion,
-                                                                    **params)
+        expected = out["stopped_on_quantised"] and meets_criterion(
+            out["true_residual"], b, criterion=criterion, **params
+        )
         assert out["converged"] is expected
         assert (out["status"] == "wrong_solution") is (out["stopped_on_quantised"] and not out["converged"])
 
@@ -137,28 +167,38 @@ def files(tmp_path):
     return {
         "nonsquare": write("ns.mtx", "%%MatrixMarket matrix coordinate real general\n3 4 1\n1 1 2.0\n"),
         "malformed": write("bad.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 2.0\n"),
-        "indefinite": write("indef.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 2.0\n"
-                                         "2 1 -3.0\n2 2 1.0\n"),
+        "indefinite": write(
+            "indef.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 2.0\n2 1 -3.0\n2 2 1.0\n"
+        ),
     }
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--matrix", "{nonsquare}"], "is 3 x 4: the solvers need a square matrix"),
-    (["--matrix", "{malformed}"], "is not a valid Matrix Market file"),
-    (["--matrix", "{indefinite}", "--format", "float64"],
-     "CG breakdown on indef: p^T A p <= 0 at iteration 1, so the matrix is not positive definite"),
-    (["--matrix", "west0067"], "solver='cg' needs a symmetric positive definite matrix: west0067 is not symmetric"),
-    (["--matrix", "zenios"], "zenios has 2873 diagonal entries <= 0"),
-    (["--matrix", "bcsstk99"], "matrix='bcsstk99' is unknown: valid names are"),
-    (["--bsize", "0"], "bsize=0 is out of range: valid range is 1..1_048_576 (rows)"),
-    (["--e-m", "0"], "e_m=0 is out of range: valid range is 1..11 (bits)"),
-    (["--f-v", "53"], "f_v=53 is out of range: valid range is 0..52 (bits)"),
-    (["--format", "fp8"], "format='fp8' is not allowed: valid values are one of 'float64', 'refloat'"),
-    (["--matrix", "LF10", "--precondition", "jacobi", "--solver", "cg", "--max-iter", "abc"],
-     "max_iter='abc' is not an integer"),
-    (["--matrix", "west0067", "--solver", "bicgstab", "--precondition", "jacobi"],
-     "precondition='jacobi' needs a nonzero diagonal: matrix west0067 has 65 zero diagonal entries"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--matrix", "{nonsquare}"], "is 3 x 4: the solvers need a square matrix"),
+        (["--matrix", "{malformed}"], "is not a valid Matrix Market file"),
+        (
+            ["--matrix", "{indefinite}", "--format", "float64"],
+            "CG breakdown on indef: p^T A p <= 0 at iteration 1, so the matrix is not positive definite",
+        ),
+        (["--matrix", "west0067"], "solver='cg' needs a symmetric positive definite matrix: west0067 is not symmetric"),
+        (["--matrix", "zenios"], "zenios has 2873 diagonal entries <= 0"),
+        (["--matrix", "bcsstk99"], "matrix='bcsstk99' is unknown: valid names are"),
+        (["--bsize", "0"], "bsize=0 is out of range: valid range is 1..1_048_576 (rows)"),
+        (["--e-m", "0"], "e_m=0 is out of range: valid range is 1..11 (bits)"),
+        (["--f-v", "53"], "f_v=53 is out of range: valid range is 0..52 (bits)"),
+        (["--format", "fp8"], "format='fp8' is not allowed: valid values are one of 'float64', 'refloat'"),
+        (
+            ["--matrix", "LF10", "--precondition", "jacobi", "--solver", "cg", "--max-iter", "abc"],
+            "max_iter='abc' is not an integer",
+        ),
+        (
+            ["--matrix", "west0067", "--solver", "bicgstab", "--precondition", "jacobi"],
+            "precondition='jacobi' needs a nonzero diagonal: matrix west0067 has 65 zero diagonal entries",
+        ),
+    ],
+)
 def test_errors_exit_2_with_a_message(shared_data, files, args, message):
     proc = run_cli("run", "refloat", *[a.format(**files) for a in args])
     assert proc.returncode == 2, proc.stdout

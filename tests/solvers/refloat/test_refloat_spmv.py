@@ -22,9 +22,16 @@ def random_case(seed: int, n_rows: int, n_cols: int, density: float):
     return A, rng.standard_normal(n_cols)
 
 
-@pytest.mark.parametrize("seed, n_rows, n_cols, density, bsize", [
-    (0, 37, 41, 0.2, 8), (1, 100, 100, 0.05, 128), (2, 129, 257, 0.1, 64), (3, 5, 300, 0.5, 7), (4, 61, 61, 0.0, 16),
-])
+@pytest.mark.parametrize(
+    "seed, n_rows, n_cols, density, bsize",
+    [
+        (0, 37, 41, 0.2, 8),
+        (1, 100, 100, 0.05, 128),
+        (2, 129, 257, 0.1, 64),
+        (3, 5, 300, 0.5, 7),
+        (4, 61, 61, 0.0, 16),
+    ],
+)
 def test_block_spmv_equals_the_crossbar_loop_bit_for_bit(seed, n_rows, n_cols, density, bsize):
     A, x = random_case(seed, n_rows, n_cols, density)
     got = BlockSpMV(A, bsize)(x)

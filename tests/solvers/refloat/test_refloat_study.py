@@ -18,8 +18,10 @@ from workbench.solvers.refloat.model import solve_timing
 
 
 def test_study_imports_no_ui():
-    code = ("import sys, workbench.solvers.refloat.study, workbench.solvers.refloat.runner; "
-            "print(sorted(m for m in ('ipywidgets', 'plotly') if m in sys.modules))")
+    code = (
+        "import sys, workbench.solvers.refloat.study, workbench.solvers.refloat.runner; "
+        "print(sorted(m for m in ('ipywidgets', 'plotly') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -42,8 +44,9 @@ def test_artifact_solve_is_shared_across_widths_and_repriced(shared_data):
     a = study.run_format(RefloatConfig(matrix="bcsstk02", e_m=3, f_m=3), "refloat-artifact")
     b = study.run_format(RefloatConfig(matrix="bcsstk02", e_m=5, f_m=8), "refloat-artifact")
     assert a.result is b.result  # the artifact's numbers do not depend on the matrix widths
-    assert b.timing == solve_timing(b.iterations, "cg", num_blocks=b.stored.num_blocks, bsize=128, e_m=5, f_m=8,
-                                    e_v=3, f_v=8)
+    assert b.timing == solve_timing(
+        b.iterations, "cg", num_blocks=b.stored.num_blocks, bsize=128, e_m=5, f_m=8, e_v=3, f_v=8
+    )
     assert a.timing != b.timing
 
 
@@ -104,12 +107,13 @@ def test_summary_paper_comparison_and_limits(shared_data):
     sweeps = study.sweep_axes(["mesh1e1"], e_values=(2, 11), f_values=(0, 52), max_iter=50)
     assert study.sweep_limits(sweeps) == {"mesh1e1": {"matrix": (11, [52]), "vector": (11, [52])}}
     assert study.sweep_limits({("mesh1e1", "vector"): sweeps["mesh1e1", "vector"]}) == {
-        "mesh1e1": {"matrix": None, "vector": (11, [52])}}
+        "mesh1e1": {"matrix": None, "vector": (11, [52])}
+    }
 
 
 def test_eigen_rows(shared_data):
     rows = study.eigen_rows([study.summarise("bcsstk02", max_iter=50)], max_n=100)
-    (name, lo, lo_q, up, down), = rows
+    ((name, lo, lo_q, up, down),) = rows
     assert name == "bcsstk02" and lo > 0 > lo_q  # the quantised bcsstk02 is indefinite (4.21 -> -38.1)
     assert lo == pytest.approx(4.21, abs=0.01) and lo_q == pytest.approx(-38.1, abs=0.1)
 

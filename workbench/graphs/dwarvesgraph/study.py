@@ -16,9 +16,10 @@ from __future__ import annotations
 import functools
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,10 +34,27 @@ from workbench.graphs.loaders import load_graph
 from workbench.graphs.miner import Miner, PlanChoice
 from workbench.graphs.patterns import Pattern, motifs, parse_pattern
 
-__all__ = ["plan_study", "scaling_study", "engine_pair", "networkx_triangles", "motif_study", "SYNTHETIC_FAMILIES",
-           "SIZES", "synthetic_spec", "synthetic_family", "DwarvesView", "dwarves_view", "Measurements",
-           "measure_view", "resolve_graph", "motif_list", "circle_layout", "decomposition_roles", "view_graph",
-           "clear_caches"]
+__all__ = [
+    "plan_study",
+    "scaling_study",
+    "engine_pair",
+    "networkx_triangles",
+    "motif_study",
+    "SYNTHETIC_FAMILIES",
+    "SIZES",
+    "synthetic_spec",
+    "synthetic_family",
+    "DwarvesView",
+    "dwarves_view",
+    "Measurements",
+    "measure_view",
+    "resolve_graph",
+    "motif_list",
+    "circle_layout",
+    "decomposition_roles",
+    "view_graph",
+    "clear_caches",
+]
 
 #: synthetic graph families of the size sweep (R-MAT edge factor 8; Erdos-Renyi mean degree 8; square grid)
 SYNTHETIC_FAMILIES = ("synthetic: R-MAT", "synthetic: Erdos-Renyi", "synthetic: grid")
@@ -178,8 +196,9 @@ class Measurements:
         return self.engines["enumerate"][1] / max(self.engines["decompose"][1], 1e-9)
 
 
-def measure_view(config: DwarvesGraphConfig, *, enumerate_limit_s: float = 30.0,
-                 progress: Callable[[int], None] | None = None) -> Measurements:
+def measure_view(
+    config: DwarvesGraphConfig, *, enumerate_limit_s: float = 30.0, progress: Callable[[int], None] | None = None
+) -> Measurements:
     """Count for real on ``config.graph``: time the 6 cheapest plans, count with both engines (unless the
     model predicts the best enumeration takes more than ``enumerate_limit_s``), count the
     ``config.motifs``-vertex motifs. ``progress(step)`` is called with 1, 2, 3 as the three parts finish."""
@@ -203,12 +222,21 @@ def measure_view(config: DwarvesGraphConfig, *, enumerate_limit_s: float = 30.0,
         counts, motif_seconds = motif_study(graph, config.motifs, config.induced)
     if progress:
         progress(3)
-    return Measurements((config.graph, config.pattern, config.induced), config.graph, plans, engines, count,
-                        enumerate_limit_s, counts, motif_seconds)
+    return Measurements(
+        (config.graph, config.pattern, config.induced),
+        config.graph,
+        plans,
+        engines,
+        count,
+        enumerate_limit_s,
+        counts,
+        motif_seconds,
+    )
 
 
-def motif_study(graph: Graph, k: int, induced: str = "vertex", *, workers: int = 1
-                ) -> tuple[list[dict[str, Any]], float]:
+def motif_study(
+    graph: Graph, k: int, induced: str = "vertex", *, workers: int = 1
+) -> tuple[list[dict[str, Any]], float]:
     """Count every connected ``k``-vertex pattern: ``([{"pattern", "count"}], counting seconds)``."""
     res = Miner(graph, workers=workers, ordered=True).motif_counts(k, induced)
     return [{"pattern": r.pattern.label, "count": r.count} for r in res], sum(r.seconds for r in res)
@@ -248,8 +276,9 @@ def decomposition_roles(choice: PlanChoice | None) -> dict[int, str]:
     return roles
 
 
-def plan_study(graph: Graph, pattern: Pattern, *, top: int = 8, workers: int = 1, sample: bool = True
-               ) -> list[dict[str, Any]]:
+def plan_study(
+    graph: Graph, pattern: Pattern, *, top: int = 8, workers: int = 1, sample: bool = True
+) -> list[dict[str, Any]]:
     """Run the ``top`` cheapest candidate plans for inj(pattern) (by the degree-statistics model), and the
     cheapest plain enumeration, and report, per plan, the model's prediction, the sampling estimate and
     the measured kernel seconds.
@@ -272,17 +301,34 @@ def plan_study(graph: Graph, pattern: Pattern, *, top: int = 8, workers: int = 1
         sampled = sample_seconds(kernel, miner.graph, workers=workers) if sample else float("nan")
         start = time.perf_counter()
         run_kernel(kernel, miner.graph, workers=workers)
-        rows.append({"plan": c.describe(), "kind": c.kind, "units": c.units,
-                     "predicted_seconds": predict_seconds(c.units), "sampled_seconds": sampled,
-                     "measured_seconds": time.perf_counter() - start, "compile_seconds": kernel.compile_seconds,
-                     "chosen": pick.kind != "clique" and c.describe() == pick.describe()})
+        rows.append(
+            {
+                "plan": c.describe(),
+                "kind": c.kind,
+                "units": c.units,
+                "predicted_seconds": predict_seconds(c.units),
+                "sampled_seconds": sampled,
+                "measured_seconds": time.perf_counter() - start,
+                "compile_seconds": kernel.compile_seconds,
+                "chosen": pick.kind != "clique" and c.describe() == pick.describe(),
+            }
+        )
     if pick.kind == "clique":
         start = time.perf_counter()
         count_cliques(miner.graph, pattern.k, workers=workers, index=miner.clique_index)
         nan = float("nan")
-        rows.append({"plan": pick.describe(), "kind": "clique", "units": nan, "predicted_seconds": nan,
-                     "sampled_seconds": nan, "measured_seconds": time.perf_counter() - start,
-                     "compile_seconds": 0.0, "chosen": True})
+        rows.append(
+            {
+                "plan": pick.describe(),
+                "kind": "clique",
+                "units": nan,
+                "predicted_seconds": nan,
+                "sampled_seconds": nan,
+                "measured_seconds": time.perf_counter() - start,
+                "compile_seconds": 0.0,
+                "chosen": True,
+            }
+        )
     return rows
 
 
@@ -296,25 +342,39 @@ def engine_pair(graph: Graph, pattern: Pattern, induced: str = "edge", *, worker
         miner = Miner(warm.graph, workers=workers, ordered=True)
         miner.stats = warm.stats
         r = miner.count(pattern, induced, engine)
-        out[engine] = {"count": r.count, "seconds": r.seconds + r.plan_seconds, "plan": r.plan,
-                       "compile_seconds": sum(s.compile_seconds for s in warm.steps)}
+        out[engine] = {
+            "count": r.count,
+            "seconds": r.seconds + r.plan_seconds,
+            "plan": r.plan,
+            "compile_seconds": sum(s.compile_seconds for s in warm.steps),
+        }
     if out["decompose"]["count"] != out["enumerate"]["count"]:
-        raise RuntimeError(f"engines disagree on {pattern.label}: {out['decompose']['count']} vs "
-                           f"{out['enumerate']['count']}")
+        raise RuntimeError(
+            f"engines disagree on {pattern.label}: {out['decompose']['count']} vs {out['enumerate']['count']}"
+        )
     return out
 
 
-def scaling_study(pattern: Pattern, graphs: Sequence[Graph], *, induced: str = "edge", workers: int = 1
-                  ) -> list[dict[str, Any]]:
+def scaling_study(
+    pattern: Pattern, graphs: Sequence[Graph], *, induced: str = "edge", workers: int = 1
+) -> list[dict[str, Any]]:
     """:func:`engine_pair` on each graph: rows with ``graph``, ``vertices``, ``edges``, ``count``,
     ``decompose_seconds``, ``enumerate_seconds`` and the plans."""
     rows = []
     for g in graphs:
         pair = engine_pair(g, pattern, induced, workers=workers)
-        rows.append({"graph": g.name, "vertices": g.n, "edges": g.m, "count": pair["decompose"]["count"],
-                     "decompose_seconds": pair["decompose"]["seconds"],
-                     "enumerate_seconds": pair["enumerate"]["seconds"],
-                     "decompose_plan": pair["decompose"]["plan"], "enumerate_plan": pair["enumerate"]["plan"]})
+        rows.append(
+            {
+                "graph": g.name,
+                "vertices": g.n,
+                "edges": g.m,
+                "count": pair["decompose"]["count"],
+                "decompose_seconds": pair["decompose"]["seconds"],
+                "enumerate_seconds": pair["enumerate"]["seconds"],
+                "decompose_plan": pair["decompose"]["plan"],
+                "enumerate_plan": pair["enumerate"]["plan"],
+            }
+        )
     return rows
 
 

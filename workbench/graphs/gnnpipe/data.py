@@ -94,8 +94,9 @@ def to_torch_sparse(block: sp.csr_matrix, dtype: torch.dtype) -> torch.Tensor:
     block.sort_indices()
     coo = block.tocoo()
     index = torch.from_numpy(np.stack([coo.row, coo.col]).astype(np.int64))
-    return torch.sparse_coo_tensor(index, torch.from_numpy(coo.data).to(dtype), size=block.shape,
-                                   check_invariants=False, is_coalesced=True)
+    return torch.sparse_coo_tensor(
+        index, torch.from_numpy(coo.data).to(dtype), size=block.shape, check_invariants=False, is_coalesced=True
+    )
 
 
 def load_data(dataset: str, *, dtype: str = "float64", data_dir: str | None = None, seed: int = 0) -> GraphData:
@@ -116,17 +117,30 @@ def load_data(dataset: str, *, dtype: str = "float64", data_dir: str | None = No
     if feats.missing:
         gen = torch.Generator().manual_seed(seed)
         x = torch.randn(graph.n, feats.x.shape[1], generator=gen, dtype=torch.float64).to(tdt)
-        note = (f"{', '.join(feats.missing)} is missing from the data folder ({int((~feats.present).sum()):,} of "
-                f"{graph.n:,} nodes without features): every node gets seeded N(0, 1) features of width "
-                f"{feats.x.shape[1]} (seed {seed}); accuracy is not comparable with the literature")
+        note = (
+            f"{', '.join(feats.missing)} is missing from the data folder ({int((~feats.present).sum()):,} of "
+            f"{graph.n:,} nodes without features): every node gets seeded N(0, 1) features of width "
+            f"{feats.x.shape[1]} (seed {seed}); accuracy is not comparable with the literature"
+        )
     else:
         x = torch.from_numpy(feats.x.astype(np.float64)).to(tdt)
         note = f"Planetoid features ({feats.x.shape[1]} bag-of-words columns)"
     adj = normalised_adjacency(graph.indptr, graph.indices, graph.n)
-    return GraphData(name=dataset, n=graph.n, directed_edges=int(len(graph.indices)), adj=adj, x=x,
-                     y=torch.from_numpy(feats.y), train=torch.from_numpy(feats.train), val=torch.from_numpy(feats.val),
-                     test=torch.from_numpy(feats.test), feature_note=note, indptr=graph.indptr, indices=graph.indices,
-                     sparse_features=not feats.missing)
+    return GraphData(
+        name=dataset,
+        n=graph.n,
+        directed_edges=int(len(graph.indices)),
+        adj=adj,
+        x=x,
+        y=torch.from_numpy(feats.y),
+        train=torch.from_numpy(feats.train),
+        val=torch.from_numpy(feats.val),
+        test=torch.from_numpy(feats.test),
+        feature_note=note,
+        indptr=graph.indptr,
+        indices=graph.indices,
+        sparse_features=not feats.missing,
+    )
 
 
 def permuted(data: GraphData, order: np.ndarray) -> GraphData:
@@ -138,12 +152,25 @@ def permuted(data: GraphData, order: np.ndarray) -> GraphData:
     new_id[order] = np.arange(data.n)
     adj = data.adj[order][:, order].tocsr()
     adj.sort_indices()
-    a = sp.csr_matrix((np.ones(len(data.indices)), data.indices.astype(np.int64), data.indptr.astype(np.int64)),
-                      shape=(data.n, data.n))[order][:, order].tocsr()
+    a = sp.csr_matrix(
+        (np.ones(len(data.indices)), data.indices.astype(np.int64), data.indptr.astype(np.int64)),
+        shape=(data.n, data.n),
+    )[order][:, order].tocsr()
     a.sort_indices()
     t = torch.from_numpy(new_id)
-    return GraphData(name=data.name, n=data.n, directed_edges=data.directed_edges, adj=adj, x=data.x[order],
-                     y=data.y[order], train=torch.sort(t[data.train]).values, val=torch.sort(t[data.val]).values,
-                     test=torch.sort(t[data.test]).values, feature_note=data.feature_note, indptr=a.indptr,
-                     indices=a.indices, sparse_features=data.sparse_features,
-                     vertex_ids=order if data.vertex_ids is None else data.vertex_ids[order])
+    return GraphData(
+        name=data.name,
+        n=data.n,
+        directed_edges=data.directed_edges,
+        adj=adj,
+        x=data.x[order],
+        y=data.y[order],
+        train=torch.sort(t[data.train]).values,
+        val=torch.sort(t[data.val]).values,
+        test=torch.sort(t[data.test]).values,
+        feature_note=data.feature_note,
+        indptr=a.indptr,
+        indices=a.indices,
+        sparse_features=data.sparse_features,
+        vertex_ids=order if data.vertex_ids is None else data.vertex_ids[order],
+    )

@@ -16,8 +16,17 @@ import torch
 from workbench.graphs.gnnpipe.data import GraphData, adj_rows
 from workbench.graphs.gnnpipe.models import ModelSpec, accuracy, forward_full, init_params, loss_sum, param_names
 
-__all__ = ["Adam", "TrainSpec", "Snapshot", "TrainRun", "make_optimizer", "snapshot_epochs", "train_full", "curves",
-           "evaluate"]
+__all__ = [
+    "Adam",
+    "TrainSpec",
+    "Snapshot",
+    "TrainRun",
+    "make_optimizer",
+    "snapshot_epochs",
+    "train_full",
+    "curves",
+    "evaluate",
+]
 
 
 @dataclass(frozen=True)
@@ -65,8 +74,9 @@ class Adam:
     every worker) and elementwise per tensor, so a parameter gets the same update whichever process owns it.
     """
 
-    def __init__(self, params: list[torch.Tensor], *, lr: float, weight_decay: float, betas=(0.9, 0.999),
-                 eps: float = 1e-8) -> None:
+    def __init__(
+        self, params: list[torch.Tensor], *, lr: float, weight_decay: float, betas=(0.9, 0.999), eps: float = 1e-8
+    ) -> None:
         self.params, self.lr, self.wd, self.betas, self.eps = list(params), lr, weight_decay, betas, eps
         self.m = [torch.zeros_like(p) for p in self.params]
         self.v = [torch.zeros_like(p) for p in self.params]
@@ -127,14 +137,18 @@ def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
     return TrainRun(params=final, snapshots=tuple(snaps), losses=tuple(losses), epoch_seconds=tuple(seconds))
 
 
-def evaluate(data: GraphData, spec: ModelSpec, params: dict[str, torch.Tensor],
-             adj: torch.Tensor | None = None) -> dict[str, float]:
+def evaluate(
+    data: GraphData, spec: ModelSpec, params: dict[str, torch.Tensor], adj: torch.Tensor | None = None
+) -> dict[str, float]:
     """Train / validation / test accuracy of ``params`` by the exact full-graph forward (no dropout)."""
     adj = adj_rows(data.adj, slice(0, data.n), data.x.dtype) if adj is None else adj
     with torch.no_grad():
         logits = forward_full(spec, params, adj, data.feature_rows(slice(0, data.n)))
-    return {"train": accuracy(logits, data.y, data.train), "val": accuracy(logits, data.y, data.val),
-            "test": accuracy(logits, data.y, data.test)}
+    return {
+        "train": accuracy(logits, data.y, data.train),
+        "val": accuracy(logits, data.y, data.val),
+        "test": accuracy(logits, data.y, data.test),
+    }
 
 
 def curves(data: GraphData, spec: ModelSpec, run: TrainRun) -> dict[str, list[float]]:

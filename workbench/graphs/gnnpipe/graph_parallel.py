@@ -72,8 +72,7 @@ class _Exchange(torch.autograd.Function):
         ctx.comm, ctx.plan = comm, plan
         d = z.shape[1]
         sends = [(z[idx].contiguous(), q) for q, idx in enumerate(plan.send) if q != comm.rank and len(idx)]
-        bufs = [(torch.empty(k, d, dtype=z.dtype), q) for q, k in enumerate(plan.recv_sizes)
-                if q != comm.rank and k]
+        bufs = [(torch.empty(k, d, dtype=z.dtype), q) for q, k in enumerate(plan.recv_sizes) if q != comm.rank and k]
         comm.p2p(sends, bufs).wait()
         received = {q: b for b, q in bufs}
         parts = [z] + [received[q] for q in range(comm.size) if q in received]
@@ -83,14 +82,17 @@ class _Exchange(torch.autograd.Function):
     def backward(ctx, grad: torch.Tensor):  # grad: (own + halo, d)
         comm, plan = ctx.comm, ctx.plan
         d = grad.shape[1]
-        own = grad[:plan.own].clone()
+        own = grad[: plan.own].clone()
         sends, offset = [], plan.own
         for q, k in enumerate(plan.recv_sizes):
             if q != comm.rank and k:
-                sends.append((grad[offset:offset + k].contiguous(), q))
+                sends.append((grad[offset : offset + k].contiguous(), q))
                 offset += k
-        bufs = [(torch.empty(len(idx), d, dtype=grad.dtype), q) for q, idx in enumerate(plan.send)
-                if q != comm.rank and len(idx)]
+        bufs = [
+            (torch.empty(len(idx), d, dtype=grad.dtype), q)
+            for q, idx in enumerate(plan.send)
+            if q != comm.rank and len(idx)
+        ]
         comm.p2p(sends, bufs).wait()
         for b, q in bufs:
             own.index_add_(0, plan.send[q], b)
@@ -103,8 +105,9 @@ def halo_exchange(z: torch.Tensor, comm: Comm, plan: HaloPlan) -> torch.Tensor:
     return _Exchange.apply(z, comm, plan)
 
 
-def graph_parallel_worker(rank: int, world: int, comm: Comm, data: GraphData, spec: ModelSpec, train: TrainSpec,
-                          bounds: tuple[int, ...]) -> dict:
+def graph_parallel_worker(
+    rank: int, world: int, comm: Comm, data: GraphData, spec: ModelSpec, train: TrainSpec, bounds: tuple[int, ...]
+) -> dict:
     """Rank ``rank``'s training (see module docstring): snapshots (rank 0), losses, seconds and bytes per epoch."""
     torch.set_num_threads(1)
     dtype = data.x.dtype
@@ -141,7 +144,7 @@ def graph_parallel_worker(rank: int, world: int, comm: Comm, data: GraphData, sp
         offset = 0
         for k in names:
             size = params[k].numel()
-            params[k].grad.copy_(flat[offset:offset + size].view_as(params[k]))
+            params[k].grad.copy_(flat[offset : offset + size].view_as(params[k]))
             offset += size
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -150,5 +153,10 @@ def graph_parallel_worker(rank: int, world: int, comm: Comm, data: GraphData, sp
         losses.append(float(loss.detach()))
         if rank == 0 and epoch + 1 in keep:
             snaps.append(Snapshot(epoch + 1, {k: v.detach().clone() for k, v in params.items()}))
-    return {"snapshots": snaps, "losses": losses, "seconds": seconds, "sent": sent,
-            "params": {k: v.detach().clone() for k, v in params.items()}}
+    return {
+        "snapshots": snaps,
+        "losses": losses,
+        "seconds": seconds,
+        "sent": sent,
+        "params": {k: v.detach().clone() for k, v in params.items()},
+    }

@@ -54,19 +54,23 @@ def check_grid(workers: int, stages: int, layers: int) -> int:
     2
     """
     if not 1 <= stages <= layers:
-        raise ValueError(f"stages={stages} is out of range: valid range is 1..{layers} (the layers; a stage needs a "
-                         f"layer)")
+        raise ValueError(
+            f"stages={stages} is out of range: valid range is 1..{layers} (the layers; a stage needs a layer)"
+        )
     if workers % stages:
         divisors = [s for s in range(1, min(workers, layers) + 1) if workers % s == 0]
-        raise ValueError(f"stages={stages} does not divide workers={workers}: the hybrid runs stages x G graph-parallel "
-                         f"ranks = workers, so valid stages are {', '.join(map(str, divisors))}")
+        raise ValueError(
+            f"stages={stages} does not divide workers={workers}: the hybrid runs stages x G graph-parallel "
+            f"ranks = workers, so valid stages are {', '.join(map(str, divisors))}"
+        )
     return workers // stages
 
 
 def _param_numel(spec: ModelSpec, name: str) -> int:
     d = spec.hidden
     return {"in.W": spec.in_dim * d, "in.b": d, "out.W": d * spec.classes, "out.b": spec.classes}.get(
-        name, d * d if name.endswith(".W") else d)
+        name, d * d if name.endswith(".W") else d
+    )
 
 
 def stage_param_counts(spec: ModelSpec, stages: int) -> list[int]:
@@ -75,8 +79,16 @@ def stage_param_counts(spec: ModelSpec, stages: int) -> list[int]:
     return [sum(_param_numel(spec, k) for k in stage_param_names(spec, stages, s)) for s in range(stages)]
 
 
-def hybrid_worker(rank: int, world: int, comm: Comm, data: GraphData, spec: ModelSpec, train: TrainSpec,
-                  bounds: tuple[int, ...], stages: int) -> dict:
+def hybrid_worker(
+    rank: int,
+    world: int,
+    comm: Comm,
+    data: GraphData,
+    spec: ModelSpec,
+    train: TrainSpec,
+    bounds: tuple[int, ...],
+    stages: int,
+) -> dict:
     """Rank ``rank`` = (stage ``rank // G``, part ``rank % G``) of the hybrid (see module docstring).
 
     ``data``: renumbered so that part g is rows ``bounds[g]:bounds[g+1]`` (G = len(bounds) - 1 parts);
@@ -146,13 +158,14 @@ def hybrid_worker(rank: int, world: int, comm: Comm, data: GraphData, spec: Mode
             gin = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
             pipe.p2p(sends=[(gin.contiguous(), s - 1)]).wait()
         # ---------------------------------------------------------------- the stage's gradient all-reduce
-        flat = torch.cat([(params[k].grad if params[k].grad is not None else torch.zeros_like(params[k])).reshape(-1)
-                          for k in names])
+        flat = torch.cat(
+            [(params[k].grad if params[k].grad is not None else torch.zeros_like(params[k])).reshape(-1) for k in names]
+        )
         group.all_reduce(flat)
         offset = 0
         for k in names:
             size = params[k].numel()
-            params[k].grad = flat[offset:offset + size].view_as(params[k]).clone()
+            params[k].grad = flat[offset : offset + size].view_as(params[k]).clone()
             offset += size
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -160,5 +173,10 @@ def hybrid_worker(rank: int, world: int, comm: Comm, data: GraphData, spec: Mode
         sent.append(comm.bytes_sent - before)
         if g == 0 and epoch + 1 in keep:
             snaps.append(Snapshot(epoch + 1, {k: v.detach().clone() for k, v in params.items()}))
-    return {"snapshots": snaps, "losses": losses, "seconds": seconds, "sent": sent,
-            "params": {k: v.detach().clone() for k, v in params.items()}}
+    return {
+        "snapshots": snaps,
+        "losses": losses,
+        "seconds": seconds,
+        "sent": sent,
+        "params": {k: v.detach().clone() for k, v in params.items()},
+    }

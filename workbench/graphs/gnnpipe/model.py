@@ -27,8 +27,19 @@ import numpy as np
 
 from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes
 
-__all__ = ["MODEL_LABEL", "PaperGraph", "PAPER_GRAPHS", "DEGREE_SIGMA", "random_halo", "lognormal_degrees",
-           "Hardware", "Projection", "project", "flops_per_epoch", "param_count"]
+__all__ = [
+    "MODEL_LABEL",
+    "PaperGraph",
+    "PAPER_GRAPHS",
+    "DEGREE_SIGMA",
+    "random_halo",
+    "lognormal_degrees",
+    "Hardware",
+    "Projection",
+    "project",
+    "flops_per_epoch",
+    "param_count",
+]
 
 MODEL_LABEL = "MODEL (not measured): closed-form bytes, halo estimated from degree statistics"
 #: sigma of the log-normal degree distribution assumed for the paper's graphs (inferred, not sourced)
@@ -93,8 +104,11 @@ def param_count(kind: str, layers: int, hidden: int, features: int, classes: int
 
 def flops_per_epoch(n: int, nnz: int, features: int, classes: int, layers: int, hidden: int) -> float:
     """Forward FLOPs (sparse aggregation 2 nnz d, transform 2 n d^2 per layer, input and output layers) x 3."""
-    forward = layers * (2.0 * nnz * hidden + 2.0 * n * hidden * hidden) + 2.0 * n * features * hidden \
+    forward = (
+        layers * (2.0 * nnz * hidden + 2.0 * n * hidden * hidden)
+        + 2.0 * n * features * hidden
         + 2.0 * n * hidden * classes
+    )
     return 3.0 * forward
 
 
@@ -110,9 +124,19 @@ class Projection:
     memory_bytes_per_gpu: float
 
 
-def project(graph: PaperGraph, *, kind: str, layers: int, hidden: int, gpus: int, chunks: int, itemsize: int = 4,
-            locality: float = 1.0, hardware: Hardware = Hardware(), sigma: float = DEGREE_SIGMA
-            ) -> dict[str, Projection | float]:
+def project(
+    graph: PaperGraph,
+    *,
+    kind: str,
+    layers: int,
+    hidden: int,
+    gpus: int,
+    chunks: int,
+    itemsize: int = 4,
+    locality: float = 1.0,
+    hardware: Hardware = Hardware(),
+    sigma: float = DEGREE_SIGMA,
+) -> dict[str, Projection | float]:
     """MODEL: graph parallelism (halo = random estimate x ``locality``) and GNNPipe on ``gpus`` GPUs.
 
     Returns ``{"graph-parallel": Projection, "gnnpipe": Projection, "halo": H, "volume_ratio", "overhead_ratio",
@@ -139,5 +163,11 @@ def project(graph: PaperGraph, *, kind: str, layers: int, hidden: int, gpus: int
     per_stage_layers = -(-layers // gpus)
     pp_mem = 2 * n * hidden * itemsize * per_stage_layers * 2  # activations + history of its layers
     pp = Projection("gnnpipe", pp_bytes, pp_comm, compute / gpus * fill, compute / gpus * fill + pp_comm, pp_mem)
-    return {"graph-parallel": gp, "gnnpipe": pp, "halo": halo, "volume_ratio": gp_bytes / pp_bytes,
-            "overhead_ratio": gp_comm / pp_comm, "time_ratio": gp.seconds / pp.seconds}
+    return {
+        "graph-parallel": gp,
+        "gnnpipe": pp,
+        "halo": halo,
+        "volume_ratio": gp_bytes / pp_bytes,
+        "overhead_ratio": gp_comm / pp_comm,
+        "time_ratio": gp.seconds / pp.seconds,
+    }

@@ -24,8 +24,18 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-__all__ = ["ModelSpec", "init_params", "param_names", "stage_layers", "layer_forward", "dropout_mask",
-           "forward_full", "input_layer", "loss_sum", "accuracy"]
+__all__ = [
+    "ModelSpec",
+    "init_params",
+    "param_names",
+    "stage_layers",
+    "layer_forward",
+    "dropout_mask",
+    "forward_full",
+    "input_layer",
+    "loss_sum",
+    "accuracy",
+]
 
 
 @dataclass(frozen=True)
@@ -61,8 +71,12 @@ def param_names(spec: ModelSpec) -> list[str]:
 def init_params(spec: ModelSpec, seed: int, dtype: torch.dtype) -> dict[str, torch.Tensor]:
     """Glorot-uniform weights, zero biases, drawn in :func:`param_names` order from one seeded generator."""
     gen = torch.Generator().manual_seed(seed)
-    shapes = {"in.W": (spec.in_dim, spec.hidden), "in.b": (spec.hidden,), "out.W": (spec.hidden, spec.classes),
-              "out.b": (spec.classes,)}
+    shapes = {
+        "in.W": (spec.in_dim, spec.hidden),
+        "in.b": (spec.hidden,),
+        "out.W": (spec.hidden, spec.classes),
+        "out.b": (spec.classes,),
+    }
     out = {}
     for name in param_names(spec):
         shape = shapes.get(name, (spec.hidden, spec.hidden) if name.endswith(".W") else (spec.hidden,))
@@ -83,8 +97,9 @@ def stage_layers(layers: int, stages: int) -> list[range]:
     return [range(bounds[s], bounds[s + 1]) for s in range(stages)]
 
 
-def dropout_mask(seed: int, epoch: int, position: int, shape: tuple[int, int], p: float,
-                 dtype: torch.dtype) -> torch.Tensor | None:
+def dropout_mask(
+    seed: int, epoch: int, position: int, shape: tuple[int, int], p: float, dtype: torch.dtype
+) -> torch.Tensor | None:
     """The scaled keep-mask (values 0 or 1/(1-p)) of ``position`` (0: input, l: layer l, L+1: output) at ``epoch``;
     None when p == 0. A pure function of its arguments."""
     if p <= 0.0:
@@ -100,8 +115,14 @@ def input_layer(params: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tenso
     return torch.relu(xw + params["in.b"])
 
 
-def layer_forward(spec: ModelSpec, params: dict[str, torch.Tensor], l: int, agg: torch.Tensor, h_prev: torch.Tensor,
-                  h0: torch.Tensor | None) -> torch.Tensor:
+def layer_forward(
+    spec: ModelSpec,
+    params: dict[str, torch.Tensor],
+    l: int,
+    agg: torch.Tensor,
+    h_prev: torch.Tensor,
+    h0: torch.Tensor | None,
+) -> torch.Tensor:
     """Layer ``l`` on some rows: ``agg = A_hat[rows] @ drop_l(h_{l-1})`` (rows, d); ``h_prev``, ``h0``: the same rows."""
     if spec.kind == "gcn":
         return torch.relu(agg @ params[f"l{l}.W"] + params[f"l{l}.b"])
@@ -114,8 +135,16 @@ def _drop(t: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     return t if mask is None else t * mask
 
 
-def forward_full(spec: ModelSpec, params: dict[str, torch.Tensor], adj: torch.Tensor, x: torch.Tensor, *,
-                 epoch: int = 0, seed: int = 0, train: bool = False) -> torch.Tensor:
+def forward_full(
+    spec: ModelSpec,
+    params: dict[str, torch.Tensor],
+    adj: torch.Tensor,
+    x: torch.Tensor,
+    *,
+    epoch: int = 0,
+    seed: int = 0,
+    train: bool = False,
+) -> torch.Tensor:
     """Logits ``(n, C)`` of the whole graph (``adj``: sparse A_hat; ``x``: sparse or dense features).
     ``train``: apply dropout masks."""
     n, p = x.shape[0], spec.dropout if train else 0.0

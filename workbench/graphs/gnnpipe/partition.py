@@ -34,8 +34,9 @@ def assign(indptr: np.ndarray, indices: np.ndarray, parts: int, method: str, see
     import pymetis
 
     opts = pymetis.Options(seed=seed)
-    _, membership = pymetis.part_graph(parts, xadj=indptr.astype(np.int64), adjncy=indices.astype(np.int64),
-                                       options=opts)
+    _, membership = pymetis.part_graph(
+        parts, xadj=indptr.astype(np.int64), adjncy=indices.astype(np.int64), options=opts
+    )
     out = np.asarray(membership, dtype=np.int64)
     empty = sorted(set(range(parts)) - set(out.tolist()))
     if empty:  # METIS may leave a part empty on tiny graphs: give each such part one vertex of the largest
@@ -97,7 +98,7 @@ def halo_sets(indptr: np.ndarray, indices: np.ndarray, bounds: tuple[int, ...] |
     owner_of = np.repeat(np.arange(parts), np.diff(np.asarray(bounds)))
     out = []
     for r in range(parts):
-        cols = indices[indptr[bounds[r]]:indptr[bounds[r + 1]]].astype(np.int64)
+        cols = indices[indptr[bounds[r]] : indptr[bounds[r + 1]]].astype(np.int64)
         remote = np.unique(cols[owner_of[cols] != r])
         owners = owner_of[remote]
         out.append([remote[owners == q] if q != r else np.zeros(0, dtype=np.int64) for q in range(parts)])
@@ -109,8 +110,9 @@ def halo_pairs(indptr: np.ndarray, indices: np.ndarray, bounds: tuple[int, ...] 
     return int(sum(len(h) for row in halo_sets(indptr, indices, bounds) for h in row))
 
 
-def stale_edge_share(indptr: np.ndarray, indices: np.ndarray, bounds: tuple[int, ...] | list[int],
-                     sequence: list[int]) -> float:
+def stale_edge_share(
+    indptr: np.ndarray, indices: np.ndarray, bounds: tuple[int, ...] | list[int], sequence: list[int]
+) -> float:
     """Share of directed edges (u -> v, v aggregating u) whose source chunk comes *after* v's chunk in
     ``sequence``: the edges GNNPipe reads from historical embeddings in that epoch."""
     parts = len(bounds) - 1

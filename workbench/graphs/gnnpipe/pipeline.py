@@ -128,8 +128,11 @@ class _Stage:
         blocks = self.blocks(bounds)
         p = spec.dropout
         masks = {l: data.row_mask(dropout_mask(self.train.seed, epoch, l, (n, d), p, self.dtype)) for l in self.layers}
-        out_mask = (data.row_mask(dropout_mask(self.train.seed, epoch, spec.layers + 1, (n, d), p, self.dtype))
-                    if self.last else None)
+        out_mask = (
+            data.row_mask(dropout_mask(self.train.seed, epoch, spec.layers + 1, (n, d), p, self.dtype))
+            if self.last
+            else None
+        )
         use_hist = self.pipe.staleness >= 1
         deferred = pipe.stale_gradients == "deferred" and use_hist and not warm
 
@@ -239,8 +242,9 @@ class _Stage:
         return float(sum(v.detach() for v in losses.values())) if self.last else float("nan")
 
 
-def pipeline_worker(rank: int, world: int, comm: Comm, data: GraphData, spec: ModelSpec, train: TrainSpec,
-                    pipe: PipeSpec) -> dict:
+def pipeline_worker(
+    rank: int, world: int, comm: Comm, data: GraphData, spec: ModelSpec, train: TrainSpec, pipe: PipeSpec
+) -> dict:
     """The body of stage ``rank`` (see module docstring). Returns its parameter snapshots, per-epoch losses
     (last stage), seconds and bytes sent per epoch."""
     torch.set_num_threads(1)
@@ -256,5 +260,10 @@ def pipeline_worker(rank: int, world: int, comm: Comm, data: GraphData, spec: Mo
         sent.append(comm.bytes_sent - before)
         if epoch + 1 in keep:
             snaps.append(Snapshot(epoch + 1, {k: v.detach().clone() for k, v in stage.params.items()}))
-    return {"snapshots": snaps, "losses": losses, "seconds": seconds, "sent": sent,
-            "params": {k: v.detach().clone() for k, v in stage.params.items()}}
+    return {
+        "snapshots": snaps,
+        "losses": losses,
+        "seconds": seconds,
+        "sent": sent,
+        "params": {k: v.detach().clone() for k, v in stage.params.items()},
+    }

@@ -41,9 +41,18 @@ class GnnpipeResult(Result):
     """What ``workbench run gnnpipe --json`` prints. check: methods, k1_max_abs_param_diff and the setting;
     model: the paper-scale rows (``label`` says MODEL)."""
 
-    OMIT_NONE: ClassVar[tuple[str, ...]] = ("methods", "k1_max_abs_param_diff", "graph_parallel_max_abs_param_diff",
-                                            "bytes_vs_layers", "feature_note", "paper_scale", "label", "paper_claims",
-                                            "hybrid_stages", "hybrid_max_abs_param_diff")
+    OMIT_NONE: ClassVar[tuple[str, ...]] = (
+        "methods",
+        "k1_max_abs_param_diff",
+        "graph_parallel_max_abs_param_diff",
+        "bytes_vs_layers",
+        "feature_note",
+        "paper_scale",
+        "label",
+        "paper_claims",
+        "hybrid_stages",
+        "hybrid_max_abs_param_diff",
+    )
 
     technique: str = "gnnpipe"
     mode: str
@@ -73,54 +82,92 @@ def run(config: GnnpipeConfig) -> GnnpipeResult:
     dividing workers or above the layers), a corrupt
     dataset file (named); FileNotFoundError for a missing dataset; WorkerFailed / WorkerTimeout from workers.
     """
-    common = dict(mode=config.mode, dataset=config.dataset, model=config.model, layers=config.layers,
-                  hidden=config.hidden, workers=config.workers, chunks=config.chunks, epochs=config.epochs)
+    common = dict(
+        mode=config.mode,
+        dataset=config.dataset,
+        model=config.model,
+        layers=config.layers,
+        hidden=config.hidden,
+        workers=config.workers,
+        chunks=config.chunks,
+        epochs=config.epochs,
+    )
     if config.mode == "model":
         rows = paper_scale(config)
-        return GnnpipeResult(**common, label=MODEL_LABEL, paper_scale=tuple(rows),
-                             paper_claims={"v2": PAPER_CLAIMS["v2"], "v1": PAPER_CLAIMS["v1"],
-                                           "graph": vars(PAPER_GRAPHS[config.paper_graph])})
+        return GnnpipeResult(
+            **common,
+            label=MODEL_LABEL,
+            paper_scale=tuple(rows),
+            paper_claims={
+                "v2": PAPER_CLAIMS["v2"],
+                "v1": PAPER_CLAIMS["v1"],
+                "graph": vars(PAPER_GRAPHS[config.paper_graph]),
+            },
+        )
     outcome = check(config)
     order = ("full", "graph-parallel", "gnnpipe", "hybrid")
-    methods = tuple(MethodRow(name=name, test_accuracy=r.test_accuracy, bytes_per_epoch=r.bytes_per_epoch,
-                              model_bytes_per_epoch=r.model_bytes_per_epoch, seconds_per_epoch=r.seconds_per_epoch,
-                              bytes_match_model=r.bytes_match_model)
-                    for name, r in ((n, outcome.runs[n]) for n in order))
+    methods = tuple(
+        MethodRow(
+            name=name,
+            test_accuracy=r.test_accuracy,
+            bytes_per_epoch=r.bytes_per_epoch,
+            model_bytes_per_epoch=r.model_bytes_per_epoch,
+            seconds_per_epoch=r.seconds_per_epoch,
+            bytes_match_model=r.bytes_match_model,
+        )
+        for name, r in ((n, outcome.runs[n]) for n in order)
+    )
     from workbench.graphs.gnnpipe.study import dataset
 
-    return GnnpipeResult(**common, methods=methods, k1_max_abs_param_diff=outcome.k1_max_abs_param_diff,
-                         graph_parallel_max_abs_param_diff=outcome.graph_parallel_max_abs_param_diff,
-                         bytes_vs_layers=tuple(bytes_vs_layers(config)),
-                         feature_note=dataset(config.dataset, config.dtype, config.data_dir, config.seed).feature_note,
-                         hybrid_stages=config.hybrid_stages,
-                         hybrid_max_abs_param_diff=outcome.hybrid_max_abs_param_diff)
+    return GnnpipeResult(
+        **common,
+        methods=methods,
+        k1_max_abs_param_diff=outcome.k1_max_abs_param_diff,
+        graph_parallel_max_abs_param_diff=outcome.graph_parallel_max_abs_param_diff,
+        bytes_vs_layers=tuple(bytes_vs_layers(config)),
+        feature_note=dataset(config.dataset, config.dtype, config.data_dir, config.seed).feature_note,
+        hybrid_stages=config.hybrid_stages,
+        hybrid_max_abs_param_diff=outcome.hybrid_max_abs_param_diff,
+    )
 
 
 def format_table(result: dict[str, Any]) -> str:
     """A short text report of a check or a model run."""
-    head = (f"gnnpipe  {result['mode']}  {result['dataset']}  {result['model']} L={result['layers']} "
-            f"d={result['hidden']}  P={result['workers']} K={result['chunks']}  epochs={result['epochs']}")
+    head = (
+        f"gnnpipe  {result['mode']}  {result['dataset']}  {result['model']} L={result['layers']} "
+        f"d={result['hidden']}  P={result['workers']} K={result['chunks']}  epochs={result['epochs']}"
+    )
     lines = [head]
     if result["mode"] == "model":
         lines.append(f"  {result['label']}")
-        lines.append(f"  {'L':>4} {'partition':>10} {'GP bytes':>10} {'pipe bytes':>10} {'volume':>8} {'overhead':>9} "
-                     f"{'time':>6}")
+        lines.append(
+            f"  {'L':>4} {'partition':>10} {'GP bytes':>10} {'pipe bytes':>10} {'volume':>8} {'overhead':>9} "
+            f"{'time':>6}"
+        )
         for r in result["paper_scale"]:
-            lines.append(f"  {r['layers']:>4} {r['partition']:>10} {fmt_bytes(r['gp_bytes']):>10} "
-                         f"{fmt_bytes(r['gnnpipe_bytes']):>10} {r['volume_ratio']:>7.2f}x {r['overhead_ratio']:>8.2f}x "
-                         f"{r['time_ratio']:>5.2f}x")
+            lines.append(
+                f"  {r['layers']:>4} {r['partition']:>10} {fmt_bytes(r['gp_bytes']):>10} "
+                f"{fmt_bytes(r['gnnpipe_bytes']):>10} {r['volume_ratio']:>7.2f}x {r['overhead_ratio']:>8.2f}x "
+                f"{r['time_ratio']:>5.2f}x"
+            )
         v2 = result["paper_claims"]["v2"]
-        lines.append(f"  paper (v2): time up to {v2['time_speedup_max']}x, volume up to {v2['volume_reduction_max']}x, "
-                     f"overhead up to {v2['overhead_reduction_max']}x")
+        lines.append(
+            f"  paper (v2): time up to {v2['time_speedup_max']}x, volume up to {v2['volume_reduction_max']}x, "
+            f"overhead up to {v2['overhead_reduction_max']}x"
+        )
         return "\n".join(lines)
     lines.append(f"  {'method':<15} {'test acc':>8} {'bytes/epoch':>12} {'model':>12} {'= model':>7} {'s/epoch':>8}")
     for m in result["methods"]:
-        lines.append(f"  {m['name']:<15} {m['test_accuracy']:>8.3f} {fmt_bytes(m['bytes_per_epoch']):>12} "
-                     f"{fmt_bytes(m['model_bytes_per_epoch']):>12} {str(m['bytes_match_model']):>7} "
-                     f"{m['seconds_per_epoch']:>8.3f}")
-    lines.append(f"  K=1 max |param - full| = {fmt(result['k1_max_abs_param_diff'])}; graph parallel "
-                 f"{fmt(result['graph_parallel_max_abs_param_diff'])}; hybrid ({result['hybrid_stages']} stages x "
-                 f"{result['workers'] // result['hybrid_stages']}) {fmt(result['hybrid_max_abs_param_diff'])}")
+        lines.append(
+            f"  {m['name']:<15} {m['test_accuracy']:>8.3f} {fmt_bytes(m['bytes_per_epoch']):>12} "
+            f"{fmt_bytes(m['model_bytes_per_epoch']):>12} {str(m['bytes_match_model']):>7} "
+            f"{m['seconds_per_epoch']:>8.3f}"
+        )
+    lines.append(
+        f"  K=1 max |param - full| = {fmt(result['k1_max_abs_param_diff'])}; graph parallel "
+        f"{fmt(result['graph_parallel_max_abs_param_diff'])}; hybrid ({result['hybrid_stages']} stages x "
+        f"{result['workers'] // result['hybrid_stages']}) {fmt(result['hybrid_max_abs_param_diff'])}"
+    )
     lines.append(f"  features: {result['feature_note']}")
     return "\n".join(lines)
 
@@ -128,7 +175,7 @@ def format_table(result: dict[str, Any]) -> str:
 TECHNIQUE = Technique(
     name="gnnpipe",
     summary="GNNPipe layer-pipelined deep GCN/GCNII training vs graph parallelism on real gloo processes, "
-            "counted bytes = closed form, paper-scale model",
+    "counted bytes = closed form, paper-scale model",
     config=GnnpipeConfig,
     run=run,
     format_table=format_table,

@@ -26,19 +26,51 @@ from workbench.graphs.gnnpipe.partition import Cut, epoch_order, halo_pairs, mak
 from workbench.graphs.gnnpipe.pipeline import PipeSpec, pipeline_worker
 from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes, hybrid_bytes
 
-__all__ = ["PAPER_CLAIMS", "MethodRun", "CheckOutcome", "dataset", "model_spec", "train_spec", "cut_of",
-           "run_method", "cached_run", "check", "bytes_vs_layers", "stale_shares", "schedule", "GnnpipeView",
-           "gnnpipe_view", "paper_scale", "locality_factor", "accuracy_over_seeds", "chunk_sweep", "clear_caches",
-           "METHODS", "verdict_rows"]
+__all__ = [
+    "PAPER_CLAIMS",
+    "MethodRun",
+    "CheckOutcome",
+    "dataset",
+    "model_spec",
+    "train_spec",
+    "cut_of",
+    "run_method",
+    "cached_run",
+    "check",
+    "bytes_vs_layers",
+    "stale_shares",
+    "schedule",
+    "GnnpipeView",
+    "gnnpipe_view",
+    "paper_scale",
+    "locality_factor",
+    "accuracy_over_seeds",
+    "chunk_sweep",
+    "clear_caches",
+    "METHODS",
+    "verdict_rows",
+]
 
 #: the abstract's numbers, per arXiv version (2308.10087; see the paper brief and its corrections)
 PAPER_CLAIMS = {
-    "v2": {"title": "GNNPipe: Scaling Deep GNN Training with Pipelined Model Parallelism",
-           "time_speedup_max": 2.45, "time_speedup_avg": 1.58, "volume_reduction_max": 22.89,
-           "volume_reduction_avg": 8.69, "overhead_reduction_max": 27.21, "overhead_reduction_avg": 11.60},
-    "v1": {"title": "GNNPipe: Accelerating Distributed Full-Graph GNN Training with Pipelined Model Parallelism",
-           "time_speedup_max": 2.45, "time_speedup_avg": 2.03, "volume_reduction_max": 22.51,
-           "volume_reduction_avg": 10.27, "overhead_reduction_max": 27.21, "overhead_reduction_avg": 14.96},
+    "v2": {
+        "title": "GNNPipe: Scaling Deep GNN Training with Pipelined Model Parallelism",
+        "time_speedup_max": 2.45,
+        "time_speedup_avg": 1.58,
+        "volume_reduction_max": 22.89,
+        "volume_reduction_avg": 8.69,
+        "overhead_reduction_max": 27.21,
+        "overhead_reduction_avg": 11.60,
+    },
+    "v1": {
+        "title": "GNNPipe: Accelerating Distributed Full-Graph GNN Training with Pipelined Model Parallelism",
+        "time_speedup_max": 2.45,
+        "time_speedup_avg": 2.03,
+        "volume_reduction_max": 22.51,
+        "volume_reduction_avg": 10.27,
+        "overhead_reduction_max": 27.21,
+        "overhead_reduction_avg": 14.96,
+    },
     "accuracy": "comparable level of model accuracy and convergence speed compared to graph parallelism (v2)",
     "volume_factor": "reduces the communication volume by a factor of the number of GNN layers (v2 abstract)",
 }
@@ -85,8 +117,9 @@ def cut_of(cfg: GnnpipeConfig, parts: int) -> tuple[Cut, GraphData]:
     """
     data = _data(cfg)
     if parts > data.n:
-        raise ValueError(f"chunks={parts} is more than the {data.n:,} nodes of {cfg.dataset}: valid range is "
-                         f"1..{data.n} (chunks)")
+        raise ValueError(
+            f"chunks={parts} is more than the {data.n:,} nodes of {cfg.dataset}: valid range is 1..{data.n} (chunks)"
+        )
     key = (cfg.dataset, cfg.dtype, cfg.data_dir, cfg.seed, parts, cfg.partition)
     if key not in _CUTS:
         cut = make_cut(data.indptr, data.indices, parts, cfg.partition, cfg.seed)
@@ -135,16 +168,17 @@ def _key(cfg: GnnpipeConfig, name: str) -> tuple:
     """The fields that decide a method's numbers (others normalised), so equal runs share a memo entry."""
     fields = dict(_NEUTRAL, eval_every=cfg.eval_every, stages=0)
     if name == "hybrid":
-        fields.update(chunks=1, chunk_order="fixed", staleness=1, warmup=0, stale_gradients="drop",
-                      stages=cfg.hybrid_stages)
+        fields.update(
+            chunks=1, chunk_order="fixed", staleness=1, warmup=0, stale_gradients="drop", stages=cfg.hybrid_stages
+        )
     elif name == "full":
-        fields.update(workers=1, chunks=1, chunk_order="fixed", staleness=1, warmup=0, stale_gradients="drop",
-                      partition="metis")
+        fields.update(
+            workers=1, chunks=1, chunk_order="fixed", staleness=1, warmup=0, stale_gradients="drop", partition="metis"
+        )
     elif name == "graph-parallel":
         fields.update(chunks=1, chunk_order="fixed", staleness=1, warmup=0, stale_gradients="drop")
     elif name == "gnnpipe-k1":
-        fields.update(chunks=1, chunk_order="fixed", staleness=1, warmup=0, stale_gradients="drop",
-                      partition="metis")
+        fields.update(chunks=1, chunk_order="fixed", staleness=1, warmup=0, stale_gradients="drop", partition="metis")
     return (name, dataclasses.replace(cfg, **fields))
 
 
@@ -186,8 +220,16 @@ def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
     else:
         if name == "graph-parallel":
             cut, pdata = cut_of(cfg, cfg.workers)
-            results = run_workers(graph_parallel_worker, cfg.workers, pdata, spec, train, cut.bounds,
-                                  timeout_s=cfg.timeout_s, oom_hint=hint)
+            results = run_workers(
+                graph_parallel_worker,
+                cfg.workers,
+                pdata,
+                spec,
+                train,
+                cut.bounds,
+                timeout_s=cfg.timeout_s,
+                oom_hint=hint,
+            )
             halo = _halo(cfg, cfg.workers)
             pbytes = sum(v.numel() for v in results[0]["params"].values()) * itemsize
             model_bytes = graph_parallel_bytes(halo, cfg.layers, cfg.hidden, itemsize, pbytes, cfg.workers)
@@ -196,20 +238,32 @@ def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
             stages = cfg.hybrid_stages
             groups = check_grid(cfg.workers, stages, cfg.layers)
             cut, pdata = cut_of(cfg, groups)
-            results = run_workers(hybrid_worker, cfg.workers, pdata, spec, train, cut.bounds, stages,
-                                  timeout_s=cfg.timeout_s, oom_hint=hint)
+            results = run_workers(
+                hybrid_worker,
+                cfg.workers,
+                pdata,
+                spec,
+                train,
+                cut.bounds,
+                stages,
+                timeout_s=cfg.timeout_s,
+                oom_hint=hint,
+            )
             halo = _halo(cfg, groups)
             pbytes = [c * itemsize for c in stage_param_counts(spec, stages)]
-            model_bytes = hybrid_bytes(data.n, stages, groups, halo, cfg.layers, cfg.hidden, spec.message_width,
-                                       itemsize, pbytes)
+            model_bytes = hybrid_bytes(
+                data.n, stages, groups, halo, cfg.layers, cfg.hidden, spec.message_width, itemsize, pbytes
+            )
             info = {"stages": stages, "groups": groups, "halo": halo, "partition": cfg.partition, "parts": cut.sizes()}
         else:
             chunks = 1 if name == "gnnpipe-k1" else cfg.chunks
             cut, pdata = cut_of(cfg, chunks)
-            pipe = PipeSpec(cut.bounds, cfg.chunk_order, cfg.staleness, 0 if chunks == 1 else cfg.warmup,
-                            cfg.stale_gradients)
-            results = run_workers(pipeline_worker, cfg.workers, pdata, spec, train, pipe, timeout_s=cfg.timeout_s,
-                                  oom_hint=hint)
+            pipe = PipeSpec(
+                cut.bounds, cfg.chunk_order, cfg.staleness, 0 if chunks == 1 else cfg.warmup, cfg.stale_gradients
+            )
+            results = run_workers(
+                pipeline_worker, cfg.workers, pdata, spec, train, pipe, timeout_s=cfg.timeout_s, oom_hint=hint
+            )
             model_bytes = gnnpipe_bytes(data.n, cfg.workers, spec.message_width, itemsize)
             info = {"chunks": chunks, "chunk_sizes": cut.sizes()}
         params, snaps = _merge(results, spec)
@@ -219,15 +273,23 @@ def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
         if name == "graph-parallel":
             losses = tuple(float(sum(r["losses"][e] for r in results)) for e in range(cfg.epochs))
         elif name == "hybrid":  # the last stage's G ranks each hold their part's share of the loss
-            last = results[-(cfg.workers // cfg.hybrid_stages):]
+            last = results[-(cfg.workers // cfg.hybrid_stages) :]
             losses = tuple(float(sum(r["losses"][e] for r in last)) for e in range(cfg.epochs))
         else:
             losses = tuple(float(x) for x in results[-1]["losses"])
     trained = TrainRun(params=params, snapshots=snaps, losses=tuple(losses), epoch_seconds=(secs,))
     cur = curves(data, spec, trained)
-    out = MethodRun(name=name, curves=cur, test_accuracy=cur["test"][-1], bytes_each_epoch=each,
-                    model_bytes_per_epoch=int(model_bytes), seconds_per_epoch=float(secs), losses=tuple(losses),
-                    params=params, info=info)
+    out = MethodRun(
+        name=name,
+        curves=cur,
+        test_accuracy=cur["test"][-1],
+        bytes_each_epoch=each,
+        model_bytes_per_epoch=int(model_bytes),
+        seconds_per_epoch=float(secs),
+        losses=tuple(losses),
+        params=params,
+        info=info,
+    )
     _RUNS[key] = out
     return out
 
@@ -273,8 +335,12 @@ def check(cfg: GnnpipeConfig, progress: Callable[[int, int, str], None] | None =
     if progress:
         progress(len(METHODS), len(METHODS), "done")
     full = runs["full"].params
-    return CheckOutcome(runs, _max_diff(runs["gnnpipe-k1"].params, full), _max_diff(runs["graph-parallel"].params, full),
-                        _max_diff(runs["hybrid"].params, full))
+    return CheckOutcome(
+        runs,
+        _max_diff(runs["gnnpipe-k1"].params, full),
+        _max_diff(runs["graph-parallel"].params, full),
+        _max_diff(runs["hybrid"].params, full),
+    )
 
 
 # ----------------------------------------------------------------------------------------------- fast views
@@ -297,10 +363,19 @@ def bytes_vs_layers(cfg: GnnpipeConfig, layers: tuple[int, ...] = (2, 4, 8, 16, 
         hy = None
         if groups and L >= stages:
             counts = stage_param_counts(dataclasses.replace(model_spec(cfg, data), layers=L), stages)  # L < P is fine
-            hy = hybrid_bytes(data.n, stages, groups, halo_g, L, cfg.hidden, width, itemsize,
-                              [c * itemsize for c in counts])
-        rows.append({"layers": L, "graph-parallel": gp, "gnnpipe": pp,
-                     "ratio": (gp / pp) if pp else None, "halo": halo, "hybrid": hy})
+            hy = hybrid_bytes(
+                data.n, stages, groups, halo_g, L, cfg.hidden, width, itemsize, [c * itemsize for c in counts]
+            )
+        rows.append(
+            {
+                "layers": L,
+                "graph-parallel": gp,
+                "gnnpipe": pp,
+                "ratio": (gp / pp) if pp else None,
+                "halo": halo,
+                "hybrid": hy,
+            }
+        )
     return rows
 
 
@@ -327,10 +402,14 @@ def _stale_shares(cfg: GnnpipeConfig, epochs: int) -> dict[str, dict[str, Any]]:
             stale = pos[owner[data.indices]] > pos[owner[rows]]
             always &= stale
             shares.append(float(stale.mean()) if len(stale) else 0.0)
-        out[order] = {"per_epoch": shares, "always": float(always.mean()) if len(always) else 0.0,
-                      "cross": float(np.mean(owner[data.indices] != owner[rows])) if len(rows) else 0.0}
-    assert math.isclose(out["fixed"]["per_epoch"][0],
-                        stale_edge_share(data.indptr, data.indices, cut.bounds, list(range(cut.parts))))
+        out[order] = {
+            "per_epoch": shares,
+            "always": float(always.mean()) if len(always) else 0.0,
+            "cross": float(np.mean(owner[data.indices] != owner[rows])) if len(rows) else 0.0,
+        }
+    assert math.isclose(
+        out["fixed"]["per_epoch"][0], stale_edge_share(data.indptr, data.indices, cut.bounds, list(range(cut.parts)))
+    )
     return out
 
 
@@ -360,12 +439,24 @@ def locality_factor(cfg: GnnpipeConfig) -> float:
     return metis / rand if rand else 1.0
 
 
-def paper_scale(cfg: GnnpipeConfig, layers: tuple[int, ...] = (4, 8, 16, 32, 64, 128),
-                hardware: Hardware = _HARDWARE) -> list[dict[str, Any]]:
+def paper_scale(
+    cfg: GnnpipeConfig, layers: tuple[int, ...] = (4, 8, 16, 32, 64, 128), hardware: Hardware = _HARDWARE
+) -> list[dict[str, Any]]:
     """MODEL rows: graph-parallel / GNNPipe volume, overhead and time ratios on ``cfg.paper_graph`` with cfg.gpus
     GPUs, for METIS-like (locality measured on cfg.dataset) and random partitions, at depths ``layers``. Memoised."""
-    key = ("paper", cfg.paper_graph, cfg.model, cfg.hidden, cfg.gpus, cfg.chunks, cfg.dataset, cfg.data_dir, cfg.seed,
-           layers, hardware)
+    key = (
+        "paper",
+        cfg.paper_graph,
+        cfg.model,
+        cfg.hidden,
+        cfg.gpus,
+        cfg.chunks,
+        cfg.dataset,
+        cfg.data_dir,
+        cfg.seed,
+        layers,
+        hardware,
+    )
     if key not in _VIEWS:
         _VIEWS[key] = _paper_scale(cfg, layers, hardware)
     return _VIEWS[key]
@@ -379,13 +470,34 @@ def _paper_scale(cfg: GnnpipeConfig, layers: tuple[int, ...], hardware: Hardware
         if L < cfg.gpus:
             continue
         for part, factor in (("metis-like", loc), ("random", 1.0)):
-            p = project(graph, kind=cfg.model, layers=L, hidden=cfg.hidden, gpus=cfg.gpus, chunks=cfg.chunks,
-                        itemsize=4, locality=factor, hardware=hardware)
-            rows.append({"label": MODEL_LABEL, "graph": graph.name, "layers": L, "partition": part, "locality": factor,
-                         "halo": p["halo"], "gp_bytes": p["graph-parallel"].bytes_per_epoch,
-                         "gnnpipe_bytes": p["gnnpipe"].bytes_per_epoch, "volume_ratio": p["volume_ratio"],
-                         "overhead_ratio": p["overhead_ratio"], "time_ratio": p["time_ratio"],
-                         "gp_seconds": p["graph-parallel"].seconds, "gnnpipe_seconds": p["gnnpipe"].seconds})
+            p = project(
+                graph,
+                kind=cfg.model,
+                layers=L,
+                hidden=cfg.hidden,
+                gpus=cfg.gpus,
+                chunks=cfg.chunks,
+                itemsize=4,
+                locality=factor,
+                hardware=hardware,
+            )
+            rows.append(
+                {
+                    "label": MODEL_LABEL,
+                    "graph": graph.name,
+                    "layers": L,
+                    "partition": part,
+                    "locality": factor,
+                    "halo": p["halo"],
+                    "gp_bytes": p["graph-parallel"].bytes_per_epoch,
+                    "gnnpipe_bytes": p["gnnpipe"].bytes_per_epoch,
+                    "volume_ratio": p["volume_ratio"],
+                    "overhead_ratio": p["overhead_ratio"],
+                    "time_ratio": p["time_ratio"],
+                    "gp_seconds": p["graph-parallel"].seconds,
+                    "gnnpipe_seconds": p["gnnpipe"].seconds,
+                }
+            )
     return rows
 
 
@@ -408,24 +520,38 @@ def gnnpipe_view(cfg: GnnpipeConfig) -> GnnpipeView:
     """The panel's view (fast: cached halos, closed forms, memo look-ups; no training)."""
     data = _data(cfg)
     if cfg.chunks > data.n:
-        raise ValueError(f"chunks={cfg.chunks} is more than the {data.n:,} nodes of {cfg.dataset}: valid range is "
-                         f"1..{data.n} (chunks)")
+        raise ValueError(
+            f"chunks={cfg.chunks} is more than the {data.n:,} nodes of {cfg.dataset}: valid range is "
+            f"1..{data.n} (chunks)"
+        )
     layers = tuple(sorted({2, 4, 8, 16, 32, 64, cfg.layers}))
     runs = {name: cached_run(cfg, name) for name in METHODS}
     done = None if any(r is None for r in runs.values()) else runs
-    return GnnpipeView(config=cfg, bytes_rows=bytes_vs_layers(cfg, layers), stale=stale_shares(cfg),
-                       schedule=schedule(cfg.epochs, cfg.warmup, cfg.staleness), paper=paper_scale(cfg), runs=done,
-                       feature_note=data.feature_note, n=data.n)
+    return GnnpipeView(
+        config=cfg,
+        bytes_rows=bytes_vs_layers(cfg, layers),
+        stale=stale_shares(cfg),
+        schedule=schedule(cfg.epochs, cfg.warmup, cfg.staleness),
+        paper=paper_scale(cfg),
+        runs=done,
+        feature_note=data.feature_note,
+        n=data.n,
+    )
 
 
 # ----------------------------------------------------------------------------------------------- notebook studies
-def accuracy_over_seeds(cfg: GnnpipeConfig, seeds: tuple[int, ...], warmup: int,
-                        progress: Callable[[int, int, str], None] | None = None) -> dict[str, dict[str, Any]]:
+def accuracy_over_seeds(
+    cfg: GnnpipeConfig, seeds: tuple[int, ...], warmup: int, progress: Callable[[int, int, str], None] | None = None
+) -> dict[str, dict[str, Any]]:
     """Test-accuracy curves of full-graph, graph-parallel, GNNPipe (no warm-up), GNNPipe + warm-up and the hybrid over
     ``seeds``: ``{label: {"epoch": [...], "mean": [...], "std": [...], "final": [...]}}``."""
-    plan = [("full", "full", {}), ("graph parallel", "graph-parallel", {}), ("GNNPipe", "gnnpipe", {"warmup": 0}),
-            (f"GNNPipe + warm-up {warmup}", "gnnpipe", {"warmup": warmup}),
-            (f"hybrid {cfg.hybrid_stages} x {cfg.workers // cfg.hybrid_stages}", "hybrid", {})]
+    plan = [
+        ("full", "full", {}),
+        ("graph parallel", "graph-parallel", {}),
+        ("GNNPipe", "gnnpipe", {"warmup": 0}),
+        (f"GNNPipe + warm-up {warmup}", "gnnpipe", {"warmup": warmup}),
+        (f"hybrid {cfg.hybrid_stages} x {cfg.workers // cfg.hybrid_stages}", "hybrid", {}),
+    ]
     out: dict[str, dict[str, Any]] = {}
     total, step = len(plan) * len(seeds), 0
     for label, name, extra in plan:
@@ -436,27 +562,47 @@ def accuracy_over_seeds(cfg: GnnpipeConfig, seeds: tuple[int, ...], warmup: int,
             step += 1
             curves_.append(run_method(dataclasses.replace(cfg, seed=seed, **extra), name).curves)
         acc = np.array([c["test"] for c in curves_])
-        out[label] = {"epoch": curves_[0]["epoch"], "mean": acc.mean(axis=0).tolist(), "std": acc.std(axis=0).tolist(),
-                      "final": acc[:, -1].tolist()}
+        out[label] = {
+            "epoch": curves_[0]["epoch"],
+            "mean": acc.mean(axis=0).tolist(),
+            "std": acc.std(axis=0).tolist(),
+            "final": acc[:, -1].tolist(),
+        }
     return out
 
 
-def chunk_sweep(cfg: GnnpipeConfig, chunks: tuple[int, ...], orders: tuple[str, ...], seeds: tuple[int, ...]
-                ) -> list[dict[str, Any]]:
+def chunk_sweep(
+    cfg: GnnpipeConfig, chunks: tuple[int, ...], orders: tuple[str, ...], seeds: tuple[int, ...]
+) -> list[dict[str, Any]]:
     """Final test accuracy of GNNPipe per (K, chunk order), mean and std over ``seeds``, with the stale-edge share."""
     rows = []
     for K in chunks:
         for order in orders:
-            accs = [run_method(dataclasses.replace(cfg, chunks=K, chunk_order=order, seed=s), "gnnpipe").test_accuracy
-                    for s in seeds]
+            accs = [
+                run_method(dataclasses.replace(cfg, chunks=K, chunk_order=order, seed=s), "gnnpipe").test_accuracy
+                for s in seeds
+            ]
             share = stale_shares(dataclasses.replace(cfg, chunks=K))[order]
-            rows.append({"chunks": K, "order": order, "mean": float(np.mean(accs)), "std": float(np.std(accs)),
-                         "stale_share": float(np.mean(share["per_epoch"])), "always_stale": share["always"]})
+            rows.append(
+                {
+                    "chunks": K,
+                    "order": order,
+                    "mean": float(np.mean(accs)),
+                    "std": float(np.std(accs)),
+                    "stale_share": float(np.mean(share["per_epoch"])),
+                    "always_stale": share["always"],
+                }
+            )
     return rows
 
 
-def verdict_rows(cfg: GnnpipeConfig, outcome: CheckOutcome, depth_rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]],
-                 accuracy: dict[str, dict[str, Any]] | None = None) -> list[dict[str, str]]:
+def verdict_rows(
+    cfg: GnnpipeConfig,
+    outcome: CheckOutcome,
+    depth_rows: list[dict[str, Any]],
+    paper_rows: list[dict[str, Any]],
+    accuracy: dict[str, dict[str, Any]] | None = None,
+) -> list[dict[str, str]]:
     """The verdict table: claim, paper version, ours, verdict, why."""
     v2 = PAPER_CLAIMS["v2"]
     ratios = [r for r in depth_rows if r["ratio"]]
@@ -467,26 +613,47 @@ def verdict_rows(cfg: GnnpipeConfig, outcome: CheckOutcome, depth_rows: list[dic
     best_r = max(rand, key=lambda r: r["volume_ratio"]) if rand else None
     runs = outcome.runs
     rows = [
-        {"claim": "communication volume reduced by a factor of the number of layers", "version": "v1, v2 abstract",
-         "ours": f"counted bytes GP/GNNPipe grow linearly in L ({slope:.3f} per layer on this graph); "
-                 f"{runs['graph-parallel'].bytes_per_epoch / max(runs['gnnpipe'].bytes_per_epoch, 1):.2f}x at "
-                 f"L = {cfg.layers}, P = {cfg.workers} on {cfg.dataset}",
-         "verdict": "reproduced (shape)", "why": "closed form = counter on every run; the constant depends on the halo"},
-        {"claim": f"communication volume reduced up to {v2['volume_reduction_max']}x "
-                  f"(v1: {PAPER_CLAIMS['v1']['volume_reduction_max']}x)", "version": "v2 (v1)",
-         "ours": (f"MODEL {best_m['graph']}: METIS-like up to {best_m['volume_ratio']:.1f}x, random up to "
-                  f"{best_r['volume_ratio']:.1f}x (L <= {best_r['layers']})") if best_m and best_r else "n/a",
-         "verdict": "only under stated conditions",
-         "why": "needs deep models and large halos; the paper's L, P and partitioner are unknown"},
-        {"claim": f"communication overhead reduced up to {v2['overhead_reduction_max']}x", "version": "v1, v2",
-         "ours": (f"MODEL up to {max(r['overhead_ratio'] for r in paper_rows):.1f}x") if paper_rows else "n/a",
-         "verdict": "only under stated conditions", "why": "bandwidth/latency model, nothing overlapped"},
-        {"claim": f"per-epoch time reduced up to {v2['time_speedup_max']}x (avg {v2['time_speedup_avg']}x; v1 avg "
-                  f"{PAPER_CLAIMS['v1']['time_speedup_avg']}x)", "version": "v2 (v1)",
-         "ours": (f"MODEL up to {max(r['time_ratio'] for r in paper_rows):.2f}x; here (2 cores, gloo) "
-                  f"GP {runs['graph-parallel'].seconds_per_epoch * 1e3:.0f} ms vs GNNPipe "
-                  f"{runs['gnnpipe'].seconds_per_epoch * 1e3:.0f} ms per epoch"),
-         "verdict": "not reproduced here", "why": "this machine has 2 shared cores, no GPUs; the model is no measurement"},
+        {
+            "claim": "communication volume reduced by a factor of the number of layers",
+            "version": "v1, v2 abstract",
+            "ours": f"counted bytes GP/GNNPipe grow linearly in L ({slope:.3f} per layer on this graph); "
+            f"{runs['graph-parallel'].bytes_per_epoch / max(runs['gnnpipe'].bytes_per_epoch, 1):.2f}x at "
+            f"L = {cfg.layers}, P = {cfg.workers} on {cfg.dataset}",
+            "verdict": "reproduced (shape)",
+            "why": "closed form = counter on every run; the constant depends on the halo",
+        },
+        {
+            "claim": f"communication volume reduced up to {v2['volume_reduction_max']}x "
+            f"(v1: {PAPER_CLAIMS['v1']['volume_reduction_max']}x)",
+            "version": "v2 (v1)",
+            "ours": (
+                f"MODEL {best_m['graph']}: METIS-like up to {best_m['volume_ratio']:.1f}x, random up to "
+                f"{best_r['volume_ratio']:.1f}x (L <= {best_r['layers']})"
+            )
+            if best_m and best_r
+            else "n/a",
+            "verdict": "only under stated conditions",
+            "why": "needs deep models and large halos; the paper's L, P and partitioner are unknown",
+        },
+        {
+            "claim": f"communication overhead reduced up to {v2['overhead_reduction_max']}x",
+            "version": "v1, v2",
+            "ours": (f"MODEL up to {max(r['overhead_ratio'] for r in paper_rows):.1f}x") if paper_rows else "n/a",
+            "verdict": "only under stated conditions",
+            "why": "bandwidth/latency model, nothing overlapped",
+        },
+        {
+            "claim": f"per-epoch time reduced up to {v2['time_speedup_max']}x (avg {v2['time_speedup_avg']}x; v1 avg "
+            f"{PAPER_CLAIMS['v1']['time_speedup_avg']}x)",
+            "version": "v2 (v1)",
+            "ours": (
+                f"MODEL up to {max(r['time_ratio'] for r in paper_rows):.2f}x; here (2 cores, gloo) "
+                f"GP {runs['graph-parallel'].seconds_per_epoch * 1e3:.0f} ms vs GNNPipe "
+                f"{runs['gnnpipe'].seconds_per_epoch * 1e3:.0f} ms per epoch"
+            ),
+            "verdict": "not reproduced here",
+            "why": "this machine has 2 shared cores, no GPUs; the model is no measurement",
+        },
     ]
     if accuracy:
         finals = {k: (float(np.mean(v["final"])), float(np.std(v["final"]))) for k, v in accuracy.items()}
@@ -494,8 +661,14 @@ def verdict_rows(cfg: GnnpipeConfig, outcome: CheckOutcome, depth_rows: list[dic
         gp = finals["graph parallel"]
         pipes = [v for k, v in finals.items() if k.startswith("GNNPipe")]
         close = all(abs(m - gp[0]) <= max(0.01, 2 * max(s, gp[1])) for m, s in pipes)
-        rows.append({"claim": "accuracy and convergence comparable to graph parallelism", "version": "v2 abstract",
-                     "ours": text, "verdict": "reproduced at this scale" if close else "not reproduced at this scale",
-                     "why": f"final test accuracy over {len(next(iter(accuracy.values()))['final'])} seeds on "
-                            f"{cfg.dataset}, L = {cfg.layers} (within 2 std or 1 point counts as comparable)"})
+        rows.append(
+            {
+                "claim": "accuracy and convergence comparable to graph parallelism",
+                "version": "v2 abstract",
+                "ours": text,
+                "verdict": "reproduced at this scale" if close else "not reproduced at this scale",
+                "why": f"final test accuracy over {len(next(iter(accuracy.values()))['final'])} seeds on "
+                f"{cfg.dataset}, L = {cfg.layers} (within 2 std or 1 point counts as comparable)",
+            }
+        )
     return rows

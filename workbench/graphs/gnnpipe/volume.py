@@ -35,8 +35,17 @@ def graph_parallel_bytes(halo: int, layers: int, hidden: int, itemsize: int, par
     return 2 * layers * halo * hidden * itemsize + allreduce_bytes(param_bytes, parts)
 
 
-def hybrid_bytes(n: int, stages: int, groups: int, halo_group: int, layers: int, hidden: int, width: int,
-                 itemsize: int, stage_param_bytes: Sequence[int]) -> int:
+def hybrid_bytes(
+    n: int,
+    stages: int,
+    groups: int,
+    halo_group: int,
+    layers: int,
+    hidden: int,
+    width: int,
+    itemsize: int,
+    stage_param_bytes: Sequence[int],
+) -> int:
     """Hybrid of S stages x G graph-parallel ranks (:mod:`.hybrid`), per epoch: ``2 (S - 1) n width itemsize`` at
     the stage boundaries, ``2 L H_G d itemsize`` of halo (H_G: the total halo of the G-way cut), and each stage's
     ring all-reduce of its own B_s parameter bytes, ``sum_s G (2 (G - 1) B_s // G)``.
@@ -48,8 +57,9 @@ def hybrid_bytes(n: int, stages: int, groups: int, halo_group: int, layers: int,
     1280
     """
     if len(stage_param_bytes) != stages:
-        raise ValueError(f"stage_param_bytes has {len(stage_param_bytes)} entries: it needs one per stage "
-                         f"(stages={stages})")
+        raise ValueError(
+            f"stage_param_bytes has {len(stage_param_bytes)} entries: it needs one per stage (stages={stages})"
+        )
     boundary = 2 * (stages - 1) * n * width * itemsize
     halo = 2 * layers * halo_group * hidden * itemsize
     reduce = sum(allreduce_bytes(int(b), groups) for b in stage_param_bytes)

@@ -57,8 +57,9 @@ class KuduResult:
     launch_seconds: float
 
 
-def _worker(rank: int, world: int, comm: Comm, graph: Graph, partition: Partition,
-            jobs: list[tuple[LevelPlan, EngineOptions]]) -> list[RankResult]:
+def _worker(
+    rank: int, world: int, comm: Comm, graph: Graph, partition: Partition, jobs: list[tuple[LevelPlan, EngineOptions]]
+) -> list[RankResult]:
     local = LocalGraph.extract(graph, partition, rank)
     del graph  # from here on this rank sees only its own rows
     return [mine(local, comm, plan, options) for plan, options in jobs]
@@ -146,8 +147,9 @@ def count_distributed(
     """
     if induced not in ("edge", "vertex"):
         raise ValueError(f"induced={induced!r} is not allowed: valid values are 'edge', 'vertex'")
-    options = EngineOptions(strategy=strategy, chunk_size=chunk_size, cache_bytes=cache_bytes,
-                            max_embeddings=max_embeddings)
+    options = EngineOptions(
+        strategy=strategy, chunk_size=chunk_size, cache_bytes=cache_bytes, max_embeddings=max_embeddings
+    )
     g = graph.by_degree() if relabel else graph
     if schedule is None:
         schedule = make_schedule(pattern, induced, graph=g)
@@ -156,8 +158,14 @@ def count_distributed(
     return count_jobs(g, [(schedule, options)], workers=workers, partition=partition, timeout_s=timeout_s)[0]
 
 
-def count_jobs(graph: Graph, jobs: list[tuple[Schedule, EngineOptions]], *, workers: int, partition: Scheme = "hash",
-               timeout_s: float = 600.0) -> list[KuduResult]:
+def count_jobs(
+    graph: Graph,
+    jobs: list[tuple[Schedule, EngineOptions]],
+    *,
+    workers: int,
+    partition: Scheme = "hash",
+    timeout_s: float = 600.0,
+) -> list[KuduResult]:
     """Run several counts on one launch of ``workers`` processes (one fork and rendezvous for all of them).
 
     ``graph`` is used as given (relabel it with :meth:`Graph.by_degree` first for speed); each job is a
@@ -169,15 +177,31 @@ def count_jobs(graph: Graph, jobs: list[tuple[Schedule, EngineOptions]], *, work
     part = Partition.build(graph, workers, partition)
     sets.warm()  # compile once here; the forked workers inherit the machine code
     log.info("kudu: %d job(s) on %s, P=%d", len(plans), graph.name, workers)
-    per_rank = run_workers(_worker, workers, graph, part, plans, timeout_s=timeout_s,
-                           oom_hint="try a smaller max_embeddings or chunk_size, strategy='hybrid', or fewer workers")
+    per_rank = run_workers(
+        _worker,
+        workers,
+        graph,
+        part,
+        plans,
+        timeout_s=timeout_s,
+        oom_hint="try a smaller max_embeddings or chunk_size, strategy='hybrid', or fewer workers",
+    )
     wall = time.perf_counter() - start
     out = []
     for i, (plan, options) in enumerate(plans):
         ranks = tuple(r[i] for r in per_rank)
         totals = summarise(ranks)
-        out.append(KuduResult(
-            count=sum(r.count for r in ranks), completed=all(r.completed for r in ranks), ranks=ranks,
-            totals=totals, plan=plan.text, partition=part.describe(), options=options, seconds=totals["seconds"],
-            launch_seconds=wall))
+        out.append(
+            KuduResult(
+                count=sum(r.count for r in ranks),
+                completed=all(r.completed for r in ranks),
+                ranks=ranks,
+                totals=totals,
+                plan=plan.text,
+                partition=part.describe(),
+                options=options,
+                seconds=totals["seconds"],
+                launch_seconds=wall,
+            )
+        )
     return out

@@ -100,14 +100,20 @@ class LevelPlan:
     text: str
 
     @classmethod
-    def of(cls, schedule: Schedule) -> "LevelPlan":
+    def of(cls, schedule: Schedule) -> LevelPlan:
         if schedule.pattern.labels is not None:
             raise ValueError("the kudu engine counts unlabelled patterns only: this pattern has vertex labels")
         k = schedule.k
         arr = lambda t: np.asarray(t, dtype=np.int64)  # noqa: E731
-        return cls(k, tuple(schedule.parents(i) for i in range(k)), tuple(schedule.anti(i) for i in range(k)),
-                   tuple(arr(schedule.lower(i)) for i in range(k)), tuple(arr(schedule.upper(i)) for i in range(k)),
-                   tuple(arr(schedule.distinct(i)) for i in range(k)), schedule.describe())
+        return cls(
+            k,
+            tuple(schedule.parents(i) for i in range(k)),
+            tuple(schedule.anti(i) for i in range(k)),
+            tuple(arr(schedule.lower(i)) for i in range(k)),
+            tuple(arr(schedule.upper(i)) for i in range(k)),
+            tuple(arr(schedule.distinct(i)) for i in range(k)),
+            schedule.describe(),
+        )
 
     def ops_after(self, d: int) -> dict[int, int]:
         """Later levels L whose set changes when level d is bound: L -> OP_AND (parent) or OP_SUB (anti)."""
@@ -178,8 +184,12 @@ class _Miner:
     def __init__(self, local: LocalGraph, comm: Comm, plan: LevelPlan, options: EngineOptions) -> None:
         self.local, self.plan, self.opt = local, plan, options
         self.fetcher = Fetcher(comm, local, cache_bytes=options.cache, dedup=options.reuse)
-        self.res = RankResult(rank=local.rank, owned_vertices=int(local.vertices.shape[0]),
-                              owned_entries=int(local.indices.shape[0]), partition_bytes=local.nbytes)
+        self.res = RankResult(
+            rank=local.rank,
+            owned_vertices=int(local.vertices.shape[0]),
+            owned_entries=int(local.indices.shape[0]),
+            partition_bytes=local.nbytes,
+        )
         self.ops = [plan.ops_after(d) for d in range(plan.k)]
         self.stack: list[_Chunk] = []
         self.flying: list[_Batch] = []  # batches produced and not yet built
@@ -190,8 +200,9 @@ class _Miner:
         if chunk.cand is None:
             d = chunk.depth
             ip, vals, rows = chunk.sets[d]
-            chunk.cand = S.filter_rows(ip, vals, rows, chunk.verts, self.plan.lower[d], self.plan.upper[d],
-                                       self.plan.distinct[d])
+            chunk.cand = S.filter_rows(
+                ip, vals, rows, chunk.verts, self.plan.lower[d], self.plan.upper[d], self.plan.distinct[d]
+            )
             chunk.own_bytes += chunk.cand[0].nbytes + chunk.cand[1].nbytes
         return chunk.cand
 
@@ -255,7 +266,7 @@ class _Miner:
             cur = (lip, lvals, lidx[:c])
             for a, j in enumerate(levels[1:], start=1):
                 op = S.OP_AND if j in self.plan.parents[L] else S.OP_SUB
-                ip, vals = S.row_op(op, cur[0], cur[1], cur[2], lip, lvals, lidx[a * c:(a + 1) * c])
+                ip, vals = S.row_op(op, cur[0], cur[1], cur[2], lip, lvals, lidx[a * c : (a + 1) * c])
                 cur = (ip, vals, np.arange(c, dtype=np.int64))
             child.sets[L] = cur
             shared_lists = True  # the lists buffer lives as long as the chunk (conservative)
@@ -268,8 +279,9 @@ class _Miner:
     def count(self, chunk: _Chunk) -> int:
         d = chunk.depth
         ip, vals, rows = chunk.sets[d]
-        return int(S.count_rows(ip, vals, rows, chunk.verts, self.plan.lower[d], self.plan.upper[d],
-                                self.plan.distinct[d]))
+        return int(
+            S.count_rows(ip, vals, rows, chunk.verts, self.plan.lower[d], self.plan.upper[d], self.plan.distinct[d])
+        )
 
     # ------------------------------------------------------------------ bookkeeping
     def note_live(self, *extra: _Chunk | None) -> None:

@@ -133,7 +133,7 @@ class Request:
     lidx: np.ndarray
     local: np.ndarray
     cached: dict[int, np.ndarray] = field(default_factory=dict)
-    joined: dict[int, tuple["Ticket", int, int, int]] = field(default_factory=dict)  # row -> ticket, owner, offset, len
+    joined: dict[int, tuple[Ticket, int, int, int]] = field(default_factory=dict)  # row -> ticket, owner, offset, len
     fetch_rows: dict[int, np.ndarray] = field(default_factory=dict)  # owner -> rows of keys (ids ascending)
 
     @property
@@ -305,10 +305,10 @@ class Fetcher:
         if local_rows.shape[0]:
             _copy_segments(vals, indptr[local_rows], self.local.indices, start, lengths[local_rows])
         for row, lst in req.cached.items():
-            vals[indptr[row]:indptr[row + 1]] = lst
+            vals[indptr[row] : indptr[row + 1]] = lst
         for row, (other, owner, offset, n) in req.joined.items():
             self.stats.wait_seconds += other.wait()
-            vals[indptr[row]:indptr[row + 1]] = other.buffers[owner].numpy()[offset:offset + n]
+            vals[indptr[row] : indptr[row + 1]] = other.buffers[owner].numpy()[offset : offset + n]
         for j, r in req.fetch_rows.items():
             buf = ticket.buffers.get(j)
             if buf is None:
@@ -319,7 +319,7 @@ class Fetcher:
             if self.cache.capacity:
                 for row, s in zip(r.tolist(), src.tolist()):
                     v = int(keys[row])
-                    self.cache.put(v, data[s:s + lengths[row]].copy())
+                    self.cache.put(v, data[s : s + lengths[row]].copy())
                     if self._in_flight.get(v, (None,))[0] is ticket:
                         del self._in_flight[v]
         self.stats.cache_peak_bytes = self.cache.peak

@@ -34,8 +34,16 @@ from typing import Any
 
 from workbench.cluster import ClusterSpec
 
-__all__ = ["Measured", "Projection", "project", "replicated", "project_all", "cluster_summary", "PAPER_CLAIMS",
-           "MODEL_LABEL"]
+__all__ = [
+    "Measured",
+    "Projection",
+    "project",
+    "replicated",
+    "project_all",
+    "cluster_summary",
+    "PAPER_CLAIMS",
+    "MODEL_LABEL",
+]
 
 MODEL_LABEL = "MODEL: measured per-edge costs extrapolated to a paper-scale graph and cluster (not a measurement)"
 ID_BYTES = 4
@@ -56,9 +64,13 @@ def _check_machines(machines: int) -> int:
 def cluster_summary(cluster: ClusterSpec, machines: int) -> dict[str, Any]:
     """The modelled cluster as the JSON's ``model.cluster`` block: machines, cores per machine, network GB/s
     per machine, one-way latency (us), memory per machine (GB)."""
-    return {"machines": machines, "cores": cluster.cpu_cores,
-            "bandwidth_gbps": cluster.inter_node_bw_gbps * cluster.gpus_per_node,
-            "latency_us": cluster.inter_node_latency_us, "memory_gb": cluster.host_memory_gb}
+    return {
+        "machines": machines,
+        "cores": cluster.cpu_cores,
+        "bandwidth_gbps": cluster.inter_node_bw_gbps * cluster.gpus_per_node,
+        "latency_us": cluster.inter_node_latency_us,
+        "memory_gb": cluster.host_memory_gb,
+    }
 
 
 @dataclass(frozen=True)
@@ -81,19 +93,36 @@ class Measured:
     cache_bytes: int
 
     @classmethod
-    def of(cls, result: Any, *, vertices: int, edges: int) -> "Measured":
+    def of(cls, result: Any, *, vertices: int, edges: int) -> Measured:
         """From a :class:`~.count.KuduResult` of a graph with ``vertices`` and ``edges``."""
         t = result.totals
         o = result.options
-        return cls(o.strategy, len(result.ranks), o.chunk_size, vertices, edges, t["compute_seconds_total"],
-                   t["remote_uses"], t["cache_lookups"], t["cache_hits"], t["lists_fetched"], t["bytes"],
-                   t["rounds"], t["peak_set_bytes"], o.cache)
+        return cls(
+            o.strategy,
+            len(result.ranks),
+            o.chunk_size,
+            vertices,
+            edges,
+            t["compute_seconds_total"],
+            t["remote_uses"],
+            t["cache_lookups"],
+            t["cache_hits"],
+            t["lists_fetched"],
+            t["bytes"],
+            t["rounds"],
+            t["peak_set_bytes"],
+            o.cache,
+        )
 
     def per_edge(self) -> dict[str, float]:
         """The measured costs per undirected edge of the measured graph."""
         m = max(self.edges, 1)
-        return {"compute_ns_per_edge": self.compute_seconds_total / m * 1e9, "remote_uses_per_edge": self.remote_uses / m,
-                "lists_fetched_per_edge": self.lists_fetched / m, "bytes_per_edge": self.bytes / m}
+        return {
+            "compute_ns_per_edge": self.compute_seconds_total / m * 1e9,
+            "remote_uses_per_edge": self.remote_uses / m,
+            "lists_fetched_per_edge": self.lists_fetched / m,
+            "bytes_per_edge": self.bytes / m,
+        }
 
 
 @dataclass(frozen=True)
@@ -132,8 +161,10 @@ def project(measured: Measured, edges: float, cluster: ClusterSpec, machines: in
     """
     _check_machines(machines)
     if measured.workers < 2:
-        raise ValueError(f"workers={measured.workers}: the model needs a real run with at least 2 processes "
-                         "(a single process fetches nothing, so there is no communication cost to carry)")
+        raise ValueError(
+            f"workers={measured.workers}: the model needs a real run with at least 2 processes "
+            "(a single process fetches nothing, so there is no communication cost to carry)"
+        )
     if edges <= 0:
         raise ValueError(f"edges={edges} must be > 0")
     M, P = machines, measured.workers
@@ -164,9 +195,24 @@ def project(measured: Measured, edges: float, cluster: ClusterSpec, machines: in
     partition = (8.0 * edges + 16.0 * vertices) / M
     embedding = float(measured.peak_set_bytes) * (scale * P / M if measured.strategy == "bfs" else 1.0)
     memory = partition + measured.cache_bytes + embedding
-    return Projection(measured.strategy, edges, M, compute, bandwidth, latency, seconds, per_machine_bytes, rounds,
-                      lists / M, hit, partition, float(measured.cache_bytes), embedding, memory,
-                      memory <= cluster.host_memory_gb * 1e9)
+    return Projection(
+        measured.strategy,
+        edges,
+        M,
+        compute,
+        bandwidth,
+        latency,
+        seconds,
+        per_machine_bytes,
+        rounds,
+        lists / M,
+        hit,
+        partition,
+        float(measured.cache_bytes),
+        embedding,
+        memory,
+        memory <= cluster.host_memory_gb * 1e9,
+    )
 
 
 def replicated(measured: Measured, edges: float, cluster: ClusterSpec, machines: int) -> Projection:
@@ -176,8 +222,24 @@ def replicated(measured: Measured, edges: float, cluster: ClusterSpec, machines:
     scale = edges / max(measured.edges, 1)
     compute = measured.compute_seconds_total * scale / (machines * cluster.cpu_cores)
     memory = 8.0 * edges + 8.0 * measured.vertices * scale  # CSR of the whole graph
-    return Projection("replicated", edges, machines, compute, 0.0, 0.0, compute, 0.0, 0.0, 0.0, 0.0,
-                      memory, 0.0, 0.0, memory, memory <= cluster.host_memory_gb * 1e9)
+    return Projection(
+        "replicated",
+        edges,
+        machines,
+        compute,
+        0.0,
+        0.0,
+        compute,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        memory,
+        0.0,
+        0.0,
+        memory,
+        memory <= cluster.host_memory_gb * 1e9,
+    )
 
 
 def project_all(measured: list[Measured], edges: float, cluster: ClusterSpec, machines: int) -> list[Projection]:

@@ -45,7 +45,7 @@ class Partition:
     bounds: tuple[int, ...] = ()
 
     @classmethod
-    def build(cls, graph: Graph, parts: int, scheme: Scheme = "hash") -> "Partition":
+    def build(cls, graph: Graph, parts: int, scheme: Scheme = "hash") -> Partition:
         """Partition ``graph``'s vertices over ``parts`` ranks (see module docstring).
 
         Raises:
@@ -103,7 +103,7 @@ class LocalGraph:
     n: int
 
     @classmethod
-    def extract(cls, graph: Graph, partition: Partition, rank: int) -> "LocalGraph":
+    def extract(cls, graph: Graph, partition: Partition, rank: int) -> LocalGraph:
         """Copy ``rank``'s rows out of the whole ``graph`` (what a loader on that machine would keep)."""
         vertices = partition.owned(rank)
         deg = graph.degrees[vertices]

@@ -14,8 +14,9 @@ Example::
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from workbench.graphs.engines import register_engine
 from workbench.graphs.kudu.config import KuduConfig
@@ -24,8 +25,18 @@ from workbench.graphs.kudu.model import MODEL_LABEL, Measured, Projection, clust
 from workbench.registry import Technique
 from workbench.results import Result
 
-__all__ = ["run", "format_table", "TECHNIQUE", "result_fields", "model_block", "pattern_count_engine", "KuduRun",
-           "ModelBlock", "RankRow", "GraphInfo"]
+__all__ = [
+    "run",
+    "format_table",
+    "TECHNIQUE",
+    "result_fields",
+    "model_block",
+    "pattern_count_engine",
+    "KuduRun",
+    "ModelBlock",
+    "RankRow",
+    "GraphInfo",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,30 +114,55 @@ class KuduRun(Result):
 def result_fields(result: KuduResult) -> dict[str, Any]:
     """The measured part of the JSON: count, plan, times, totals and a row per rank."""
     per_rank = tuple(
-        RankRow(rank=r.rank, count=r.count, owned_vertices=r.owned_vertices, owned_entries=r.owned_entries,
-                lists_fetched=r.fetch.lists_fetched, lists_served=r.fetch.lists_served,
-                bytes_fetched=r.fetch.response_bytes + r.fetch.request_bytes, cache_hit_rate=r.fetch.cache_hit_rate,
-                peak_embeddings=r.peak_embeddings, compute_seconds=r.compute_seconds,
-                sync_seconds=r.fetch.sync_seconds, wait_seconds=r.fetch.wait_seconds,
-                idle_seconds=r.fetch.idle_seconds, seconds=r.total_seconds)
-        for r in result.ranks)
-    return {"count": result.count, "completed": result.completed, "plan": result.plan,
-            "partition": result.partition, "seconds": result.seconds, "launch_seconds": result.launch_seconds,
-            "measured": dict(result.totals), "per_rank": per_rank}
+        RankRow(
+            rank=r.rank,
+            count=r.count,
+            owned_vertices=r.owned_vertices,
+            owned_entries=r.owned_entries,
+            lists_fetched=r.fetch.lists_fetched,
+            lists_served=r.fetch.lists_served,
+            bytes_fetched=r.fetch.response_bytes + r.fetch.request_bytes,
+            cache_hit_rate=r.fetch.cache_hit_rate,
+            peak_embeddings=r.peak_embeddings,
+            compute_seconds=r.compute_seconds,
+            sync_seconds=r.fetch.sync_seconds,
+            wait_seconds=r.fetch.wait_seconds,
+            idle_seconds=r.fetch.idle_seconds,
+            seconds=r.total_seconds,
+        )
+        for r in result.ranks
+    )
+    return {
+        "count": result.count,
+        "completed": result.completed,
+        "plan": result.plan,
+        "partition": result.partition,
+        "seconds": result.seconds,
+        "launch_seconds": result.launch_seconds,
+        "measured": dict(result.totals),
+        "per_rank": per_rank,
+    }
 
 
 def model_block(result: KuduResult, config: KuduConfig, *, vertices: int, edges: int) -> ModelBlock:
     """The paper-scale projection of this run (and of the replicated-graph design), or why there is none."""
     measured = Measured.of(result, vertices=vertices, edges=edges)
     cluster, machines = config.cluster, config.model_machines
-    head = dict(label=MODEL_LABEL, edges=config.model_edges, cluster=cluster_summary(cluster, machines),
-                per_edge=measured.per_edge())
+    head = dict(
+        label=MODEL_LABEL,
+        edges=config.model_edges,
+        cluster=cluster_summary(cluster, machines),
+        per_edge=measured.per_edge(),
+    )
     if len(result.ranks) < 2:
         return ModelBlock(**head, error="the model needs a real run with workers >= 2 (one process fetches nothing)")
     if not result.completed:
         return ModelBlock(**head, error="the run was abandoned (max_embeddings exceeded), so its costs are partial")
-    return ModelBlock(**head, projection=project(measured, config.model_edges, cluster, machines),
-                      replicated=replicated(measured, config.model_edges, cluster, machines))
+    return ModelBlock(
+        **head,
+        projection=project(measured, config.model_edges, cluster, machines),
+        replicated=replicated(measured, config.model_edges, cluster, machines),
+    )
 
 
 def run(config: KuduConfig) -> KuduRun:
@@ -138,15 +174,30 @@ def run(config: KuduConfig) -> KuduRun:
     graph = load_graph(config.graph, data_dir=config.data_dir or None)
     load_seconds = time.perf_counter() - start
     pattern = parse_pattern(config.pattern)
-    result = count_distributed(graph, pattern, config.induced, workers=config.workers, strategy=config.strategy,
-                               chunk_size=config.chunk_size, partition=config.partition,
-                               cache_bytes=config.cache_kb * 1024, max_embeddings=config.max_embeddings,
-                               timeout_s=config.timeout_s)
+    result = count_distributed(
+        graph,
+        pattern,
+        config.induced,
+        workers=config.workers,
+        strategy=config.strategy,
+        chunk_size=config.chunk_size,
+        partition=config.partition,
+        cache_bytes=config.cache_kb * 1024,
+        max_embeddings=config.max_embeddings,
+        timeout_s=config.timeout_s,
+    )
     return KuduRun(
-        graph=config.graph, pattern=config.pattern, pattern_edges=pattern.edge_string(), induced=config.induced,
-        workers=config.workers, strategy=config.strategy, chunk_size=config.chunk_size, cache_kb=config.cache_kb,
+        graph=config.graph,
+        pattern=config.pattern,
+        pattern_edges=pattern.edge_string(),
+        induced=config.induced,
+        workers=config.workers,
+        strategy=config.strategy,
+        chunk_size=config.chunk_size,
+        cache_kb=config.cache_kb,
         graph_info=GraphInfo(vertices=graph.n, edges=graph.m, max_degree=graph.max_degree),
-        label=f"real run on {config.workers} processes (torch.distributed, gloo)", load_seconds=load_seconds,
+        label=f"real run on {config.workers} processes (torch.distributed, gloo)",
+        load_seconds=load_seconds,
         **result_fields(result),
         model=model_block(result, config, vertices=graph.n, edges=graph.m),
     )
@@ -180,8 +231,10 @@ def format_table(result: dict[str, Any]) -> str:
         f"{'rank':>4}{'count':>16}{'vertices':>10}{'fetched':>10}{'served':>10}{'hit rate':>10}{'peak emb':>10}{'seconds':>9}",
     ]
     for r in result["per_rank"]:
-        lines.append(f"{r['rank']:>4}{r['count']:>16,}{r['owned_vertices']:>10,}{r['lists_fetched']:>10,}"
-                     f"{r['lists_served']:>10,}{r['cache_hit_rate']:>10.1%}{r['peak_embeddings']:>10,}{r['seconds']:>9.3f}")
+        lines.append(
+            f"{r['rank']:>4}{r['count']:>16,}{r['owned_vertices']:>10,}{r['lists_fetched']:>10,}"
+            f"{r['lists_served']:>10,}{r['cache_hit_rate']:>10.1%}{r['peak_embeddings']:>10,}{r['seconds']:>9.3f}"
+        )
     model = result["model"]
     if "projection" in model:
         p, rep = model["projection"], model["replicated"]
@@ -189,7 +242,8 @@ def format_table(result: dict[str, Any]) -> str:
             f"MODEL {model['edges']:.3g} edges on {p['machines']} machines: {p['seconds']:.3g} s, "
             f"{_fmt_bytes(p['bytes_per_machine'])} fetched and {_fmt_bytes(p['memory_bytes'])} held per machine "
             f"({'fits' if p['fits'] else 'does NOT fit'}); replicated graph: {_fmt_bytes(rep['memory_bytes'])} "
-            f"per machine ({'fits' if rep['fits'] else 'does NOT fit'})")
+            f"per machine ({'fits' if rep['fits'] else 'does NOT fit'})"
+        )
     else:
         lines.append(f"MODEL: {model.get('error', '')}")
     return "\n".join(lines)
@@ -198,11 +252,17 @@ def format_table(result: dict[str, Any]) -> str:
 def pattern_count_engine(graph: Any, pattern: Any, config: Any) -> dict[str, Any]:
     """The ``--engine kudu`` engine of ``workbench run dwarvesgraph`` (alias ``pattern-count``) (``config.workers`` processes, hybrid,
     chunks of 256): ``{"count", "plan", "seconds", ...}`` plus Kudu's measurements."""
-    result = count_distributed(graph, pattern, config.induced, workers=config.workers, strategy="hybrid",
-                               chunk_size=256)
+    result = count_distributed(
+        graph, pattern, config.induced, workers=config.workers, strategy="hybrid", chunk_size=256
+    )
     fields = result_fields(result)
-    return {"count": fields["count"], "plan": f"kudu hybrid, P={config.workers}: {fields['plan']}",
-            "seconds": fields["seconds"], "launch_seconds": fields["launch_seconds"], "kudu": fields["measured"]}
+    return {
+        "count": fields["count"],
+        "plan": f"kudu hybrid, P={config.workers}: {fields['plan']}",
+        "seconds": fields["seconds"],
+        "launch_seconds": fields["launch_seconds"],
+        "kudu": fields["measured"],
+    }
 
 
 register_engine("kudu", pattern_count_engine)

@@ -88,11 +88,11 @@ def row_op(op, s_indptr, s_vals, rows, l_indptr, l_vals, lidx):
     pos = 0
     empty = np.zeros(0, dtype=np.int32)
     for i in range(c):
-        lst = l_vals[l_indptr[lidx[i]]:l_indptr[lidx[i] + 1]]
+        lst = l_vals[l_indptr[lidx[i]] : l_indptr[lidx[i] + 1]]
         if rows[i] < 0:
             s = empty
         else:
-            s = s_vals[s_indptr[rows[i]]:s_indptr[rows[i] + 1]]
+            s = s_vals[s_indptr[rows[i]] : s_indptr[rows[i] + 1]]
         dst = out[pos:]
         if rows[i] < 0:
             if op == OP_SUB:
@@ -146,7 +146,7 @@ def filter_rows(s_indptr, s_vals, rows, verts, lower, upper, distinct):
     pos = 0
     for i in range(c):
         lo, hi = _bounds(verts, i, lower, upper)
-        seg = clip(s_vals[s_indptr[rows[i]]:s_indptr[rows[i] + 1]], lo, hi)
+        seg = clip(s_vals[s_indptr[rows[i]] : s_indptr[rows[i] + 1]], lo, hi)
         for x in seg:
             keep = True
             for j in distinct:
@@ -165,7 +165,7 @@ def count_rows(s_indptr, s_vals, rows, verts, lower, upper, distinct):
     total = np.int64(0)
     for i in range(rows.shape[0]):
         lo, hi = _bounds(verts, i, lower, upper)
-        seg = clip(s_vals[s_indptr[rows[i]]:s_indptr[rows[i] + 1]], lo, hi)
+        seg = clip(s_vals[s_indptr[rows[i]] : s_indptr[rows[i] + 1]], lo, hi)
         n = seg.shape[0]
         for j in distinct:
             x = verts[i, j]

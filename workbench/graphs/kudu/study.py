@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from workbench.cluster import ClusterSpec
 from workbench.data.registry import data_dir as resolve_data_dir
@@ -32,9 +33,26 @@ from workbench.graphs.kudu.model import PAPER_CLAIMS, Measured, Projection, proj
 from workbench.graphs.loaders import load_graph
 from workbench.graphs.patterns import Pattern, parse_pattern
 
-__all__ = ["strategy_sweep", "row_of", "run_label", "DEFAULT_CHUNKS", "CHUNKS", "STRATEGY_ORDER", "PAPER_CLAIMS",
-           "setting_key", "measure", "measured_rows", "clear_caches", "pick", "projections", "scaling_projections",
-           "headline_ratios", "KuduView", "kudu_view", "check_counts"]
+__all__ = [
+    "strategy_sweep",
+    "row_of",
+    "run_label",
+    "DEFAULT_CHUNKS",
+    "CHUNKS",
+    "STRATEGY_ORDER",
+    "PAPER_CLAIMS",
+    "setting_key",
+    "measure",
+    "measured_rows",
+    "clear_caches",
+    "pick",
+    "projections",
+    "scaling_projections",
+    "headline_ratios",
+    "KuduView",
+    "kudu_view",
+    "check_counts",
+]
 
 DEFAULT_CHUNKS = (1, 4, 16, 64, 256, 1024, 4096)
 #: chunk sizes one panel measurement runs (hybrid and naive each)
@@ -51,19 +69,40 @@ def run_label(strategy: str, chunk_size: int) -> str:
 def row_of(result: KuduResult, *, graph: Graph, pattern: str, induced: str) -> dict[str, Any]:
     """A flat record of one run: identity, count, the measured totals and the per-edge costs."""
     o = result.options
-    return {"label": run_label(o.strategy, o.chunk_size), "strategy": o.strategy, "chunk_size": o.chunk_size,
-            "workers": len(result.ranks), "graph": graph.name, "pattern": pattern, "induced": induced,
-            "count": result.count, "completed": result.completed, "plan": result.plan,
-            "cache_bytes": o.cache, **result.totals,
-            "per_rank_compute_seconds": [r.compute_seconds for r in result.ranks],
-            "per_rank_lists_served": [r.fetch.lists_served for r in result.ranks],
-            "measured": Measured.of(result, vertices=graph.n, edges=graph.m)}
+    return {
+        "label": run_label(o.strategy, o.chunk_size),
+        "strategy": o.strategy,
+        "chunk_size": o.chunk_size,
+        "workers": len(result.ranks),
+        "graph": graph.name,
+        "pattern": pattern,
+        "induced": induced,
+        "count": result.count,
+        "completed": result.completed,
+        "plan": result.plan,
+        "cache_bytes": o.cache,
+        **result.totals,
+        "per_rank_compute_seconds": [r.compute_seconds for r in result.ranks],
+        "per_rank_lists_served": [r.fetch.lists_served for r in result.ranks],
+        "measured": Measured.of(result, vertices=graph.n, edges=graph.m),
+    }
 
 
-def strategy_sweep(graph: Graph, pattern: Pattern, induced: str = "edge", *, workers: int = 2,
-                   chunks: Sequence[int] = DEFAULT_CHUNKS, naive_chunks: Sequence[int] = (256,), partition: str = "hash",
-                   cache_bytes: int = 1 << 16, max_embeddings: int = 4_000_000, relabel: bool = True,
-                   with_dfs: bool = True, timeout_s: float = 600.0) -> list[dict[str, Any]]:
+def strategy_sweep(
+    graph: Graph,
+    pattern: Pattern,
+    induced: str = "edge",
+    *,
+    workers: int = 2,
+    chunks: Sequence[int] = DEFAULT_CHUNKS,
+    naive_chunks: Sequence[int] = (256,),
+    partition: str = "hash",
+    cache_bytes: int = 1 << 16,
+    max_embeddings: int = 4_000_000,
+    relabel: bool = True,
+    with_dfs: bool = True,
+    timeout_s: float = 600.0,
+) -> list[dict[str, Any]]:
     """Rows for ``dfs``, ``bfs``, ``naive C=c`` for each ``c`` in ``naive_chunks`` and ``hybrid C=c`` for each
     ``c`` in ``chunks``.
 
@@ -75,8 +114,10 @@ def strategy_sweep(graph: Graph, pattern: Pattern, induced: str = "edge", *, wor
     schedule = make_schedule(pattern, induced, graph=g)
     variants = [("dfs", 1)] if with_dfs else []
     variants += [("bfs", 1), *(("naive", int(c)) for c in naive_chunks), *(("hybrid", int(c)) for c in chunks)]
-    jobs = [(schedule, EngineOptions(strategy=s, chunk_size=c, cache_bytes=cache_bytes, max_embeddings=max_embeddings))
-            for s, c in variants]
+    jobs = [
+        (schedule, EngineOptions(strategy=s, chunk_size=c, cache_bytes=cache_bytes, max_embeddings=max_embeddings))
+        for s, c in variants
+    ]
     results = count_jobs(g, jobs, workers=workers, partition=partition, timeout_s=timeout_s)
     return [row_of(r, graph=g, pattern=pattern.label, induced=induced) for r in results]
 
@@ -114,8 +155,17 @@ def setting_key(config: KuduConfig, chunks: Sequence[int] = CHUNKS) -> tuple:
     """What a measurement depends on: graph, pattern, induced, P, partition, cache, the resolved data directory,
     the chunk sizes and the embedding guard (the chunk size, strategy and model parameters only pick and price
     its rows)."""
-    return (config.graph, config.pattern, config.induced, config.workers, config.partition, config.cache_kb,
-            str(resolve_data_dir(config.data_dir or None)), tuple(int(c) for c in chunks), config.max_embeddings)
+    return (
+        config.graph,
+        config.pattern,
+        config.induced,
+        config.workers,
+        config.partition,
+        config.cache_kb,
+        str(resolve_data_dir(config.data_dir or None)),
+        tuple(int(c) for c in chunks),
+        config.max_embeddings,
+    )
 
 
 def measure(config: KuduConfig, chunks: Sequence[int] = CHUNKS) -> tuple[dict[str, Any], ...]:
@@ -125,10 +175,20 @@ def measure(config: KuduConfig, chunks: Sequence[int] = CHUNKS) -> tuple[dict[st
     rows = _MEASURED.get(key)
     if rows is None:
         g = load_graph(config.graph, data_dir=key[6])
-        rows = tuple(strategy_sweep(g, parse_pattern(config.pattern), config.induced, workers=config.workers,
-                                    chunks=key[7], naive_chunks=key[7], partition=config.partition,
-                                    cache_bytes=config.cache_kb * 1024, max_embeddings=config.max_embeddings,
-                                    timeout_s=config.timeout_s))
+        rows = tuple(
+            strategy_sweep(
+                g,
+                parse_pattern(config.pattern),
+                config.induced,
+                workers=config.workers,
+                chunks=key[7],
+                naive_chunks=key[7],
+                partition=config.partition,
+                cache_bytes=config.cache_kb * 1024,
+                max_embeddings=config.max_embeddings,
+                timeout_s=config.timeout_s,
+            )
+        )
         _MEASURED.put(key, rows)
     return rows
 
@@ -157,15 +217,17 @@ def pick(rows: Sequence[dict[str, Any]], chunk: int) -> list[dict[str, Any]]:
     return out
 
 
-def projections(rows: Sequence[dict[str, Any]], chunk: int, edges: float, cluster: ClusterSpec,
-                machines: int) -> list[Projection]:
+def projections(
+    rows: Sequence[dict[str, Any]], chunk: int, edges: float, cluster: ClusterSpec, machines: int
+) -> list[Projection]:
     """Model of the four compared runs on ``edges`` edges and ``machines`` nodes of ``cluster``, then the
     replicated design (runs with one process are left out: they fetch nothing)."""
     return project_all([r["measured"] for r in pick(rows, chunk) if r["workers"] >= 2], edges, cluster, machines)
 
 
-def scaling_projections(rows: Sequence[dict[str, Any]], chunk: int, edges: float, cluster: ClusterSpec,
-                        machines: Sequence[int]) -> dict[str, list[Projection]]:
+def scaling_projections(
+    rows: Sequence[dict[str, Any]], chunk: int, edges: float, cluster: ClusterSpec, machines: Sequence[int]
+) -> dict[str, list[Projection]]:
     """:func:`projections` at each machine count: ``strategy -> [Projection per machine count]``."""
     series: dict[str, list[Projection]] = {}
     for m in machines:
@@ -183,10 +245,12 @@ def headline_ratios(rows: Sequence[dict[str, Any]], chunk: int) -> dict[str, flo
     def ratio(a: float, b: float) -> float:
         return a / b if b else float("inf") if a else 1.0
 
-    return {"naive_over_hybrid_bytes": ratio(by["naive"]["bytes"], h["bytes"]),
-            "dfs_over_hybrid_messages": ratio(by["dfs"]["messages"], h["messages"]),
-            "bfs_over_hybrid_peak_embeddings": ratio(by["bfs"]["peak_embeddings"], h["peak_embeddings"]),
-            "dfs_over_hybrid_seconds": ratio(by["dfs"]["seconds"], h["seconds"])}
+    return {
+        "naive_over_hybrid_bytes": ratio(by["naive"]["bytes"], h["bytes"]),
+        "dfs_over_hybrid_messages": ratio(by["dfs"]["messages"], h["messages"]),
+        "bfs_over_hybrid_peak_embeddings": ratio(by["bfs"]["peak_embeddings"], h["peak_embeddings"]),
+        "dfs_over_hybrid_seconds": ratio(by["dfs"]["seconds"], h["seconds"]),
+    }
 
 
 @dataclass(frozen=True)
@@ -231,19 +295,32 @@ def kudu_view(config: KuduConfig) -> KuduView:
     return KuduView(config, rows, tuple(pick(rows, chunk)), headline_ratios(rows, chunk), projs)
 
 
-def check_counts(graph: Graph, patterns: Sequence[str], workers: Sequence[int], *, chunk_size: int = 16
-                 ) -> list[dict[str, Any]]:
+def check_counts(
+    graph: Graph, patterns: Sequence[str], workers: Sequence[int], *, chunk_size: int = 16
+) -> list[dict[str, Any]]:
     """Every pattern edge- and vertex-induced, counted on each P of ``workers`` (one launch per P) and by the
     single-process engine: rows ``{"pattern", "induced", "reference", "counts": {P: count}, "equal"}``."""
     g = graph.by_degree()
-    schedules = [(name, induced, make_schedule(parse_pattern(name), induced, graph=g))
-                 for name in patterns for induced in ("edge", "vertex")]
+    schedules = [
+        (name, induced, make_schedule(parse_pattern(name), induced, graph=g))
+        for name in patterns
+        for induced in ("edge", "vertex")
+    ]
     reference = [count(g, parse_pattern(name), induced).count for name, induced, _ in schedules]
-    by_p = {p: count_jobs(g, [(s, EngineOptions(chunk_size=chunk_size)) for _, _, s in schedules], workers=p)
-            for p in workers}
+    by_p = {
+        p: count_jobs(g, [(s, EngineOptions(chunk_size=chunk_size)) for _, _, s in schedules], workers=p)
+        for p in workers
+    }
     rows = []
     for j, (name, induced, _) in enumerate(schedules):
         counts = {p: by_p[p][j].count for p in workers}
-        rows.append({"pattern": name, "induced": induced, "reference": reference[j], "counts": counts,
-                     "equal": all(c == reference[j] for c in counts.values())})
+        rows.append(
+            {
+                "pattern": name,
+                "induced": induced,
+                "reference": reference[j],
+                "counts": counts,
+                "equal": all(c == reference[j] for c in counts.values()),
+            }
+        )
     return rows

@@ -13,20 +13,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Sequence
 
 import torch.distributed as dist
 
+from workbench.cli import add_config_flag
 from workbench.distributed import init_from_env
 from workbench.graphs.enumerate import make_schedule
 from workbench.graphs.kudu import sets
-from workbench.graphs.kudu.count import summarise
-from workbench.cli import add_config_flag
 from workbench.graphs.kudu.config import KuduConfig
+from workbench.graphs.kudu.count import summarise
 from workbench.graphs.kudu.engine import EngineOptions, LevelPlan, mine
 from workbench.graphs.kudu.partition import LocalGraph, Partition
-
 
 #: the config parameters a torchrun launch takes (the rest belong to the in-process launcher and the model)
 FLAGS = ("graph", "pattern", "induced", "strategy", "chunk_size", "partition", "cache_kb", "data_dir")
@@ -70,10 +69,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         dist.gather_object(result, gathered, dst=0)
         if comm.rank == 0:
             assert gathered is not None
-            print(json.dumps({"world_size": comm.size, "backend": dist.get_backend(), "graph": args.graph,
-                              "pattern": args.pattern, "induced": args.induced, "strategy": args.strategy,
-                              "count": sum(r.count for r in gathered), "plan": plan.text,
-                              "options": asdict(options), "measured": summarise(gathered)}))
+            print(
+                json.dumps(
+                    {
+                        "world_size": comm.size,
+                        "backend": dist.get_backend(),
+                        "graph": args.graph,
+                        "pattern": args.pattern,
+                        "induced": args.induced,
+                        "strategy": args.strategy,
+                        "count": sum(r.count for r in gathered),
+                        "plan": plan.text,
+                        "options": asdict(options),
+                        "measured": summarise(gathered),
+                    }
+                )
+            )
     finally:
         dist.destroy_process_group()
     return 0

@@ -10,29 +10,33 @@ to the closed-form prediction of ``volume.py``. ``torchrun_entry.py`` runs the s
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
 
+from workbench.distributed import Comm, run_workers
 from workbench.llm.mesh_attention.config import CHECK_DTYPES, DTYPE_BYTES, MAX_CHECK_GPUS
 from workbench.llm.mesh_attention.layout import shard_sequence, unshard_sequence
 from workbench.llm.mesh_attention.mesh import mesh_attention
 from workbench.llm.mesh_attention.node_mesh import node_mesh_attention
 from workbench.llm.mesh_attention.plan import METHODS, check_positive_int, check_tile, divisors, resolve_order
-from workbench.llm.mesh_attention.ring import ring_attention
 from workbench.llm.mesh_attention.results import CheckMethodResult, MethodError
+from workbench.llm.mesh_attention.ring import ring_attention
 from workbench.llm.mesh_attention.ulysses import ulysses_attention
 from workbench.llm.mesh_attention.usp import usp_attention
 from workbench.llm.mesh_attention.volume import predict_bytes_per_rank, resolve_method_params
-from workbench.distributed import Comm, run_workers
 
 if TYPE_CHECKING:
     from workbench.llm.mesh_attention.config import MeshAttentionConfig
 
 KERNELS: dict[str, Callable[..., torch.Tensor]] = {
-    "ring": ring_attention, "ulysses": ulysses_attention, "usp": usp_attention, "mesh": mesh_attention,
+    "ring": ring_attention,
+    "ulysses": ulysses_attention,
+    "usp": usp_attention,
+    "mesh": mesh_attention,
     "node_mesh": node_mesh_attention,
 }
 
@@ -72,16 +76,31 @@ class CheckSpec:
         return getattr(torch, self.dtype)
 
     @classmethod
-    def from_config(cls, config: "MeshAttentionConfig", methods: Sequence[str] = METHODS) -> "CheckSpec":
+    def from_config(cls, config: MeshAttentionConfig, methods: Sequence[str] = METHODS) -> CheckSpec:
         """The check of a validated ``mode="check"`` config (nothing is checked twice; methods resolve their
         tile and Ulysses degree here)."""
         tile = config.tile
         u = config.ulysses_degree or None
         g = config.cluster.gpus_per_node
-        return cls(gpus=config.gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim,
-                   batch=config.batch, causal=config.causal, dtype=config.dtype, gpus_per_node=g,
-                   plans=plan_methods(methods, gpus=config.gpus, heads=config.heads, head_dim=config.head_dim,
-                                      tile=tile, ulysses_degree=u, gpus_per_node=g))
+        return cls(
+            gpus=config.gpus,
+            seq=config.seq,
+            heads=config.heads,
+            head_dim=config.head_dim,
+            batch=config.batch,
+            causal=config.causal,
+            dtype=config.dtype,
+            gpus_per_node=g,
+            plans=plan_methods(
+                methods,
+                gpus=config.gpus,
+                heads=config.heads,
+                head_dim=config.head_dim,
+                tile=tile,
+                ulysses_degree=u,
+                gpus_per_node=g,
+            ),
+        )
 
 
 def make_inputs(
@@ -95,8 +114,15 @@ def make_inputs(
 
 
 def plan_methods(
-    methods: Sequence[str], *, gpus: int, heads: int, head_dim: int, tile: Sequence[int] | None,
-    ulysses_degree: int | None, gpus_per_node: int | None, node_tile: Sequence[int] | None = None,
+    methods: Sequence[str],
+    *,
+    gpus: int,
+    heads: int,
+    head_dim: int,
+    tile: Sequence[int] | None,
+    ulysses_degree: int | None,
+    gpus_per_node: int | None,
+    node_tile: Sequence[int] | None = None,
 ) -> tuple[MethodPlan, ...]:
     """Per method: kernel keyword arguments, tile and Ulysses degree, or ``error`` when it cannot run here.
 
@@ -105,9 +131,13 @@ def plan_methods(
     for method in methods:
         try:
             tile_ab, u = resolve_method_params(
-                method, gpus=gpus, heads=heads, tile=node_tile if method == "node_mesh" else tile,
+                method,
+                gpus=gpus,
+                heads=heads,
+                tile=node_tile if method == "node_mesh" else tile,
                 ulysses_degree=ulysses_degree,
-                gpus_per_node=gpus_per_node, head_dim=head_dim,
+                gpus_per_node=gpus_per_node,
+                head_dim=head_dim,
             )
         except ValueError as err:
             plans.append(MethodPlan(method, error=str(err)))
@@ -142,16 +172,23 @@ def check_worker(
         fwd = comm.counter.snapshot()
         out.backward(dout)
         results[plan.method] = {
-            "out": out.detach().cpu(), "grads": [t.grad.cpu() for t in local], "seconds": time.perf_counter() - start,
-            "sent": comm.bytes_sent, "recv": comm.bytes_recv, "forward_sent": fwd["sent"],
-            "forward_recv": fwd["recv"], "messages_sent": comm.counter.messages_sent,
-            "sent_to": dict(comm.counter.sent_to), "recv_from": dict(comm.counter.recv_from),
+            "out": out.detach().cpu(),
+            "grads": [t.grad.cpu() for t in local],
+            "seconds": time.perf_counter() - start,
+            "sent": comm.bytes_sent,
+            "recv": comm.bytes_recv,
+            "forward_sent": fwd["sent"],
+            "forward_recv": fwd["recv"],
+            "messages_sent": comm.counter.messages_sent,
+            "sent_to": dict(comm.counter.sent_to),
+            "recv_from": dict(comm.counter.recv_from),
         }
     return results
 
 
-def combine(spec: CheckSpec, inputs: Sequence[torch.Tensor], per_rank: Sequence[dict]
-            ) -> list[CheckMethodResult | MethodError]:
+def combine(
+    spec: CheckSpec, inputs: Sequence[torch.Tensor], per_rank: Sequence[dict]
+) -> list[CheckMethodResult | MethodError]:
     """Whole-sequence comparison with float64 SDPA, and bytes counted vs predicted, per method."""
     q, k, v, dout = (t.to(torch.float64) for t in inputs)
     q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
@@ -172,44 +209,69 @@ def combine(spec: CheckSpec, inputs: Sequence[torch.Tensor], per_rank: Sequence[
         err_out = (whole(lambda r: r["out"]) - ref).abs().max().item()
         err_grads = [(whole(lambda r, i=i: r["grads"][i]) - g).abs().max().item() for i, g in enumerate(ref_grads)]
         model = predict_bytes_per_rank(
-            method, gpus=spec.gpus, seq=spec.seq, heads=spec.heads, head_dim=spec.head_dim, causal=spec.causal,
-            dtype_bytes=spec.dtype_bytes, batch=spec.batch, tile=plan.tile, ulysses_degree=plan.ulysses_degree,
+            method,
+            gpus=spec.gpus,
+            seq=spec.seq,
+            heads=spec.heads,
+            head_dim=spec.head_dim,
+            causal=spec.causal,
+            dtype_bytes=spec.dtype_bytes,
+            batch=spec.batch,
+            tile=plan.tile,
+            ulysses_degree=plan.ulysses_degree,
             gpus_per_node=spec.gpus_per_node,
         )
         sent = [int(r["sent"]) for r in ranks]
         recv = [int(r["recv"]) for r in ranks]
         g = spec.gpus_per_node
-        inter = [sum(n for peer, n in r["sent_to"].items() if g and peer // g != rank // g)
-                 for rank, r in enumerate(ranks)]
-        inter_recv = [sum(n for peer, n in r["recv_from"].items() if g and peer // g != rank // g)
-                      for rank, r in enumerate(ranks)]
-        report.append(CheckMethodResult(
-            method=method,
-            max_abs_err_out=err_out,
-            max_abs_err_grad=max(err_grads),
-            max_abs_err_dq=err_grads[0], max_abs_err_dk=err_grads[1], max_abs_err_dv=err_grads[2],
-            bytes_sent_per_rank=tuple(sent),
-            bytes_recv_per_rank=tuple(recv),
-            bytes_per_rank=tuple(s + r for s, r in zip(sent, recv)),
-            forward_bytes_sent_per_rank=tuple(int(r["forward_sent"]) for r in ranks),
-            messages_sent_per_rank=tuple(int(r["messages_sent"]) for r in ranks),
-            bytes_sent_inter_node_per_rank=tuple(inter),
-            model_bytes_per_rank=tuple(int(x) for x in model["total"]),
-            model_bytes_sent_inter_node_per_rank=tuple(int(x) for x in model["sent_inter_node"]),
-            tile=plan.tile,
-            ulysses_degree=plan.ulysses_degree,
-            seconds=max(float(r["seconds"]) for r in ranks),
-            bytes_sent_intra_node_per_rank=tuple(s - i for s, i in zip(sent, inter)),
-            model_bytes_sent_intra_node_per_rank=tuple(int(x) for x in model["sent_intra_node"]),
-            bytes_recv_inter_node_per_rank=tuple(inter_recv),
-        ))
+        inter = [
+            sum(n for peer, n in r["sent_to"].items() if g and peer // g != rank // g) for rank, r in enumerate(ranks)
+        ]
+        inter_recv = [
+            sum(n for peer, n in r["recv_from"].items() if g and peer // g != rank // g) for rank, r in enumerate(ranks)
+        ]
+        report.append(
+            CheckMethodResult(
+                method=method,
+                max_abs_err_out=err_out,
+                max_abs_err_grad=max(err_grads),
+                max_abs_err_dq=err_grads[0],
+                max_abs_err_dk=err_grads[1],
+                max_abs_err_dv=err_grads[2],
+                bytes_sent_per_rank=tuple(sent),
+                bytes_recv_per_rank=tuple(recv),
+                bytes_per_rank=tuple(s + r for s, r in zip(sent, recv)),
+                forward_bytes_sent_per_rank=tuple(int(r["forward_sent"]) for r in ranks),
+                messages_sent_per_rank=tuple(int(r["messages_sent"]) for r in ranks),
+                bytes_sent_inter_node_per_rank=tuple(inter),
+                model_bytes_per_rank=tuple(int(x) for x in model["total"]),
+                model_bytes_sent_inter_node_per_rank=tuple(int(x) for x in model["sent_inter_node"]),
+                tile=plan.tile,
+                ulysses_degree=plan.ulysses_degree,
+                seconds=max(float(r["seconds"]) for r in ranks),
+                bytes_sent_intra_node_per_rank=tuple(s - i for s, i in zip(sent, inter)),
+                model_bytes_sent_intra_node_per_rank=tuple(int(x) for x in model["sent_intra_node"]),
+                bytes_recv_inter_node_per_rank=tuple(inter_recv),
+            )
+        )
     return report
 
 
 def make_spec(
-    *, gpus: int, seq: int, heads: int, head_dim: int, causal: bool, dtype: str | torch.dtype,
-    methods: Sequence[str], tile: Sequence[int] | None, ulysses_degree: int | None, gpus_per_node: int | None,
-    batch: int, max_gpus: int = MAX_CHECK_GPUS, node_tile: Sequence[int] | None = None,
+    *,
+    gpus: int,
+    seq: int,
+    heads: int,
+    head_dim: int,
+    causal: bool,
+    dtype: str | torch.dtype,
+    methods: Sequence[str],
+    tile: Sequence[int] | None,
+    ulysses_degree: int | None,
+    gpus_per_node: int | None,
+    batch: int,
+    max_gpus: int = MAX_CHECK_GPUS,
+    node_tile: Sequence[int] | None = None,
 ) -> CheckSpec:
     """Validate the check's arguments (ValueError naming parameter, value and valid range) into a spec."""
     gpus = check_positive_int("gpus", gpus, hi=max_gpus)
@@ -232,16 +294,44 @@ def make_spec(
         raise ValueError(
             f"ulysses_degree={ulysses_degree} does not divide gpus={gpus}: valid values are {divisors(gpus)}"
         )
-    plans = plan_methods(methods, gpus=gpus, heads=heads, head_dim=head_dim, tile=tile,
-                         ulysses_degree=ulysses_degree, gpus_per_node=gpus_per_node, node_tile=node_tile)
-    return CheckSpec(gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, batch=batch, causal=bool(causal),
-                     dtype=name, gpus_per_node=gpus_per_node, plans=plans)
+    plans = plan_methods(
+        methods,
+        gpus=gpus,
+        heads=heads,
+        head_dim=head_dim,
+        tile=tile,
+        ulysses_degree=ulysses_degree,
+        gpus_per_node=gpus_per_node,
+        node_tile=node_tile,
+    )
+    return CheckSpec(
+        gpus=gpus,
+        seq=seq,
+        heads=heads,
+        head_dim=head_dim,
+        batch=batch,
+        causal=bool(causal),
+        dtype=name,
+        gpus_per_node=gpus_per_node,
+        plans=plans,
+    )
 
 
 def run_check(
-    *, gpus: int, seq: int, heads: int, head_dim: int, causal: bool, dtype: str | torch.dtype,
-    methods: Sequence[str] = METHODS, tile: Sequence[int] | None = None, ulysses_degree: int | None = None,
-    gpus_per_node: int | None = None, seed: int = 0, batch: int = 1, timeout_s: float = 300.0,
+    *,
+    gpus: int,
+    seq: int,
+    heads: int,
+    head_dim: int,
+    causal: bool,
+    dtype: str | torch.dtype,
+    methods: Sequence[str] = METHODS,
+    tile: Sequence[int] | None = None,
+    ulysses_degree: int | None = None,
+    gpus_per_node: int | None = None,
+    seed: int = 0,
+    batch: int = 1,
+    timeout_s: float = 300.0,
     node_tile: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the methods for real on ``gpus`` processes and compare with float64 SDPA on the whole sequence.
@@ -274,10 +364,20 @@ def run_check(
         >>> [r["method"] for r in run_check(gpus=2, seq=10, heads=2, head_dim=4, causal=True, dtype="float64")]
         ['ring', 'ulysses', 'usp', 'mesh', 'node_mesh']
     """
-    spec = make_spec(gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal, dtype=dtype,
-                     methods=methods, tile=tile, ulysses_degree=ulysses_degree, gpus_per_node=gpus_per_node,
-                     node_tile=node_tile,
-                     batch=batch)
+    spec = make_spec(
+        gpus=gpus,
+        seq=seq,
+        heads=heads,
+        head_dim=head_dim,
+        causal=causal,
+        dtype=dtype,
+        methods=methods,
+        tile=tile,
+        ulysses_degree=ulysses_degree,
+        gpus_per_node=gpus_per_node,
+        node_tile=node_tile,
+        batch=batch,
+    )
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise ValueError(f"seed={seed!r} is out of range: valid range is 0..2**63-1")
     return [r.to_json() for r in check_results(spec, seed=seed, timeout_s=timeout_s)]
@@ -285,10 +385,17 @@ def run_check(
 
 def check_results(spec: CheckSpec, *, seed: int, timeout_s: float = 300.0) -> list[CheckMethodResult | MethodError]:
     """:func:`run_check` on an already validated :class:`CheckSpec`: typed results, one per planned method."""
-    inputs = make_inputs(batch=spec.batch, heads=spec.heads, seq=spec.seq, head_dim=spec.head_dim,
-                         dtype=spec.torch_dtype, seed=seed)
+    inputs = make_inputs(
+        batch=spec.batch, heads=spec.heads, seq=spec.seq, head_dim=spec.head_dim, dtype=spec.torch_dtype, seed=seed
+    )
     per_rank = []
     if any(p.error is None for p in spec.plans):
-        per_rank = run_workers(check_worker, spec.gpus, spec, inputs, timeout_s=timeout_s,
-                               oom_hint="try a smaller seq, batch or heads (or fewer gpus)")
+        per_rank = run_workers(
+            check_worker,
+            spec.gpus,
+            spec,
+            inputs,
+            timeout_s=timeout_s,
+            oom_hint="try a smaller seq, batch or heads (or fewer gpus)",
+        )
     return combine(spec, inputs, per_rank)

@@ -53,8 +53,15 @@ def _mesh_rank_blocks(gpus: int, tile: tuple[int, int], place: int | None, rotat
 
 
 def planned_blocks(
-    method: str, gpus: int, *, heads: int, tile: Sequence[int] | None = None, ulysses_degree: int | None = None,
-    team_size: int | None = None, gpus_per_node: int | None = None, rotate: bool = True,
+    method: str,
+    gpus: int,
+    *,
+    heads: int,
+    tile: Sequence[int] | None = None,
+    ulysses_degree: int | None = None,
+    team_size: int | None = None,
+    gpus_per_node: int | None = None,
+    rotate: bool = True,
 ) -> np.ndarray:
     """``count[h, i, j]``: how many ranks compute block (Q_i, KV_j) for head h according to the method's plan.
 
@@ -79,7 +86,7 @@ def planned_blocks(
         for rank in range(gpus):
             g, x = divmod(rank, u)  # Ulysses group and member; member x holds heads x*H/u .. (x+1)*H/u - 1
             for gi, gj in group_blocks[g]:
-                count[x * per:(x + 1) * per, gi * u:(gi + 1) * u, gj * u:(gj + 1) * u] += 1
+                count[x * per : (x + 1) * per, gi * u : (gi + 1) * u, gj * u : (gj + 1) * u] += 1
     elif method == "mesh":
         pair = tuple(tile) if tile is not None else choose_tile(gpus, gpus_per_node=gpus_per_node)
         for blocks in _mesh_rank_blocks(gpus, pair, gpus_per_node, rotate):
@@ -104,7 +111,7 @@ def _units(gpus: int, seq: int, order: str) -> tuple[np.ndarray, int]:
     owner = np.empty(padded_length(seq, gpus, order) // unit, dtype=np.int64)
     for r in range(gpus):
         for start, n in rank_ranges(r, gpus, length, order):
-            owner[start // unit:(start + n) // unit] = r
+            owner[start // unit : (start + n) // unit] = r
     return owner, unit
 
 
@@ -129,8 +136,13 @@ def needed_blocks(gpus: int, seq: int, *, causal: bool, order: str | None = None
 
 
 def executed_blocks(
-    calls: Iterable[tuple[Sequence[tuple[int, int]], Sequence[tuple[int, int]], Sequence[int]]], gpus: int,
-    seq: int, *, heads: int, causal: bool, order: str | None = None,
+    calls: Iterable[tuple[Sequence[tuple[int, int]], Sequence[tuple[int, int]], Sequence[int]]],
+    gpus: int,
+    seq: int,
+    *,
+    heads: int,
+    causal: bool,
+    order: str | None = None,
 ) -> np.ndarray:
     """``count[h, i, j]`` from recorded ``attend_ranges`` calls ``(q_ranges, k_ranges, head indices)``: a call
     counts once for chunk pair (i, j) if any of its (query unit, key unit) pairs of those chunks runs."""

@@ -7,7 +7,7 @@ whole sequence from all ranks' chunks and drops the padding.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

@@ -50,11 +50,18 @@ def ring_family_memory(n: int, m: int, c: int, r: int) -> tuple[Terms, Terms]:
 def usp_memory(n: int, m: int, r: int) -> tuple[Terms, Terms]:
     """USP with ring degree r (Ulysses alone: r = 1): head-sharded copies, then Ring's buffers over r ranks."""
     ring_f, ring_b = ring_family_memory(n, m, 1, r)
-    fwd = {"local q, k, v": 3 * n, "all-to-all q, k, v (head-sharded)": 3 * n,
-           **{k: v for k, v in ring_f.items() if k != "local q, k, v"}, "all-to-all out buffer": n}
-    bwd = {"local q, k, v, out, dout": 5 * n, "head-sharded q, k, v, out, dout": 5 * n,
-           **{k: v for k, v in ring_b.items() if k != "local q, k, v, out, dout"},
-           "all-to-all dq, dk, dv buffer": 3 * n}
+    fwd = {
+        "local q, k, v": 3 * n,
+        "all-to-all q, k, v (head-sharded)": 3 * n,
+        **{k: v for k, v in ring_f.items() if k != "local q, k, v"},
+        "all-to-all out buffer": n,
+    }
+    bwd = {
+        "local q, k, v, out, dout": 5 * n,
+        "head-sharded q, k, v, out, dout": 5 * n,
+        **{k: v for k, v in ring_b.items() if k != "local q, k, v, out, dout"},
+        "all-to-all dq, dk, dv buffer": 3 * n,
+    }
     return fwd, bwd
 
 
@@ -83,11 +90,18 @@ def node_mesh_memory(n: int, m: int, a: int, b: int) -> tuple[Terms, Terms]:
     """Node-level Mesh (tile (a, b) over the groups): head-sharded copies from the all-to-all, then Mesh's
     cache of remote super-chunks (each the size of one chunk)."""
     mesh_f, mesh_b = mesh_memory(n, m, a, b)
-    fwd = {"local q, k, v": 3 * n, "all-to-all q, k, v (head-sharded)": 3 * n,
-           **{k: v for k, v in mesh_f.items() if k != "local q, k, v"}, "all-to-all out buffer": n}
-    bwd = {"local q, k, v, out, dout": 5 * n, "head-sharded q, k, v, out, dout": 5 * n,
-           **{k: v for k, v in mesh_b.items() if k != "local q, k, v, out, dout"},
-           "all-to-all dq, dk, dv buffer": 3 * n}
+    fwd = {
+        "local q, k, v": 3 * n,
+        "all-to-all q, k, v (head-sharded)": 3 * n,
+        **{k: v for k, v in mesh_f.items() if k != "local q, k, v"},
+        "all-to-all out buffer": n,
+    }
+    bwd = {
+        "local q, k, v, out, dout": 5 * n,
+        "head-sharded q, k, v, out, dout": 5 * n,
+        **{k: v for k, v in mesh_b.items() if k != "local q, k, v, out, dout"},
+        "all-to-all dq, dk, dv buffer": 3 * n,
+    }
     return fwd, bwd
 
 

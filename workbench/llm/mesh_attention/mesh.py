@@ -28,10 +28,11 @@ Reference: Chen et al., "Mesh-Attention" (arXiv 2512.20968); /work/shared/papers
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
+from workbench.distributed.comm import Comm
 from workbench.llm.mesh_attention.blockwise import (
     attend_ranges,
     attend_ranges_backward,
@@ -41,14 +42,18 @@ from workbench.llm.mesh_attention.blockwise import (
 )
 from workbench.llm.mesh_attention.layout import Ranges, member_ranges, resolve_seq_len
 from workbench.llm.mesh_attention.plan import MeshPlan, choose_tile, greedy_schedule, make_mesh_plan, resolve_order
-from workbench.distributed.comm import Comm
 
 TAG_FETCH, TAG_RETURN = 21, 22
 
 
 def _post_fetches(
-    comm: Comm, plan: MeshPlan, steps: list, q_payload: torch.Tensor, kv_payload: torch.Tensor,
-    q_buffer: torch.Tensor, kv_buffer: torch.Tensor,
+    comm: Comm,
+    plan: MeshPlan,
+    steps: list,
+    q_payload: torch.Tensor,
+    kv_payload: torch.Tensor,
+    q_buffer: torch.Tensor,
+    kv_buffer: torch.Tensor,
 ) -> tuple[object, dict[tuple[str, int], int], dict[int, torch.Tensor], dict[int, torch.Tensor]]:
     """Post one batch: my payloads to the peers that fetch them, receives in the schedule's fetch order.
 
@@ -76,8 +81,17 @@ def _post_fetches(
 
 
 def mesh_forward(
-    comm: Comm, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ranges: Sequence[Ranges], plan: MeshPlan, *,
-    scale: float, causal: bool, seq_len: int, rotate: bool = True,
+    comm: Comm,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    ranges: Sequence[Ranges],
+    plan: MeshPlan,
+    *,
+    scale: float,
+    causal: bool,
+    seq_len: int,
+    rotate: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Forward pass of Mesh-Attention: out [B, H, L, D] and lse [B, H, L] of this rank's queries.
 
@@ -103,8 +117,9 @@ def mesh_forward(
         elif step.op == "compute":
             r, c = step.row, step.col
             kv_c = kv_of[c]
-            blk = attend_ranges(q_of[r], kv_c[0], kv_c[1], ranges[rows[r]], ranges[cols[c]],
-                                scale=scale, causal=causal, seq_len=seq_len)
+            blk = attend_ranges(
+                q_of[r], kv_c[0], kv_c[1], ranges[rows[r]], ranges[cols[c]], scale=scale, causal=causal, seq_len=seq_len
+            )
             acc[r] = blk if r not in acc else merge_partials(*acc[r], *blk)
         elif step.op == "send":  # row step.row is complete: its partial leaves now (overlapped with compute)
             returns.post(rows, my_row, step.row, packed(step.row), q.new_empty(*q.shape[:-1], q.shape[-1] + 1))
@@ -170,16 +185,30 @@ class _Returns:
         if self.rotate:
             return [self.finish(group, my) for group, my, _ in groups]
         bufs = [[torch.empty_like(like) for _ in range(1, len(group))] for group, _, like in groups]
-        recvs = [(buf, group[(my + s) % len(group)]) for (group, my, _), gb in zip(groups, bufs)
-                 for s, buf in enumerate(gb, start=1)]
+        recvs = [
+            (buf, group[(my + s) % len(group)])
+            for (group, my, _), gb in zip(groups, bufs)
+            for s, buf in enumerate(gb, start=1)
+        ]
         if self.queued or recvs:
             self.comm.p2p(self.queued, recvs, tag=TAG_RETURN).wait()
         return bufs
 
 
 def mesh_backward(
-    comm: Comm, dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
-    lse: torch.Tensor, ranges: Sequence[Ranges], plan: MeshPlan, *, scale: float, causal: bool, seq_len: int,
+    comm: Comm,
+    dout: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    ranges: Sequence[Ranges],
+    plan: MeshPlan,
+    *,
+    scale: float,
+    causal: bool,
+    seq_len: int,
     rotate: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Backward pass of Mesh-Attention: dq, dk, dv of this rank's chunk ([B, H, L, D] each)."""
@@ -196,8 +225,12 @@ def mesh_backward(
     pending, index, q_bufs, kv_bufs = _post_fetches(comm, plan, steps, q_pack, kv, q_pack, kv)
 
     def unpack(pack: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        return (pack[:n].view(shape), pack[n:2 * n].view(shape), pack[2 * n:2 * n + m].view(rows_shape),
-                pack[2 * n + m:].view(rows_shape))
+        return (
+            pack[:n].view(shape),
+            pack[n : 2 * n].view(shape),
+            pack[2 * n : 2 * n + m].view(rows_shape),
+            pack[2 * n + m :].view(rows_shape),
+        )
 
     q_of = {my_row: (q, dout, lse, delta)}
     kv_of = {my_col: kv}
@@ -215,9 +248,19 @@ def mesh_backward(
             r, c = step.row, step.col
             q_r, dout_r, lse_r, delta_r = q_of[r]
             kv_c = kv_of[c]
-            g_q, g_k, g_v = attend_ranges_backward(dout_r, q_r, kv_c[0], kv_c[1], delta_r, lse_r,
-                                                   ranges[rows[r]], ranges[cols[c]], scale=scale, causal=causal,
-                                                   seq_len=seq_len)
+            g_q, g_k, g_v = attend_ranges_backward(
+                dout_r,
+                q_r,
+                kv_c[0],
+                kv_c[1],
+                delta_r,
+                lse_r,
+                ranges[rows[r]],
+                ranges[cols[c]],
+                scale=scale,
+                causal=causal,
+                seq_len=seq_len,
+            )
             dq_acc[r] = g_q if r not in dq_acc else dq_acc[r] + g_q
             g_kv = torch.stack([g_k, g_v])
             dkv_acc[c] = g_kv if c not in dkv_acc else dkv_acc[c] + g_kv
@@ -239,8 +282,7 @@ class _MeshFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, comm, ranges, plan, scale, causal, seq_len, rotate):  # type: ignore[override]
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-        out, lse = mesh_forward(comm, q, k, v, ranges, plan, scale=scale, causal=causal, seq_len=seq_len,
-                                rotate=rotate)
+        out, lse = mesh_forward(comm, q, k, v, ranges, plan, scale=scale, causal=causal, seq_len=seq_len, rotate=rotate)
         ctx.save_for_backward(q, k, v, out, lse)
         ctx.args = (comm, ranges, plan, scale, causal, seq_len, rotate)
         return out
@@ -249,15 +291,37 @@ class _MeshFn(torch.autograd.Function):
     def backward(ctx, dout):  # type: ignore[override]
         q, k, v, out, lse = ctx.saved_tensors
         comm, ranges, plan, scale, causal, seq_len, rotate = ctx.args
-        dq, dk, dv = mesh_backward(comm, dout.contiguous(), q, k, v, out, lse, ranges, plan, scale=scale,
-                                   causal=causal, seq_len=seq_len, rotate=rotate)
+        dq, dk, dv = mesh_backward(
+            comm,
+            dout.contiguous(),
+            q,
+            k,
+            v,
+            out,
+            lse,
+            ranges,
+            plan,
+            scale=scale,
+            causal=causal,
+            seq_len=seq_len,
+            rotate=rotate,
+        )
         return dq, dk, dv, None, None, None, None, None, None, None
 
 
 def mesh_attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, comm: Comm, *, causal: bool = False,
-    tile: tuple[int, int] | None = None, gpus_per_node: int | None = None, seq_len: int | None = None,
-    order: str | None = None, scale: float | None = None, kv_rotation: bool = True,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    comm: Comm,
+    *,
+    causal: bool = False,
+    tile: tuple[int, int] | None = None,
+    gpus_per_node: int | None = None,
+    seq_len: int | None = None,
+    order: str | None = None,
+    scale: float | None = None,
+    kv_rotation: bool = True,
 ) -> torch.Tensor:
     """Mesh-Attention over ``comm`` on this rank's sequence chunk; differentiable.
 
@@ -285,5 +349,6 @@ def mesh_attention(
     length = q.shape[2]
     seq_len = resolve_seq_len(seq_len, comm.size, length, order)
     ranges = member_ranges(comm.size, length, order)
-    return _MeshFn.apply(q, k, v, comm, ranges, plan, default_scale(q.shape[-1], scale), causal, seq_len,
-                         bool(kv_rotation))
+    return _MeshFn.apply(
+        q, k, v, comm, ranges, plan, default_scale(q.shape[-1], scale), causal, seq_len, bool(kv_rotation)
+    )

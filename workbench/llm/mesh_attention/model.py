@@ -51,12 +51,14 @@ messages per rank) takes ~50-75 ms.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 
+from workbench.cluster import ClusterSpec
 from workbench.llm.mesh_attention.config import DTYPE_BYTES, MeshAttentionConfig
 from workbench.llm.mesh_attention.memory import (
     mesh_memory,
@@ -82,7 +84,6 @@ from workbench.llm.mesh_attention.startrail import (
 )
 from workbench.llm.mesh_attention.timeline import ring_backward_pass, ring_forward_pass, tile_timeline
 from workbench.llm.mesh_attention.volume import mesh_off_node, predict_bytes_per_rank, resolve_method_params
-from workbench.cluster import ClusterSpec
 
 __all__ = [
     "MODEL_METHODS",
@@ -199,11 +200,15 @@ def _check_int(name: str, value: object) -> int:
 def _check_inputs(method, gpus, seq, heads, head_dim, batch, causal, dtype_bytes, cluster, topology_aware):
     if method not in MODEL_METHODS:
         raise ValueError(f"method={method!r} is unknown: valid values are {', '.join(MODEL_METHODS)}")
-    values = {name: _check_int(name, v) for name, v in
-              (("gpus", gpus), ("seq", seq), ("heads", heads), ("head_dim", head_dim), ("batch", batch))}
+    values = {
+        name: _check_int(name, v)
+        for name, v in (("gpus", gpus), ("seq", seq), ("heads", heads), ("head_dim", head_dim), ("batch", batch))
+    }
     if isinstance(dtype_bytes, bool) or dtype_bytes not in ELEMENT_BYTES:
-        raise ValueError(f"dtype_bytes={dtype_bytes!r} is not allowed: valid values are {ELEMENT_BYTES} "
-                         f"(bytes of {', '.join(DTYPE_BYTES)})")
+        raise ValueError(
+            f"dtype_bytes={dtype_bytes!r} is not allowed: valid values are {ELEMENT_BYTES} "
+            f"(bytes of {', '.join(DTYPE_BYTES)})"
+        )
     for name, flag in (("causal", causal), ("topology_aware", topology_aware)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name}={flag!r} must be a bool")
@@ -257,7 +262,7 @@ def _ring_time(gpus, shape, blk_f, blk_b, cluster) -> tuple[_Pass, _Pass]:
 def _usp_time(gpus, u, shape, blk_f, blk_b, cluster) -> tuple[_Pass, _Pass]:
     """USP (Ulysses is u = P): all-to-all, ring over r = P/u ranks with u-fold blocks, all-to-all back."""
     r = gpus // u
-    n, m, e = shape.n, shape.m, shape.e
+    n, e = shape.n, shape.e
     per_peer = n // u  # elements of one tensor a rank sends to one group peer
     a2a = functools.partial(_all_to_all_seconds, u, gpus, cluster=cluster)
     members = np.arange(0, gpus, u)  # ring of group position 0: ranks 0, u, 2u, ... (others are shifts)
@@ -329,9 +334,14 @@ def _tile_program(a: int, b: int, backward: bool) -> _TileProgram:
             raise NotImplementedError(f"schedule op {s.op!r} is not modelled")
     arr = functools.partial(np.asarray, dtype=np.int64)
     return _TileProgram(
-        fetch_kind=tuple(k for k, _ in fetches), fetch_idx=arr([i for _, i in fetches]),
-        wait_order=arr(wait_order), segment_waits=arr(seg_waits), segment_blocks=arr(seg_blocks),
-        send_kind=tuple(send_kind), send_idx=arr(send_idx), send_after=arr(send_after),
+        fetch_kind=tuple(k for k, _ in fetches),
+        fetch_idx=arr([i for _, i in fetches]),
+        wait_order=arr(wait_order),
+        segment_waits=arr(seg_waits),
+        segment_blocks=arr(seg_blocks),
+        send_kind=tuple(send_kind),
+        send_idx=arr(send_idx),
+        send_after=arr(send_after),
     )
 
 
@@ -347,8 +357,9 @@ def _mesh_message_elements(shape: _Shape, backward: bool) -> dict[str, int]:
 _ROW_KINDS = ("q", "out", "dq")  # program entries addressed by tile row (Q side); the rest by column (KV side)
 
 
-def _mesh_gather(values_at_cell: np.ndarray, kinds: tuple[str, ...], idx: np.ndarray, mesh, I: np.ndarray,
-                 J: np.ndarray, sign: int) -> np.ndarray:
+def _mesh_gather(
+    values_at_cell: np.ndarray, kinds: tuple[str, ...], idx: np.ndarray, mesh, I: np.ndarray, J: np.ndarray, sign: int
+) -> np.ndarray:
     """``values_at_cell`` at the grid cell each program entry addresses, for every rank: [P, X] (rank-major).
 
     ``sign=+1``: the peer the rank at (I, J) fetches from / sends to (row entry x: cell (I, (J + x) mod a);
@@ -387,16 +398,22 @@ def _mesh_pass(mesh, shape, block_s, cluster, backward: bool) -> _Pass:
     # ranks with the same link class for every fetch and send share one timeline: simulate each pattern once
     # (a handful under the topology-aware placement, at most P)
     packed = np.packbits(inter, axis=1)  # [P, bytes]
-    _, first, pattern = np.unique(packed.view(np.dtype((np.void, packed.shape[1]))).ravel(),
-                                  return_index=True, return_inverse=True)
+    _, first, pattern = np.unique(
+        packed.view(np.dtype((np.void, packed.shape[1]))).ravel(), return_index=True, return_inverse=True
+    )
     flags = inter[first].T  # [F+X, U]
     sizes = _mesh_message_elements(shape, backward)
     nbytes = np.array([sizes[k] * e for k in kinds], dtype=np.float64)[:, None]
     seconds = np.where(flags, cluster.message_seconds(nbytes, True), cluster.message_seconds(nbytes, False))
     tt = tile_timeline(
-        fetch_seconds=seconds[:F], fetch_queue=flags[:F].astype(np.int64),
-        wait_order=prog.wait_order, segment_waits=prog.segment_waits, segment_seconds=prog.segment_blocks * block_s,
-        send_after_segment=prog.send_after, send_seconds=seconds[F:], send_queue=flags[F:].astype(np.int64),
+        fetch_seconds=seconds[:F],
+        fetch_queue=flags[:F].astype(np.int64),
+        wait_order=prog.wait_order,
+        segment_waits=prog.segment_waits,
+        segment_seconds=prog.segment_blocks * block_s,
+        send_after_segment=prog.send_after,
+        send_seconds=seconds[F:],
+        send_queue=flags[F:].astype(np.int64),
     )
     finish = tt.compute_end[pattern]
     if X:
@@ -413,8 +430,9 @@ def _mesh_pass(mesh, shape, block_s, cluster, backward: bool) -> _Pass:
 # ----------------------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=1024)
 def _resolve(method: str, gpus: int, heads: int, tile, u, gpus_per_node, head_dim: int):
-    return resolve_method_params(method, gpus=gpus, heads=heads, tile=tile, ulysses_degree=u,
-                                 gpus_per_node=gpus_per_node, head_dim=head_dim)
+    return resolve_method_params(
+        method, gpus=gpus, heads=heads, tile=tile, ulysses_degree=u, gpus_per_node=gpus_per_node, head_dim=head_dim
+    )
 
 
 @functools.lru_cache(maxsize=128)
@@ -485,15 +503,18 @@ def model_attention(
     length = local_length(seq, gpus, resolve_order(None, causal))
     n = batch * heads * length * head_dim
     shape = _Shape(n=n, m=batch * heads * length, e=dtype_bytes)
-    blk_f = cluster.compute_seconds(block_flops(batch=batch, heads=heads, local_len=length, head_dim=head_dim,
-                                                causal=causal, gpus=gpus))
+    blk_f = cluster.compute_seconds(
+        block_flops(batch=batch, heads=heads, local_len=length, head_dim=head_dim, causal=causal, gpus=gpus)
+    )
     blk_b = BACKWARD_FLOP_FACTOR * blk_f
 
     tile_ab = u = c = None
     if method == "startrail":
         if team_size is None:
-            options = [_model_startrail(gpus, cc, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal)
-                       for cc in startrail_team_sizes(gpus, g)]
+            options = [
+                _model_startrail(gpus, cc, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal)
+                for cc in startrail_team_sizes(gpus, g)
+            ]
             return min(options, key=lambda res: res.total_seconds)  # ties: the smaller C (listed first)
         c = check_team_size(team_size, gpus, g)
         return _model_startrail(gpus, c, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal)
@@ -503,10 +524,19 @@ def model_attention(
     tile_ab, u = _resolve(method, gpus, heads, tile, ulysses_degree if with_u else None, g, head_dim)
     if method == "mesh" and not topology_aware and tile is None:
         tile_ab, _ = _resolve(method, gpus, heads, None, None, None, head_dim)
-    vol = predict_bytes_per_rank(method, gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
-                                 dtype_bytes=dtype_bytes, batch=batch,
-                                 tile=tile_ab if method in ("mesh", "node_mesh") else None,
-                                 ulysses_degree=u if with_u else None, gpus_per_node=g)
+    vol = predict_bytes_per_rank(
+        method,
+        gpus=gpus,
+        seq=seq,
+        heads=heads,
+        head_dim=head_dim,
+        causal=causal,
+        dtype_bytes=dtype_bytes,
+        batch=batch,
+        tile=tile_ab if method in ("mesh", "node_mesh") else None,
+        ulysses_degree=u if with_u else None,
+        gpus_per_node=g,
+    )
     if method == "ring":
         fwd, bwd = _ring_time(gpus, shape, blk_f, blk_b, cluster)
         memory = ring_family_memory(shape.n, shape.m, 1, gpus)
@@ -556,8 +586,17 @@ def _node_mesh_time(gpus, u, tile, shape, blk_f, blk_b, cluster, topology_aware)
 
 
 def _model_startrail(gpus, c, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal):
-    vol = startrail_bytes_per_rank(gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
-                                   dtype_bytes=shape.e, team_size=c, batch=batch, gpus_per_node=cluster.gpus_per_node)
+    vol = startrail_bytes_per_rank(
+        gpus=gpus,
+        seq=seq,
+        heads=heads,
+        head_dim=head_dim,
+        causal=causal,
+        dtype_bytes=shape.e,
+        team_size=c,
+        batch=batch,
+        gpus_per_node=cluster.gpus_per_node,
+    )
     f, b = startrail_pass_times(gpus, c, shape.n, shape.m, shape.e, blk_f, blk_b, cluster)
     fwd, bwd = (_Pass(np.full(gpus, t.total), t.compute, t.comm) for t in (f, b))
     memory = ring_family_memory(shape.n, shape.m, c, gpus // (c * c))
@@ -570,15 +609,25 @@ def _result(method, gpus, tile, u, c, vol, memory, e, fwd: _Pass, bwd: _Pass) ->
     compute = fwd.compute + bwd.compute
     total = f_total + b_total
     return AttentionModelResult(
-        method=method, gpus=gpus, tile=tuple(tile) if tile is not None else None, ulysses_degree=u, team_size=c,
+        method=method,
+        gpus=gpus,
+        tile=tuple(tile) if tile is not None else None,
+        ulysses_degree=u,
+        team_size=c,
         bytes_per_rank=np.asarray(vol["total"], dtype=np.int64),
         bytes_sent_per_rank=np.asarray(vol["sent"], dtype=np.int64),
         peak_memory_bytes=np.full(gpus, sum(terms.values()), dtype=np.int64),
-        memory_terms=MappingProxyType(terms), compute_seconds=compute, comm_seconds=fwd.comm + bwd.comm,
-        exposed_comm_seconds=total - compute, total_seconds=total, forward_seconds=f_total,
-        backward_seconds=b_total, seconds_per_rank=fwd.finish + bwd.finish,
-        bytes_sent_inter_node_per_rank=(np.asarray(vol["sent_inter_node"], dtype=np.int64)
-                                        if "sent_inter_node" in vol else None),
+        memory_terms=MappingProxyType(terms),
+        compute_seconds=compute,
+        comm_seconds=fwd.comm + bwd.comm,
+        exposed_comm_seconds=total - compute,
+        total_seconds=total,
+        forward_seconds=f_total,
+        backward_seconds=b_total,
+        seconds_per_rank=fwd.finish + bwd.finish,
+        bytes_sent_inter_node_per_rank=(
+            np.asarray(vol["sent_inter_node"], dtype=np.int64) if "sent_inter_node" in vol else None
+        ),
     )
 
 
@@ -593,8 +642,12 @@ def sweep_gpus(method: ModelMethod, gpus_list: Sequence[int], **kwargs) -> Atten
     results = tuple(model_attention(method, gpus=p, **kwargs) for p in gpus_list)
     col = lambda f: np.array([f(r) for r in results])  # noqa: E731
     return AttentionSweep(
-        method=method, gpus=col(lambda r: r.gpus), total_seconds=col(lambda r: r.total_seconds),
-        compute_seconds=col(lambda r: r.compute_seconds), exposed_comm_seconds=col(lambda r: r.exposed_comm_seconds),
+        method=method,
+        gpus=col(lambda r: r.gpus),
+        total_seconds=col(lambda r: r.total_seconds),
+        compute_seconds=col(lambda r: r.compute_seconds),
+        exposed_comm_seconds=col(lambda r: r.exposed_comm_seconds),
         bytes_per_rank=col(lambda r: int(r.bytes_per_rank.max())),
-        peak_memory_bytes=col(lambda r: int(r.peak_memory_bytes.max())), results=results,
+        peak_memory_bytes=col(lambda r: int(r.peak_memory_bytes.max())),
+        results=results,
     )

@@ -53,8 +53,17 @@ def node_mesh_comms(comm: Comm, degree: int) -> tuple[Comm, Comm]:
 
 
 def node_mesh_forward(
-    comm: Comm, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ranges: Sequence[Ranges], plan: MeshPlan, *,
-    degree: int, scale: float, causal: bool, seq_len: int,
+    comm: Comm,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    ranges: Sequence[Ranges],
+    plan: MeshPlan,
+    *,
+    degree: int,
+    scale: float,
+    causal: bool,
+    seq_len: int,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
     """Forward pass. Returns out [B, H, L, D] and the head-sharded state (q, k, v, out, lse of the super-chunk)."""
     ulysses, mesh = node_mesh_comms(comm, degree)
@@ -71,8 +80,16 @@ def node_mesh_forward(
 
 
 def node_mesh_backward(
-    comm: Comm, dout: torch.Tensor, state: Sequence[torch.Tensor], ranges: Sequence[Ranges], plan: MeshPlan, *,
-    degree: int, scale: float, causal: bool, seq_len: int,
+    comm: Comm,
+    dout: torch.Tensor,
+    state: Sequence[torch.Tensor],
+    ranges: Sequence[Ranges],
+    plan: MeshPlan,
+    *,
+    degree: int,
+    scale: float,
+    causal: bool,
+    seq_len: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Backward pass: dout [B, H, L, D] -> dq, dk, dv [B, H, L, D]."""
     ulysses, mesh = node_mesh_comms(comm, degree)
@@ -82,10 +99,22 @@ def node_mesh_backward(
     dout_h = seq_to_heads(ulysses, dout[None])[0]  # [B, H/u, u*L, D]
     if perm is not None:
         dout_h = dout_h.index_select(-2, perm)
-    grads = torch.stack(mesh_backward(
-        mesh, dout_h.contiguous(), q_h, k_h, v_h, out_h, lse_h, merged, plan, scale=scale, causal=causal,
-        seq_len=seq_len,
-    ))  # [3, B, H/u, u*L, D]
+    grads = torch.stack(
+        mesh_backward(
+            mesh,
+            dout_h.contiguous(),
+            q_h,
+            k_h,
+            v_h,
+            out_h,
+            lse_h,
+            merged,
+            plan,
+            scale=scale,
+            causal=causal,
+            seq_len=seq_len,
+        )
+    )  # [3, B, H/u, u*L, D]
     if perm is not None:
         grads = grads.index_select(-2, inverse(perm))
     dq, dk, dv = heads_to_seq(ulysses, grads)
@@ -95,8 +124,9 @@ def node_mesh_backward(
 class _NodeMeshFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, comm, ranges, plan, degree, scale, causal, seq_len):  # type: ignore[override]
-        out, state = node_mesh_forward(comm, q, k, v, ranges, plan, degree=degree, scale=scale, causal=causal,
-                                       seq_len=seq_len)
+        out, state = node_mesh_forward(
+            comm, q, k, v, ranges, plan, degree=degree, scale=scale, causal=causal, seq_len=seq_len
+        )
         ctx.save_for_backward(*state)
         ctx.args = (comm, ranges, plan, degree, scale, causal, seq_len)
         return out
@@ -104,15 +134,33 @@ class _NodeMeshFn(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dout):  # type: ignore[override]
         comm, ranges, plan, degree, scale, causal, seq_len = ctx.args
-        dq, dk, dv = node_mesh_backward(comm, dout.contiguous(), ctx.saved_tensors, ranges, plan, degree=degree,
-                                        scale=scale, causal=causal, seq_len=seq_len)
+        dq, dk, dv = node_mesh_backward(
+            comm,
+            dout.contiguous(),
+            ctx.saved_tensors,
+            ranges,
+            plan,
+            degree=degree,
+            scale=scale,
+            causal=causal,
+            seq_len=seq_len,
+        )
         return dq, dk, dv, None, None, None, None, None, None, None
 
 
 def node_mesh_attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, comm: Comm, *, causal: bool = False,
-    ulysses_degree: int | None = None, tile: tuple[int, int] | None = None, gpus_per_node: int | None = None,
-    seq_len: int | None = None, order: str | None = None, scale: float | None = None,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    comm: Comm,
+    *,
+    causal: bool = False,
+    ulysses_degree: int | None = None,
+    tile: tuple[int, int] | None = None,
+    gpus_per_node: int | None = None,
+    seq_len: int | None = None,
+    order: str | None = None,
+    scale: float | None = None,
 ) -> torch.Tensor:
     """Node-level Mesh (Ulysses degree u inside nodes x Mesh over the P/u groups); differentiable.
 
@@ -151,5 +199,15 @@ def node_mesh_attention(
     length = q.shape[2]
     seq_len = resolve_seq_len(seq_len, comm.size, length, order)
     ranges = member_ranges(comm.size, length, order)
-    return _NodeMeshFn.apply(q.contiguous(), k.contiguous(), v.contiguous(), comm, ranges, plan, degree,
-                             default_scale(q.shape[-1], scale), causal, seq_len)
+    return _NodeMeshFn.apply(
+        q.contiguous(),
+        k.contiguous(),
+        v.contiguous(),
+        comm,
+        ranges,
+        plan,
+        degree,
+        default_scale(q.shape[-1], scale),
+        causal,
+        seq_len,
+    )

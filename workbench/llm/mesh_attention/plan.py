@@ -20,8 +20,9 @@ query rows produce zero output and zero gradient.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, Sequence
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -452,6 +453,7 @@ def greedy_schedule(
             res_kv.add(idx)
             ready = [(r, idx) for r in res_q]
         while ready:
+
             def urgency(blk: tuple[int, int]) -> tuple[int, int, int]:
                 r_left = row_left[blk[0]] if blk[0] != row or backward else b + a + 1
                 c_left = col_left[blk[1]] if backward and blk[1] != col else b + a + 1
@@ -484,4 +486,3 @@ def block_count(gpus: int, *, causal: bool, order: str | None = None) -> float:
     if order == "zigzag":
         return 0.5
     return (gpus * (gpus - 1) / 2 + gpus / 2) / (gpus * gpus)
-

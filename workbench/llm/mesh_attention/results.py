@@ -4,7 +4,6 @@ both use them without importing each other)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
 
 from workbench.results import Result
 
@@ -61,7 +60,7 @@ class CheckMethodResult(Result):
     bytes_recv_inter_node_per_rank: tuple[int, ...] = ()
 
 
-MethodResult = Union[CheckMethodResult, ModelMethodResult, MethodError]
+MethodResult = CheckMethodResult | ModelMethodResult | MethodError
 
 
 @dataclass(frozen=True, kw_only=True)

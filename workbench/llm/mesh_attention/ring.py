@@ -17,10 +17,11 @@ https://github.com/zhuzilin/ring-flash-attention (zigzag_ring_flash_attn.py).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
+from workbench.distributed.comm import Comm
 from workbench.llm.mesh_attention.blockwise import (
     attend_ranges,
     attend_ranges_backward,
@@ -30,14 +31,20 @@ from workbench.llm.mesh_attention.blockwise import (
 )
 from workbench.llm.mesh_attention.layout import Ranges, member_ranges, resolve_seq_len
 from workbench.llm.mesh_attention.plan import resolve_order, ring_source
-from workbench.distributed.comm import Comm
 
 TAG_KV, TAG_DKV = 11, 12
 
 
 def ring_forward(
-    comm: Comm, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ranges: Sequence[Ranges], *,
-    scale: float, causal: bool, seq_len: int,
+    comm: Comm,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    ranges: Sequence[Ranges],
+    *,
+    scale: float,
+    causal: bool,
+    seq_len: int,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Forward pass of Ring-Attention on this member's chunk.
 
@@ -72,8 +79,18 @@ def ring_forward(
 
 
 def ring_backward(
-    comm: Comm, dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
-    lse: torch.Tensor, ranges: Sequence[Ranges], *, scale: float, causal: bool, seq_len: int,
+    comm: Comm,
+    dout: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    ranges: Sequence[Ranges],
+    *,
+    scale: float,
+    causal: bool,
+    seq_len: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Backward pass of Ring-Attention: returns dq, dk, dv of the local chunk ([B, H, L, D] each).
 
@@ -93,7 +110,17 @@ def ring_backward(
             buf = torch.empty_like(kv)
             kv_pending = comm.p2p([(kv, nxt)], [(buf, prv)], tag=TAG_KV)
         g_q, g_k, g_v = attend_ranges_backward(
-            dout, q, kv[0], kv[1], delta, lse, ranges[me], ranges[src], scale=scale, causal=causal, seq_len=seq_len,
+            dout,
+            q,
+            kv[0],
+            kv[1],
+            delta,
+            lse,
+            ranges[me],
+            ranges[src],
+            scale=scale,
+            causal=causal,
+            seq_len=seq_len,
         )
         dq += g_q
         contrib = torch.stack([g_k, g_v])  # [2, B, H, L, D]
@@ -135,8 +162,15 @@ class _RingFn(torch.autograd.Function):
 
 
 def ring_attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, comm: Comm, *, causal: bool = False,
-    seq_len: int | None = None, order: str | None = None, scale: float | None = None,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    comm: Comm,
+    *,
+    causal: bool = False,
+    seq_len: int | None = None,
+    order: str | None = None,
+    scale: float | None = None,
 ) -> torch.Tensor:
     """Ring-Attention over ``comm`` on this rank's sequence chunk; differentiable.
 

@@ -11,16 +11,33 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.llm.mesh_attention.config import MeshAttentionConfig
-from workbench.llm.mesh_attention.results import (CHECK_METHODS, MODEL_METHODS, CheckMethodResult, MeshAttentionResult,
-                                                  MethodError, ModelMethodResult)
+from workbench.llm.mesh_attention.results import (
+    CHECK_METHODS,
+    MODEL_METHODS,
+    CheckMethodResult,
+    MeshAttentionResult,
+    MethodError,
+    ModelMethodResult,
+)
 from workbench.registry import Technique
 
-__all__ = ["CHECK_METHODS", "MODEL_METHODS", "MethodError", "ModelMethodResult", "CheckMethodResult",
-           "MeshAttentionResult", "model_results", "run", "format_table", "TECHNIQUE"]
+__all__ = [
+    "CHECK_METHODS",
+    "MODEL_METHODS",
+    "MethodError",
+    "ModelMethodResult",
+    "CheckMethodResult",
+    "MeshAttentionResult",
+    "model_results",
+    "run",
+    "format_table",
+    "TECHNIQUE",
+]
 
 
-def model_results(config: MeshAttentionConfig, methods: tuple[str, ...] = MODEL_METHODS
-                  ) -> list[ModelMethodResult | MethodError]:
+def model_results(
+    config: MeshAttentionConfig, methods: tuple[str, ...] = MODEL_METHODS
+) -> list[ModelMethodResult | MethodError]:
     """Cluster-model results per method: bytes, peak memory and step time (each ``model_*``)."""
     from workbench.llm.mesh_attention.model import model_attention
 
@@ -28,38 +45,57 @@ def model_results(config: MeshAttentionConfig, methods: tuple[str, ...] = MODEL_
     for method in methods:
         try:
             r = model_attention(
-                method, gpus=config.gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim,
-                causal=config.causal, dtype_bytes=config.dtype_bytes, cluster=config.cluster, batch=config.batch,
-                tile=config.tile if method == "mesh" else None, ulysses_degree=config.ulysses_degree or None,
+                method,
+                gpus=config.gpus,
+                seq=config.seq,
+                heads=config.heads,
+                head_dim=config.head_dim,
+                causal=config.causal,
+                dtype_bytes=config.dtype_bytes,
+                cluster=config.cluster,
+                batch=config.batch,
+                tile=config.tile if method == "mesh" else None,
+                ulysses_degree=config.ulysses_degree or None,
             )
         except ValueError as exc:
             out.append(MethodError(method=method, error=str(exc)))
             continue
-        out.append(ModelMethodResult(
-            method=method,
-            tile=tuple(r.tile) if r.tile is not None else None,
-            model_bytes_per_rank=tuple(int(x) for x in r.bytes_per_rank),
-            model_peak_memory_bytes=int(max(r.peak_memory_bytes)),
-            model_seconds=float(r.total_seconds),
-            model_compute_seconds=float(r.compute_seconds),
-            model_exposed_comm_seconds=float(r.exposed_comm_seconds),
-            model_bytes_sent_inter_node_per_rank=tuple(int(x) for x in r.bytes_sent_inter_node_per_rank),
-            ulysses_degree=r.ulysses_degree,
-        ))
+        out.append(
+            ModelMethodResult(
+                method=method,
+                tile=tuple(r.tile) if r.tile is not None else None,
+                model_bytes_per_rank=tuple(int(x) for x in r.bytes_per_rank),
+                model_peak_memory_bytes=int(max(r.peak_memory_bytes)),
+                model_seconds=float(r.total_seconds),
+                model_compute_seconds=float(r.compute_seconds),
+                model_exposed_comm_seconds=float(r.exposed_comm_seconds),
+                model_bytes_sent_inter_node_per_rank=tuple(int(x) for x in r.bytes_sent_inter_node_per_rank),
+                ulysses_degree=r.ulysses_degree,
+            )
+        )
     return out
 
 
 def run(config: MeshAttentionConfig) -> MeshAttentionResult:
     """Run ``config``: the real check on ``config.gpus`` processes, or the cluster model (JSON keys in the README)."""
-    head = dict(mode=config.mode, gpus=config.gpus, seq=config.seq, heads=config.heads, head_dim=config.head_dim,
-                causal=config.causal, dtype=config.dtype)
+    head = dict(
+        mode=config.mode,
+        gpus=config.gpus,
+        seq=config.seq,
+        heads=config.heads,
+        head_dim=config.head_dim,
+        causal=config.causal,
+        dtype=config.dtype,
+    )
     if config.mode == "model":
-        return MeshAttentionResult(**head, label="cluster model (nothing was run)",
-                                   results=tuple(model_results(config)))
+        return MeshAttentionResult(
+            **head, label="cluster model (nothing was run)", results=tuple(model_results(config))
+        )
     from workbench.llm.mesh_attention.check import CheckSpec, check_results
 
-    results = check_results(CheckSpec.from_config(config, methods=CHECK_METHODS), seed=config.seed,
-                            timeout_s=config.timeout_s)
+    results = check_results(
+        CheckSpec.from_config(config, methods=CHECK_METHODS), seed=config.seed, timeout_s=config.timeout_s
+    )
     return MeshAttentionResult(**head, label=f"real run on {config.gpus} processes (gloo)", results=tuple(results))
 
 
@@ -73,8 +109,10 @@ def _fmt_bytes(n: float) -> str:
 
 def format_table(result: dict[str, Any]) -> str:
     """A text table of a run's results (one row per method)."""
-    lines = [f"mesh-attention  mode={result['mode']}  gpus={result['gpus']}  seq={result['seq']}  "
-             f"heads={result['heads']}  head_dim={result['head_dim']}  causal={result['causal']}  ({result['label']})"]
+    lines = [
+        f"mesh-attention  mode={result['mode']}  gpus={result['gpus']}  seq={result['seq']}  "
+        f"heads={result['heads']}  head_dim={result['head_dim']}  causal={result['causal']}  ({result['label']})"
+    ]
     if result["mode"] == "check":
         lines.append(f"{'method':<10}{'tile':>10}{'err out':>12}{'err grad':>12}{'max bytes/rank':>16}{'model':>12}")
         for r in result["results"]:
@@ -82,19 +120,25 @@ def format_table(result: dict[str, Any]) -> str:
                 lines.append(f"{r['method']:<10}  error: {r['error']}")
                 continue
             tile = "x".join(map(str, r["tile"])) if r.get("tile") else f"u={r.get('ulysses_degree')}"
-            lines.append(f"{r['method']:<10}{tile:>10}{r['max_abs_err_out']:>12.2e}{r['max_abs_err_grad']:>12.2e}"
-                         f"{_fmt_bytes(max(r['bytes_per_rank'])):>16}{_fmt_bytes(max(r['model_bytes_per_rank'])):>12}")
+            lines.append(
+                f"{r['method']:<10}{tile:>10}{r['max_abs_err_out']:>12.2e}{r['max_abs_err_grad']:>12.2e}"
+                f"{_fmt_bytes(max(r['bytes_per_rank'])):>16}{_fmt_bytes(max(r['model_bytes_per_rank'])):>12}"
+            )
     else:
-        lines.append(f"{'method':<10}{'tile':>10}{'bytes/rank':>12}{'peak mem':>12}{'compute s':>12}"
-                     f"{'exposed s':>12}{'step s':>12}")
+        lines.append(
+            f"{'method':<10}{'tile':>10}{'bytes/rank':>12}{'peak mem':>12}{'compute s':>12}"
+            f"{'exposed s':>12}{'step s':>12}"
+        )
         for r in result["results"]:
             if "error" in r:
                 lines.append(f"{r['method']:<10}  error: {r['error']}")
                 continue
             tile = "x".join(map(str, r["tile"])) if r["tile"] else "-"
-            lines.append(f"{r['method']:<10}{tile:>10}{_fmt_bytes(max(r['model_bytes_per_rank'])):>12}"
-                         f"{_fmt_bytes(r['model_peak_memory_bytes']):>12}{r['model_compute_seconds']:>12.4g}"
-                         f"{r['model_exposed_comm_seconds']:>12.4g}{r['model_seconds']:>12.4g}")
+            lines.append(
+                f"{r['method']:<10}{tile:>10}{_fmt_bytes(max(r['model_bytes_per_rank'])):>12}"
+                f"{_fmt_bytes(r['model_peak_memory_bytes']):>12}{r['model_compute_seconds']:>12.4g}"
+                f"{r['model_exposed_comm_seconds']:>12.4g}{r['model_seconds']:>12.4g}"
+            )
     return "\n".join(lines)
 
 

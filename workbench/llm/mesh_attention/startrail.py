@@ -50,12 +50,20 @@ import functools
 
 import numpy as np
 
+from workbench.cluster import ClusterSpec
 from workbench.llm.mesh_attention.plan import check_positive_int, divisors, local_length, resolve_order
 from workbench.llm.mesh_attention.timeline import RingTime, ring_backward_pass, ring_forward_pass
-from workbench.cluster import ClusterSpec
 
-__all__ = ["startrail_team_sizes", "check_team_size", "startrail_elements", "startrail_bytes_per_rank",
-           "startrail_pass_times", "startrail_groups", "startrail_blocks", "startrail_inter_node_elements"]
+__all__ = [
+    "startrail_team_sizes",
+    "check_team_size",
+    "startrail_elements",
+    "startrail_bytes_per_rank",
+    "startrail_pass_times",
+    "startrail_groups",
+    "startrail_blocks",
+    "startrail_inter_node_elements",
+]
 
 
 def startrail_team_sizes(gpus: int, gpus_per_node: int) -> list[int]:
@@ -126,7 +134,15 @@ def startrail_inter_node_elements(gpus: int, team_size: int, gpus_per_node: int,
 
 
 def startrail_bytes_per_rank(
-    *, gpus: int, seq: int, heads: int, head_dim: int, causal: bool, dtype_bytes: int, team_size: int, batch: int = 1,
+    *,
+    gpus: int,
+    seq: int,
+    heads: int,
+    head_dim: int,
+    causal: bool,
+    dtype_bytes: int,
+    team_size: int,
+    batch: int = 1,
     gpus_per_node: int | None = None,
 ) -> dict[str, np.ndarray]:
     """Bytes each rank sends and receives in one StarTrail forward + backward pass (module docstring).
@@ -147,8 +163,12 @@ def startrail_bytes_per_rank(
     n = m * check_positive_int("head_dim", head_dim)
     fwd, bwd = startrail_elements(gpus, team_size, n, m)
     full = functools.partial(np.full, gpus, dtype=np.int64)
-    out = {"forward_sent": full(fwd * dtype_bytes), "forward_recv": full(fwd * dtype_bytes),
-           "backward_sent": full(bwd * dtype_bytes), "backward_recv": full(bwd * dtype_bytes)}
+    out = {
+        "forward_sent": full(fwd * dtype_bytes),
+        "forward_recv": full(fwd * dtype_bytes),
+        "backward_sent": full(bwd * dtype_bytes),
+        "backward_recv": full(bwd * dtype_bytes),
+    }
     out["sent"] = out["forward_sent"] + out["backward_sent"]
     out["recv"] = out["forward_recv"] + out["backward_recv"]
     out["total"] = out["sent"] + out["recv"]
@@ -170,7 +190,13 @@ def _crosses(members: np.ndarray, gpus_per_node: int) -> bool:
 
 
 def startrail_pass_times(
-    gpus: int, team_size: int, n: int, m: int, dtype_bytes: int, block_fwd_s: float, block_bwd_s: float,
+    gpus: int,
+    team_size: int,
+    n: int,
+    m: int,
+    dtype_bytes: int,
+    block_fwd_s: float,
+    block_bwd_s: float,
     cluster: ClusterSpec,
 ) -> tuple[RingTime, RingTime]:
     """(forward, backward) times of the slowest rank (module docstring for the assumptions).
@@ -203,5 +229,7 @@ def startrail_pass_times(
     ring_b = ring_backward_pass(r, c * c * block_bwd_s, kv, kv)  # the dK/dV accumulator is k+v sized
     coll_f = coll(n, 2 * n) + coll(n + m, 0) if c > 1 else 0.0
     coll_b = coll(2 * n + 2 * m, 2 * n) + coll(n, 2 * n) if c > 1 else 0.0
-    return (RingTime(ring_f.total + coll_f, ring_f.compute, ring_f.comm + coll_f),
-            RingTime(ring_b.total + coll_b, ring_b.compute, ring_b.comm + coll_b))
+    return (
+        RingTime(ring_f.total + coll_f, ring_f.compute, ring_f.comm + coll_f),
+        RingTime(ring_b.total + coll_b, ring_b.compute, ring_b.comm + coll_b),
+    )

@@ -9,8 +9,9 @@ by everything a value depends on, so moving one panel slider re-prices only what
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -21,9 +22,24 @@ from workbench.llm.mesh_attention.plan import assignment_matrix, choose_tile, ma
 from workbench.llm.mesh_attention.runner import MODEL_METHODS
 
 __all__ = [
-    "MODEL_METHODS", "SWEEP_GPUS", "HEAT_MAX", "PAPER_CLAIMS", "BlockMap", "MeshAttentionView", "model_point",
-    "block_maps", "mesh_attention_view", "headline_speedups", "paper_comparison", "max_count_difference",
-    "clear_caches", "VerdictPoint", "verdict_sweep", "verdict_summary", "inter_node_units", "topology_effect",
+    "MODEL_METHODS",
+    "SWEEP_GPUS",
+    "HEAT_MAX",
+    "PAPER_CLAIMS",
+    "BlockMap",
+    "MeshAttentionView",
+    "model_point",
+    "block_maps",
+    "mesh_attention_view",
+    "headline_speedups",
+    "paper_comparison",
+    "max_count_difference",
+    "clear_caches",
+    "VerdictPoint",
+    "verdict_sweep",
+    "verdict_summary",
+    "inter_node_units",
+    "topology_effect",
 ]
 
 #: GPU counts of the per-rank communication sweep (the chosen P joins them)
@@ -45,13 +61,33 @@ PAPER_CLAIMS: Mapping[str, Any] = {
 # memoised model points
 # ----------------------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=4096)
-def _priced(method: str, gpus: int, seq: int, heads: int, head_dim: int, batch: int, causal: bool, dtype_bytes: int,
-            cluster: ClusterSpec, tile: tuple[int, int] | None, ulysses_degree: int | None
-            ) -> AttentionModelResult | str:
+def _priced(
+    method: str,
+    gpus: int,
+    seq: int,
+    heads: int,
+    head_dim: int,
+    batch: int,
+    causal: bool,
+    dtype_bytes: int,
+    cluster: ClusterSpec,
+    tile: tuple[int, int] | None,
+    ulysses_degree: int | None,
+) -> AttentionModelResult | str:
     try:
-        return model_attention(method, gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
-                               dtype_bytes=dtype_bytes, cluster=cluster, batch=batch, tile=tile,
-                               ulysses_degree=ulysses_degree)
+        return model_attention(
+            method,
+            gpus=gpus,
+            seq=seq,
+            heads=heads,
+            head_dim=head_dim,
+            causal=causal,
+            dtype_bytes=dtype_bytes,
+            cluster=cluster,
+            batch=batch,
+            tile=tile,
+            ulysses_degree=ulysses_degree,
+        )
     except ValueError as exc:
         return str(exc)
 
@@ -61,10 +97,19 @@ def model_point(method: str, gpus: int, config: MeshAttentionConfig) -> Attentio
     method cannot run there (e.g. heads % P for Ulysses). The config's tile and Ulysses degree apply only at
     ``gpus == config.gpus`` (elsewhere: automatic). Memoised on exactly the inputs that matter."""
     at_config = gpus == config.gpus
-    return _priced(method, gpus, config.seq, config.heads, config.head_dim, config.batch, config.causal,
-                   config.dtype_bytes, config.cluster,
-                   config.tile if method == "mesh" and at_config else None,
-                   (config.ulysses_degree or None) if at_config else None)
+    return _priced(
+        method,
+        gpus,
+        config.seq,
+        config.heads,
+        config.head_dim,
+        config.batch,
+        config.causal,
+        config.dtype_bytes,
+        config.cluster,
+        config.tile if method == "mesh" and at_config else None,
+        (config.ulysses_degree or None) if at_config else None,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -91,8 +136,10 @@ def block_maps(gpus: int, tile: tuple[int, int] | None, causal: bool, gpus_per_n
     grid = plan.rank_at.reshape(plan.b, plan.a)  # grid[I, J]: rank at tile cell (I, J)
     q_order, kv_order = grid.reshape(-1), grid.T.reshape(-1)  # Q chunks by tile-row, KV chunks by tile-column
     cut = slice(0, HEAT_MAX)
-    return (BlockMap(ring[cut, cut], natural[cut], natural[cut]),
-            BlockMap(mesh[np.ix_(q_order, kv_order)][cut, cut], q_order[cut], kv_order[cut]))
+    return (
+        BlockMap(ring[cut, cut], natural[cut], natural[cut]),
+        BlockMap(mesh[np.ix_(q_order, kv_order)][cut, cut], q_order[cut], kv_order[cut]),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -162,8 +209,9 @@ def mesh_attention_view(config: MeshAttentionConfig | Mapping[str, Any]) -> Mesh
 # ----------------------------------------------------------------------------------------------------------
 # the notebook's headline
 # ----------------------------------------------------------------------------------------------------------
-def headline_speedups(base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], seq_list: tuple[int, ...]
-                      ) -> dict[str, dict[str, list[float | None]]]:
+def headline_speedups(
+    base: MeshAttentionConfig, *, gpus_list: tuple[int, ...], seq_list: tuple[int, ...]
+) -> dict[str, dict[str, list[float | None]]]:
     """Model speed-up of Mesh over each other method, vs P (at ``base.seq``) and vs S (at ``base.gpus``).
 
     Returns ``{"gpus": {method: [ratio per P]}, "seq": {method: [ratio per S]}}``; None where a method cannot
@@ -232,21 +280,44 @@ class VerdictPoint:
 
 
 @functools.lru_cache(maxsize=8)
-def verdict_sweep(gpus: int = 256, heads: int = 32, head_dim: int = 128, causal: bool = True,
-                  seqs: tuple[int, ...] = VERDICT_SEQS, inter_bw: tuple[float, ...] = VERDICT_INTER_BW,
-                  tflops: tuple[float, ...] = VERDICT_TFLOPS) -> tuple[VerdictPoint, ...]:
+def verdict_sweep(
+    gpus: int = 256,
+    heads: int = 32,
+    head_dim: int = 128,
+    causal: bool = True,
+    seqs: tuple[int, ...] = VERDICT_SEQS,
+    inter_bw: tuple[float, ...] = VERDICT_INTER_BW,
+    tflops: tuple[float, ...] = VERDICT_TFLOPS,
+) -> tuple[VerdictPoint, ...]:
     """Model every method at each (S, network bandwidth, TFLOP/s) on 8-GPU NVLink nodes, bf16 (memoised)."""
     points = []
     for seq in seqs:
         for bw in inter_bw:
             for tf in tflops:
                 cluster = ClusterSpec(inter_node_bw_gbps=bw, gpu_tflops=tf, gpus_per_node=8)
-                sec = {m: model_attention(m, gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=causal,
-                                          dtype_bytes=2, cluster=cluster).total_seconds
-                       for m in (*VERDICT_BASELINES, "mesh", "node_mesh")}
-                points.append(VerdictPoint(seq, bw, tf, sec,
-                                           {b: sec[b] / sec["mesh"] for b in VERDICT_BASELINES},
-                                           {b: sec[b] / sec["node_mesh"] for b in VERDICT_BASELINES}))
+                sec = {
+                    m: model_attention(
+                        m,
+                        gpus=gpus,
+                        seq=seq,
+                        heads=heads,
+                        head_dim=head_dim,
+                        causal=causal,
+                        dtype_bytes=2,
+                        cluster=cluster,
+                    ).total_seconds
+                    for m in (*VERDICT_BASELINES, "mesh", "node_mesh")
+                }
+                points.append(
+                    VerdictPoint(
+                        seq,
+                        bw,
+                        tf,
+                        sec,
+                        {b: sec[b] / sec["mesh"] for b in VERDICT_BASELINES},
+                        {b: sec[b] / sec["node_mesh"] for b in VERDICT_BASELINES},
+                    )
+                )
     return tuple(points)
 
 
@@ -262,8 +333,13 @@ def verdict_summary(points: tuple[VerdictPoint, ...]) -> dict[str, dict[str, tup
 
 
 @functools.lru_cache(maxsize=8)
-def inter_node_units(gpus_list: tuple[int, ...] = (64, 256), seq: int = 1_048_576, heads: int = 32,
-                     head_dim: int = 128, gpus_per_node: int = 8) -> dict[str, dict[int, float]]:
+def inter_node_units(
+    gpus_list: tuple[int, ...] = (64, 256),
+    seq: int = 1_048_576,
+    heads: int = 32,
+    head_dim: int = 128,
+    gpus_per_node: int = 8,
+) -> dict[str, dict[int, float]]:
     """Per-rank inter-node elements (fwd+bwd, max over ranks, in units of one Q chunk B*H*(S/P)*D) of each
     method with its default plan (Mesh tile, USP degree, StarTrail's fastest team), on 8-GPU nodes."""
     cluster = ClusterSpec(gpus_per_node=gpus_per_node)
@@ -271,15 +347,17 @@ def inter_node_units(gpus_list: tuple[int, ...] = (64, 256), seq: int = 1_048_57
     for m in ("mesh", "node_mesh", "usp", "startrail", "ring"):
         out[m] = {}
         for p in gpus_list:
-            r = model_attention(m, gpus=p, seq=seq, heads=heads, head_dim=head_dim, causal=True, dtype_bytes=2,
-                                cluster=cluster)
+            r = model_attention(
+                m, gpus=p, seq=seq, heads=heads, head_dim=head_dim, causal=True, dtype_bytes=2, cluster=cluster
+            )
             out[m][p] = float(r.bytes_sent_inter_node_per_rank.max()) / (heads * (seq // p) * head_dim * 2)
     return out
 
 
 @functools.lru_cache(maxsize=8)
-def topology_effect(gpus: int = 256, seq: int = 262_144, head_dim: int = 128,
-                    inter_bw: tuple[float, ...] = (25.0, 50.0)) -> list[dict[str, Any]]:
+def topology_effect(
+    gpus: int = 256, seq: int = 262_144, head_dim: int = 128, inter_bw: tuple[float, ...] = (25.0, 50.0)
+) -> list[dict[str, Any]]:
     """Step time with topology-aware tile placement / row-first, for the flat Mesh (heads=32) and the
     node-level Mesh when a node holds several Ulysses groups (heads=4: u=4 on 8-GPU nodes, 2 groups per
     node, tile over 64 groups) or one (heads=32: u=8, placement cannot matter)."""
@@ -287,13 +365,33 @@ def topology_effect(gpus: int = 256, seq: int = 262_144, head_dim: int = 128,
     for bw in inter_bw:
         cluster = ClusterSpec(inter_node_bw_gbps=bw)
         for method, heads in (("mesh", 32), ("node_mesh", 4), ("node_mesh", 32)):
-            t = [model_attention(method, gpus=gpus, seq=seq, heads=heads, head_dim=head_dim, causal=True,
-                                 dtype_bytes=2, cluster=cluster, topology_aware=aware) for aware in (True, False)]
-            rows.append({"method": method, "heads": heads, "inter_bw": bw, "tile": t[0].tile,
-                         "ulysses_degree": t[0].ulysses_degree, "aware_s": t[0].total_seconds,
-                         "row_first_s": t[1].total_seconds,
-                         "inter_bytes_aware": int(t[0].bytes_sent_inter_node_per_rank.max()),
-                         "inter_bytes_row_first": int(t[1].bytes_sent_inter_node_per_rank.max())})
+            t = [
+                model_attention(
+                    method,
+                    gpus=gpus,
+                    seq=seq,
+                    heads=heads,
+                    head_dim=head_dim,
+                    causal=True,
+                    dtype_bytes=2,
+                    cluster=cluster,
+                    topology_aware=aware,
+                )
+                for aware in (True, False)
+            ]
+            rows.append(
+                {
+                    "method": method,
+                    "heads": heads,
+                    "inter_bw": bw,
+                    "tile": t[0].tile,
+                    "ulysses_degree": t[0].ulysses_degree,
+                    "aware_s": t[0].total_seconds,
+                    "row_first_s": t[1].total_seconds,
+                    "inter_bytes_aware": int(t[0].bytes_sent_inter_node_per_rank.max()),
+                    "inter_bytes_row_first": int(t[1].bytes_sent_inter_node_per_rank.max()),
+                }
+            )
     return rows
 
 

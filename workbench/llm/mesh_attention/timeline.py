@@ -72,8 +72,9 @@ def lockstep_ring(block_seconds: float, step_comm_seconds: np.ndarray, tail_comm
     if comm.ndim != 1 or len(comm) < 1:
         raise ValueError(f"step_comm_seconds has shape {comm.shape}: it needs one entry per step (at least one)")
     total = np.maximum(block_seconds, comm).sum() + tail_comm_seconds
-    return RingTime(total=float(total), compute=float(len(comm) * block_seconds),
-                    comm=float(comm.sum() + tail_comm_seconds))
+    return RingTime(
+        total=float(total), compute=float(len(comm) * block_seconds), comm=float(comm.sum() + tail_comm_seconds)
+    )
 
 
 def ring_forward_pass(steps: int, block_seconds: float, kv_seconds: float) -> RingTime:

@@ -14,17 +14,16 @@ import argparse
 import dataclasses
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.distributed as dist
 
 from workbench.cli import add_config_flag
+from workbench.distributed import init_from_env
 from workbench.llm.mesh_attention.check import check_worker, combine, make_inputs, make_spec
 from workbench.llm.mesh_attention.config import CHECK_DTYPES, MeshAttentionConfig
 from workbench.llm.mesh_attention.plan import METHODS
-from workbench.distributed import init_from_env
-
 
 #: config parameters that are flags here (their spelling, help, range and type come from the config's specs);
 #: the world size comes from torchrun, the mode is "check"
@@ -38,7 +37,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ``--cluster.gpus-per-node``), plus ``--methods``, ``--tile A B`` and ``--backend``. Values are checked by the
     same specs as ``workbench run``; an absent ``--ulysses-degree`` / ``--gpus-per-node`` means automatic /
     row-first placement, absent ``--batch``, ``--dtype``, ``--seed`` take the config's defaults."""
-    parser = argparse.ArgumentParser(prog="workbench.llm.mesh_attention.torchrun_entry", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="workbench.llm.mesh_attention.torchrun_entry", description=__doc__.split("\n")[0]
+    )
     specs = {s.name: s for s in MeshAttentionConfig.specs()}
     old = {}
     for alias, name in MeshAttentionConfig.ALIASES.items():
@@ -69,22 +70,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     comm = init_from_env(args.backend)
     try:
         spec = make_spec(
-            gpus=comm.size, seq=args.seq, heads=args.heads, head_dim=args.head_dim, causal=args.causal,
-            dtype=args.dtype, methods=[m for m in args.methods.split(",") if m], tile=args.tile,
-            ulysses_degree=args.ulysses_degree or None, gpus_per_node=getattr(args, "cluster.gpus_per_node"),
-            batch=args.batch, max_gpus=1 << 20,
+            gpus=comm.size,
+            seq=args.seq,
+            heads=args.heads,
+            head_dim=args.head_dim,
+            causal=args.causal,
+            dtype=args.dtype,
+            methods=[m for m in args.methods.split(",") if m],
+            tile=args.tile,
+            ulysses_degree=args.ulysses_degree or None,
+            gpus_per_node=getattr(args, "cluster.gpus_per_node"),
+            batch=args.batch,
+            max_gpus=1 << 20,
         )
         if dist.get_backend() == "nccl":
             spec = dataclasses.replace(spec, device=f"cuda:{torch.cuda.current_device()}")
-        inputs = make_inputs(batch=spec.batch, heads=spec.heads, seq=spec.seq, head_dim=spec.head_dim,
-                             dtype=spec.torch_dtype, seed=args.seed)
+        inputs = make_inputs(
+            batch=spec.batch,
+            heads=spec.heads,
+            seq=spec.seq,
+            head_dim=spec.head_dim,
+            dtype=spec.torch_dtype,
+            seed=args.seed,
+        )
         local = check_worker(comm.rank, comm.size, comm, spec, inputs)
         gathered: list | None = [None] * comm.size if comm.rank == 0 else None
         dist.gather_object(local, gathered, dst=0)
         if comm.rank == 0:
             assert gathered is not None
-            report = {"world_size": comm.size, "backend": dist.get_backend(),
-                      "results": [r.to_json() for r in combine(spec, inputs, gathered)]}
+            report = {
+                "world_size": comm.size,
+                "backend": dist.get_backend(),
+                "results": [r.to_json() for r in combine(spec, inputs, gathered)],
+            }
             print(json.dumps(report))
     finally:
         dist.destroy_process_group()

@@ -13,14 +13,14 @@ Reference: Jacobs et al., "DeepSpeed Ulysses" (2023); yunchang ``comm/all_to_all
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
+from workbench.distributed.comm import Comm
 from workbench.llm.mesh_attention.blockwise import attend_ranges, attend_ranges_backward, check_qkv, default_scale
 from workbench.llm.mesh_attention.layout import Ranges, inverse, member_ranges, resolve_seq_len, sort_rows
 from workbench.llm.mesh_attention.plan import check_ulysses_degree, resolve_order
-from workbench.distributed.comm import Comm
 
 
 def seq_to_heads(comm: Comm, x: torch.Tensor) -> torch.Tensor:
@@ -57,8 +57,15 @@ def _take(x: torch.Tensor, perm: torch.Tensor | None) -> torch.Tensor:
 
 
 def ulysses_forward(
-    comm: Comm, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ranges: Sequence[Ranges], *,
-    scale: float, causal: bool, seq_len: int,
+    comm: Comm,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    ranges: Sequence[Ranges],
+    *,
+    scale: float,
+    causal: bool,
+    seq_len: int,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     """Forward pass. Returns out [B, H, L, D] and the head-sharded, position-sorted state for the backward:
     (qkv [3, B, H/u, S_pad, D], out_h [B, H/u, S_pad, D], lse_h [B, H/u, S_pad])."""
@@ -71,17 +78,35 @@ def ulysses_forward(
 
 
 def ulysses_backward(
-    comm: Comm, dout: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
-    ranges: Sequence[Ranges], *, scale: float, causal: bool, seq_len: int,
+    comm: Comm,
+    dout: torch.Tensor,
+    state: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    ranges: Sequence[Ranges],
+    *,
+    scale: float,
+    causal: bool,
+    seq_len: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Backward pass: dout [B, H, L, D] -> dq, dk, dv [B, H, L, D]."""
     qkv, out_h, lse_h = state
     perm, merged = gathered_rows(ranges)
     dout_h = _take(seq_to_heads(comm, dout[None])[0], perm)  # [B, H/u, S_pad, D]
     delta = (dout_h * out_h).sum(-1)  # [B, H/u, S_pad]
-    grads = torch.stack(attend_ranges_backward(
-        dout_h, qkv[0], qkv[1], qkv[2], delta, lse_h, merged, merged, scale=scale, causal=causal, seq_len=seq_len,
-    ))  # [3, B, H/u, S_pad, D]
+    grads = torch.stack(
+        attend_ranges_backward(
+            dout_h,
+            qkv[0],
+            qkv[1],
+            qkv[2],
+            delta,
+            lse_h,
+            merged,
+            merged,
+            scale=scale,
+            causal=causal,
+            seq_len=seq_len,
+        )
+    )  # [3, B, H/u, S_pad, D]
     if perm is not None:
         grads = grads.index_select(-2, inverse(perm))
     dq, dk, dv = heads_to_seq(comm, grads)
@@ -106,8 +131,15 @@ class _UlyssesFn(torch.autograd.Function):
 
 
 def ulysses_attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, comm: Comm, *, causal: bool = False,
-    seq_len: int | None = None, order: str | None = None, scale: float | None = None,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    comm: Comm,
+    *,
+    causal: bool = False,
+    seq_len: int | None = None,
+    order: str | None = None,
+    scale: float | None = None,
 ) -> torch.Tensor:
     """Ulysses attention over ``comm`` (degree u = comm.size) on this rank's sequence chunk; differentiable.
 
@@ -128,5 +160,6 @@ def ulysses_attention(
     length = q.shape[2]
     seq_len = resolve_seq_len(seq_len, comm.size, length, order)
     ranges = member_ranges(comm.size, length, order)
-    return _UlyssesFn.apply(q.contiguous(), k.contiguous(), v.contiguous(), comm, ranges,
-                            default_scale(q.shape[-1], scale), causal, seq_len)
+    return _UlyssesFn.apply(
+        q.contiguous(), k.contiguous(), v.contiguous(), comm, ranges, default_scale(q.shape[-1], scale), causal, seq_len
+    )

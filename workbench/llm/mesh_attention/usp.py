@@ -16,16 +16,16 @@ Reference: Fang & Zhao, "USP: A Unified Sequence Parallelism Approach for Long C
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
+from workbench.distributed.comm import Comm
 from workbench.llm.mesh_attention.blockwise import check_qkv, default_scale
 from workbench.llm.mesh_attention.layout import Ranges, inverse, member_ranges, resolve_seq_len
 from workbench.llm.mesh_attention.plan import check_ulysses_degree, default_ulysses_degree, resolve_order
 from workbench.llm.mesh_attention.ring import ring_backward, ring_forward
 from workbench.llm.mesh_attention.ulysses import gathered_rows, heads_to_seq, seq_to_heads
-from workbench.distributed.comm import Comm
 
 
 def usp_comms(comm: Comm, degree: int) -> tuple[Comm, Comm]:
@@ -40,15 +40,23 @@ def _group_rows(ranges: Sequence[Ranges], degree: int) -> tuple[list[torch.Tenso
     """Per Ulysses group: the permutation sorting its super-chunk by position, and its merged ranges."""
     perms, merged = [], []
     for g in range(len(ranges) // degree):
-        perm, rows = gathered_rows(ranges[g * degree:(g + 1) * degree])
+        perm, rows = gathered_rows(ranges[g * degree : (g + 1) * degree])
         perms.append(perm)
         merged.append(rows)
     return perms, merged
 
 
 def usp_forward(
-    comm: Comm, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ranges: Sequence[Ranges], *, degree: int,
-    scale: float, causal: bool, seq_len: int,
+    comm: Comm,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    ranges: Sequence[Ranges],
+    *,
+    degree: int,
+    scale: float,
+    causal: bool,
+    seq_len: int,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
     """Forward pass. Returns out [B, H, L, D] and the head-sharded state (q, k, v, out, lse of the super-chunk)."""
     ulysses, ring = usp_comms(comm, degree)
@@ -65,8 +73,15 @@ def usp_forward(
 
 
 def usp_backward(
-    comm: Comm, dout: torch.Tensor, state: Sequence[torch.Tensor], ranges: Sequence[Ranges], *, degree: int,
-    scale: float, causal: bool, seq_len: int,
+    comm: Comm,
+    dout: torch.Tensor,
+    state: Sequence[torch.Tensor],
+    ranges: Sequence[Ranges],
+    *,
+    degree: int,
+    scale: float,
+    causal: bool,
+    seq_len: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Backward pass: dout [B, H, L, D] -> dq, dk, dv [B, H, L, D]."""
     ulysses, ring = usp_comms(comm, degree)
@@ -76,9 +91,21 @@ def usp_backward(
     dout_h = seq_to_heads(ulysses, dout[None])[0]  # [B, H/u, u*L, D]
     if perm is not None:
         dout_h = dout_h.index_select(-2, perm)
-    grads = torch.stack(ring_backward(
-        ring, dout_h, q_h, k_h, v_h, out_h, lse_h, merged, scale=scale, causal=causal, seq_len=seq_len,
-    ))  # [3, B, H/u, u*L, D]
+    grads = torch.stack(
+        ring_backward(
+            ring,
+            dout_h,
+            q_h,
+            k_h,
+            v_h,
+            out_h,
+            lse_h,
+            merged,
+            scale=scale,
+            causal=causal,
+            seq_len=seq_len,
+        )
+    )  # [3, B, H/u, u*L, D]
     if perm is not None:
         grads = grads.index_select(-2, inverse(perm))
     dq, dk, dv = heads_to_seq(ulysses, grads)
@@ -96,15 +123,31 @@ class _UspFn(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dout):  # type: ignore[override]
         comm, ranges, degree, scale, causal, seq_len = ctx.args
-        dq, dk, dv = usp_backward(comm, dout.contiguous(), ctx.saved_tensors, ranges, degree=degree, scale=scale,
-                                  causal=causal, seq_len=seq_len)
+        dq, dk, dv = usp_backward(
+            comm,
+            dout.contiguous(),
+            ctx.saved_tensors,
+            ranges,
+            degree=degree,
+            scale=scale,
+            causal=causal,
+            seq_len=seq_len,
+        )
         return dq, dk, dv, None, None, None, None, None, None
 
 
 def usp_attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, comm: Comm, *, causal: bool = False,
-    ulysses_degree: int | None = None, gpus_per_node: int | None = None, seq_len: int | None = None,
-    order: str | None = None, scale: float | None = None,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    comm: Comm,
+    *,
+    causal: bool = False,
+    ulysses_degree: int | None = None,
+    gpus_per_node: int | None = None,
+    seq_len: int | None = None,
+    order: str | None = None,
+    scale: float | None = None,
 ) -> torch.Tensor:
     """USP attention (Ulysses degree u x Ring degree P/u) on this rank's sequence chunk; differentiable.
 
@@ -129,5 +172,14 @@ def usp_attention(
     length = q.shape[2]
     seq_len = resolve_seq_len(seq_len, comm.size, length, order)
     ranges = member_ranges(comm.size, length, order)
-    return _UspFn.apply(q.contiguous(), k.contiguous(), v.contiguous(), comm, ranges, degree,
-                        default_scale(q.shape[-1], scale), causal, seq_len)
+    return _UspFn.apply(
+        q.contiguous(),
+        k.contiguous(),
+        v.contiguous(),
+        comm,
+        ranges,
+        degree,
+        default_scale(q.shape[-1], scale),
+        causal,
+        seq_len,
+    )

@@ -29,21 +29,21 @@ both directions alike): Ring per rank is ~constant in P at fixed S, Mesh falls l
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from workbench.llm.mesh_attention.plan import (
     METHODS,
     MeshPlan,
-    make_mesh_plan,
-    node_mesh_placement,
     check_positive_int,
     check_tile,
     check_ulysses_degree,
     choose_tile,
     default_ulysses_degree,
     local_length,
+    make_mesh_plan,
+    node_mesh_placement,
     off_node_peers,
     resolve_order,
 )
@@ -169,7 +169,12 @@ def predict_bytes_per_rank(
     dtype_bytes = check_positive_int("dtype_bytes", dtype_bytes)
     order = resolve_order(order, causal)
     tile_ab, u = resolve_method_params(
-        method, gpus=gpus, heads=heads, tile=tile, ulysses_degree=ulysses_degree, gpus_per_node=gpus_per_node,
+        method,
+        gpus=gpus,
+        heads=heads,
+        tile=tile,
+        ulysses_degree=ulysses_degree,
+        gpus_per_node=gpus_per_node,
         head_dim=head_dim,
     )
     length = local_length(seq, gpus, order)
@@ -190,9 +195,9 @@ def predict_bytes_per_rank(
     out["sent"] = out["forward_sent"] + out["backward_sent"]
     out["recv"] = out["forward_recv"] + out["backward_recv"]
     out["total"] = out["sent"] + out["recv"]
-    out["sent_inter_node"] = _inter_node_sent(
-        method, gpus, n, m, tile=tile_ab, u=u, gpus_per_node=gpus_per_node
-    ) * dtype_bytes
+    out["sent_inter_node"] = (
+        _inter_node_sent(method, gpus, n, m, tile=tile_ab, u=u, gpus_per_node=gpus_per_node) * dtype_bytes
+    )
     out["sent_intra_node"] = out["sent"] - out["sent_inter_node"]
     return out
 
@@ -213,7 +218,13 @@ def mesh_off_node(plan: MeshPlan, global_rank: np.ndarray, node: np.ndarray) -> 
 
 
 def _inter_node_sent(
-    method: str, gpus: int, n: int, m: int, *, tile: tuple[int, int] | None, u: int | None,
+    method: str,
+    gpus: int,
+    n: int,
+    m: int,
+    *,
+    tile: tuple[int, int] | None,
+    u: int | None,
     gpus_per_node: int | None,
 ) -> np.ndarray:
     """Elements each rank sends to ranks on other nodes (consecutive ranks share a node)."""

@@ -21,19 +21,33 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 import torch
 
-from workbench.quantum.circuits import DeviceCircuit, family_circuit, mirror, transpile_to_device
 from workbench.quantum.calibration import DeviceCalibration
+from workbench.quantum.circuits import DeviceCircuit, family_circuit, mirror, transpile_to_device
 from workbench.quantum.devices.config import NOISE_MODELS
 from workbench.quantum.noise import NoiseSpec
 
-__all__ = ["noise_for", "device_circuit", "FidelityPoint", "fidelity_points", "fidelity_vs_scale", "SCALES", "SWEEPS",
-           "SweepKey", "sweep", "DevicesView", "devices_view", "run_aer_sweeps", "clear_caches"]
+__all__ = [
+    "noise_for",
+    "device_circuit",
+    "FidelityPoint",
+    "fidelity_points",
+    "fidelity_vs_scale",
+    "SCALES",
+    "SWEEPS",
+    "SweepKey",
+    "sweep",
+    "DevicesView",
+    "devices_view",
+    "run_aer_sweeps",
+    "clear_caches",
+]
 
 Engine = Literal["ours", "aer"]
 #: coherent model: over-rotation fraction and ZZ angle (rad) per two-qubit gate at scale 1
@@ -51,13 +65,19 @@ def noise_for(model: str, calibration: DeviceCalibration, scale: float) -> Noise
     if model == "device-no-readout":
         return NoiseSpec.device(calibration, scale=scale, readout=False)
     if model == "depolarizing":
-        return NoiseSpec(depolarizing=2 * (m["error_1q"] or 0.0), depolarizing_2q=4 / 3 * (m["error_2q"] or 0.0),
-                         scale=scale)
+        return NoiseSpec(
+            depolarizing=2 * (m["error_1q"] or 0.0), depolarizing_2q=4 / 3 * (m["error_2q"] or 0.0), scale=scale
+        )
     if model == "thermal":
         t1 = (m["t1_us"] or math.inf) * 1e-6
         t2 = min((m["t2_us"] or math.inf) * 1e-6, 2 * t1)
-        return NoiseSpec(t1=t1, t2=t2, time_1q=(m["duration_1q_ns"] or 0.0) * 1e-9,
-                         time_2q=(m["duration_2q_ns"] or 0.0) * 1e-9, scale=scale)
+        return NoiseSpec(
+            t1=t1,
+            t2=t2,
+            time_1q=(m["duration_1q_ns"] or 0.0) * 1e-9,
+            time_2q=(m["duration_2q_ns"] or 0.0) * 1e-9,
+            scale=scale,
+        )
     if model == "coherent":
         return NoiseSpec(over_rotation=COHERENT_OVER_ROTATION, zz=COHERENT_ZZ, scale=scale)
     raise ValueError(f"noise_model={model!r} is unknown: valid values are {', '.join(NOISE_MODELS)}")
@@ -94,8 +114,17 @@ def _gates(circuit: Any) -> tuple[int, int]:
     return len(counts), sum(1 for inst in counts if len(inst.qubits) == 2)
 
 
-def fidelity_points(device: str, family: str, noise_model: str, scale: float, widths: Sequence[int],
-                    depths: Sequence[int], *, engine: Engine = "ours", seed: int = 0) -> list[FidelityPoint]:
+def fidelity_points(
+    device: str,
+    family: str,
+    noise_model: str,
+    scale: float,
+    widths: Sequence[int],
+    depths: Sequence[int],
+    *,
+    engine: Engine = "ours",
+    seed: int = 0,
+) -> list[FidelityPoint]:
     """Fidelities of every (width, depth) pair (see the module docstring), widths outer, depths inner."""
     from workbench.quantum import density_matrix, statevector
     from workbench.quantum.aer import aer_density_matrix, aer_noise_model, readout_from_model
@@ -122,18 +151,38 @@ def fidelity_points(device: str, family: str, noise_model: str, scale: float, wi
             if confusion is not None:
                 probs = apply_readout(torch.as_tensor(probs)[None], confusion, n)[0].numpy()
             total, two = _gates(circuit)
-            out.append(FidelityPoint(int(width), int(d), total, two, float(np.real(psi.conj() @ rho @ psi)),
-                                     _hellinger(ideal, probs), engine))
+            out.append(
+                FidelityPoint(
+                    int(width),
+                    int(d),
+                    total,
+                    two,
+                    float(np.real(psi.conj() @ rho @ psi)),
+                    _hellinger(ideal, probs),
+                    engine,
+                )
+            )
     return out
 
 
-def fidelity_vs_scale(device: str, family: str, noise_model: str, scales: Sequence[float], width: int, depth: int,
-                      *, engine: Engine = "ours", seed: int = 0) -> list[FidelityPoint]:
+def fidelity_vs_scale(
+    device: str,
+    family: str,
+    noise_model: str,
+    scales: Sequence[float],
+    width: int,
+    depth: int,
+    *,
+    engine: Engine = "ours",
+    seed: int = 0,
+) -> list[FidelityPoint]:
     """Fidelity of one circuit (``width``, ``depth``) at each noise scale; ours runs all scales in one batch
     (same circuit, a different noise per row)."""
     if engine == "aer":
-        return [fidelity_points(device, family, noise_model, s, [width], [depth], engine="aer", seed=seed)[0]
-                for s in scales]
+        return [
+            fidelity_points(device, family, noise_model, s, [width], [depth], engine="aer", seed=seed)[0]
+            for s in scales
+        ]
     from workbench.quantum import density_matrix, statevector
     from workbench.quantum.density import apply_readout
 
@@ -151,8 +200,17 @@ def fidelity_vs_scale(device: str, family: str, noise_model: str, scales: Sequen
         confusion = spec.readout_matrices(n)
         if confusion is not None:
             probs = apply_readout(torch.as_tensor(probs)[None], confusion, n)[0].numpy()
-        out.append(FidelityPoint(int(width), int(depth), total, two, float(np.real(psi.conj() @ rho @ psi)),
-                                 _hellinger(ideal, probs), engine))
+        out.append(
+            FidelityPoint(
+                int(width),
+                int(depth),
+                total,
+                two,
+                float(np.real(psi.conj() @ rho @ psi)),
+                _hellinger(ideal, probs),
+                engine,
+            )
+        )
     return out
 
 
@@ -177,16 +235,24 @@ class SweepKey:
     seed: int
 
     @classmethod
-    def of(cls, config: Any) -> "SweepKey":
+    def of(cls, config: Any) -> SweepKey:
         """The key of a :class:`~workbench.quantum.devices.config.DevicesConfig` (or any object with its fields)."""
-        return cls(config.device, config.family, int(config.width), int(config.depth), config.noise_model,
-                   float(config.noise_scale), int(config.seed))
+        return cls(
+            config.device,
+            config.family,
+            int(config.width),
+            int(config.depth),
+            config.noise_model,
+            float(config.noise_scale),
+            int(config.seed),
+        )
 
 
 @functools.lru_cache(maxsize=2048)
 def _point(key: SweepKey, engine: Engine) -> FidelityPoint:
-    return fidelity_points(key.device, key.family, key.noise_model, key.scale, [key.width], [key.depth],
-                           engine=engine, seed=key.seed)[0]
+    return fidelity_points(
+        key.device, key.family, key.noise_model, key.scale, [key.width], [key.depth], engine=engine, seed=key.seed
+    )[0]
 
 
 @functools.lru_cache(maxsize=512)
@@ -198,16 +264,29 @@ def _by_width(key: SweepKey, engine: Engine) -> tuple[FidelityPoint, ...]:
 @functools.lru_cache(maxsize=512)
 def _by_depth(key: SweepKey, engine: Engine) -> tuple[FidelityPoint, ...]:
     """Depths 1..depth at ``width`` (one batched call for ours)."""
-    return tuple(fidelity_points(key.device, key.family, key.noise_model, key.scale, [key.width],
-                                 range(1, key.depth + 1), engine=engine, seed=key.seed))
+    return tuple(
+        fidelity_points(
+            key.device,
+            key.family,
+            key.noise_model,
+            key.scale,
+            [key.width],
+            range(1, key.depth + 1),
+            engine=engine,
+            seed=key.seed,
+        )
+    )
 
 
 @functools.lru_cache(maxsize=512)
 def _by_scale(key: SweepKey, engine: Engine) -> tuple[FidelityPoint, ...]:
     """Noise scales :data:`SCALES` at ``width`` and ``depth`` (one batched call for ours); the key's scale is 0
     (the sweep replaces it, see :func:`sweep`)."""
-    return tuple(fidelity_vs_scale(key.device, key.family, key.noise_model, SCALES, key.width, key.depth,
-                                   engine=engine, seed=key.seed))
+    return tuple(
+        fidelity_vs_scale(
+            key.device, key.family, key.noise_model, SCALES, key.width, key.depth, engine=engine, seed=key.seed
+        )
+    )
 
 
 def sweep(kind: str, key: SweepKey, engine: Engine = "ours") -> tuple[FidelityPoint, ...]:
@@ -247,8 +326,11 @@ class DevicesView:
         """Largest |ours - aer| over both fidelities of every point (None before aer has run)."""
         if self.aer is None:
             return None
-        return max(abs(a.state_fidelity - b.state_fidelity) + abs(a.hellinger_fidelity - b.hellinger_fidelity)
-                   for part_a, part_b in zip(self.ours, self.aer) for a, b in zip(part_a, part_b))
+        return max(
+            abs(a.state_fidelity - b.state_fidelity) + abs(a.hellinger_fidelity - b.hellinger_fidelity)
+            for part_a, part_b in zip(self.ours, self.aer)
+            for a, b in zip(part_a, part_b)
+        )
 
 
 def devices_view(config: Any, *, with_aer: bool = False) -> DevicesView:

@@ -26,8 +26,17 @@ from torch import nn
 
 from workbench.recsys.fiited.vhpi import hash_keys
 
-__all__ = ["BASELINES", "FullEmbedding", "UniformEmbedding", "RowPrunedEmbedding", "MixedDimEmbedding",
-           "HashedEmbedding", "ElementPrunedEmbedding", "mixed_dims", "MD_BUCKETS"]
+__all__ = [
+    "BASELINES",
+    "FullEmbedding",
+    "UniformEmbedding",
+    "RowPrunedEmbedding",
+    "MixedDimEmbedding",
+    "HashedEmbedding",
+    "ElementPrunedEmbedding",
+    "mixed_dims",
+    "MD_BUCKETS",
+]
 
 BASELINES = ("full", "uniform", "row-prune", "mixed-dim", "hashing", "elem-prune")
 MD_BUCKETS = (0.001, 0.01, 0.05, 0.2, 0.5, 1.0)  # cumulative shares of ids (by frequency rank) per bucket
@@ -163,7 +172,8 @@ class MixedDimEmbedding(_Base):
         sizes = np.bincount(bucket, minlength=len(bucket_dims))
         self.tables = nn.ModuleList(_table(max(int(s), 1), d, gen, std) for s, d in zip(sizes, self.bucket_dims))
         self.projections = nn.ModuleList(
-            nn.Identity() if d == dim else nn.Linear(d, dim, bias=False) for d in self.bucket_dims)
+            nn.Identity() if d == dim else nn.Linear(d, dim, bias=False) for d in self.bucket_dims
+        )
         self.sizes = sizes
 
     def forward(self, ids):

@@ -47,9 +47,19 @@ class ChunkedEmbedding(nn.Module):
     tensor (the utility tracker hooks the output's gradient there).
     """
 
-    def __init__(self, keys: np.ndarray, *, dim: int, chunk: int, load_factor: float = 0.75,
-                 init: torch.Tensor | None = None, init_std: float = 0.05, generator: torch.Generator | None = None,
-                 by_feature: bool = True, ptr_bytes: int = 4) -> None:
+    def __init__(
+        self,
+        keys: np.ndarray,
+        *,
+        dim: int,
+        chunk: int,
+        load_factor: float = 0.75,
+        init: torch.Tensor | None = None,
+        init_std: float = 0.05,
+        generator: torch.Generator | None = None,
+        by_feature: bool = True,
+        ptr_bytes: int = 4,
+    ) -> None:
         super().__init__()
         if not 0 < load_factor <= 1:
             raise ValueError(f"load_factor={load_factor} is out of range: valid range is 0..1")
@@ -98,8 +108,10 @@ class ChunkedEmbedding(nn.Module):
             raise KeyError("a key is not in the table")
         rows = self.table.physical(slots)  # [n, nc]
         w = self._weight()
-        parts = [F.embedding_bag(rows[:, j].contiguous(), w, offsets, mode=mode, sparse=mode != "max")
-                 for j in range(rows.shape[1])]  # nc x [n_bags, c]
+        parts = [
+            F.embedding_bag(rows[:, j].contiguous(), w, offsets, mode=mode, sparse=mode != "max")
+            for j in range(rows.shape[1])
+        ]  # nc x [n_bags, c]
         return torch.cat(parts, dim=1)  # [n_bags, d]
 
     def dims(self) -> np.ndarray:
@@ -127,7 +139,12 @@ def adagrad_step(table: VHPITable, *, lr: float, eps: float = 1e-10) -> int:
     # the same operations, in the same order, as torch.optim.Adagrad's sparse branch (so results are bit-equal)
     sparse = torch.sparse_coo_tensor(idx.unsqueeze(0), val.pow(2), table.state.shape, check_invariants=False)
     table.state.add_(sparse)
-    std = table.state.sparse_mask(torch.sparse_coo_tensor(idx.unsqueeze(0), val, table.state.shape, check_invariants=False).coalesce())
+    std = table.state.sparse_mask(
+        torch.sparse_coo_tensor(idx.unsqueeze(0), val, table.state.shape, check_invariants=False).coalesce()
+    )
     std_values = std._values().sqrt_().add_(eps)
-    table.weight.add_(torch.sparse_coo_tensor(idx.unsqueeze(0), val / std_values, table.state.shape, check_invariants=False), alpha=-lr)
+    table.weight.add_(
+        torch.sparse_coo_tensor(idx.unsqueeze(0), val / std_values, table.state.shape, check_invariants=False),
+        alpha=-lr,
+    )
     return int(idx.numel())

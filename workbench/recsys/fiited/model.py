@@ -93,7 +93,7 @@ def zipf_coverage(rows: float, s: float, share: float) -> float:
         return 1.0
     n = int(rows)
     ranks, weights = rank_grid(n)
-    w = weights * ranks ** -s
+    w = weights * ranks**-s
     top = share * n
     # ranks up to `top` (a bin straddling it counts in proportion)
     lo = np.concatenate([[0.0], np.cumsum(weights)[:-1]])
@@ -101,8 +101,14 @@ def zipf_coverage(rows: float, s: float, share: float) -> float:
     return float(np.sum(w * inside) / np.sum(w))
 
 
-def paper_scale_rows(*, rows: float = 1e9, dims: tuple[int, ...] = (64, 128), chunks: tuple[int, ...] = (8, 16),
-                     load_factor: float = 0.8, zipf: float = 1.05) -> list[dict]:
+def paper_scale_rows(
+    *,
+    rows: float = 1e9,
+    dims: tuple[int, ...] = (64, 128),
+    chunks: tuple[int, ...] = (8, 16),
+    load_factor: float = 0.8,
+    zipf: float = 1.05,
+) -> list[dict]:
     """MODEL rows at billion-id scale: sizes, floor, largest reduction with one chunk per id, the share of ids
     that can be stored at 2.1x and 800x, and the share of Zipf lookups those ids serve."""
     out = []
@@ -112,12 +118,21 @@ def paper_scale_rows(*, rows: float = 1e9, dims: tuple[int, ...] = (64, 128), ch
                 continue
             m = TableModel(rows=rows, dim=d, chunk=c, load_factor=load_factor)
             q800 = m.stored_share_for(800.0)
-            out.append({
-                "label": LABEL, "rows": rows, "dim": d, "chunk": c, "ptr_bytes": m.ptr_bytes,
-                "full_gb": m.full_bytes / 1e9, "floor_gb": m.floor_bytes / 1e9,
-                "pointer_share_of_full": m.pointer_bytes / m.full_bytes, "max_reduction": m.max_reduction,
-                "reaches_2.1x": m.max_reduction >= 2.1, "stored_share_800x": q800,
-                "lookups_served_800x": zipf_coverage(rows, zipf, q800),
-                "optimizer_gb_at_floor": rows * c * 4 / 1e9,
-            })
+            out.append(
+                {
+                    "label": LABEL,
+                    "rows": rows,
+                    "dim": d,
+                    "chunk": c,
+                    "ptr_bytes": m.ptr_bytes,
+                    "full_gb": m.full_bytes / 1e9,
+                    "floor_gb": m.floor_bytes / 1e9,
+                    "pointer_share_of_full": m.pointer_bytes / m.full_bytes,
+                    "max_reduction": m.max_reduction,
+                    "reaches_2.1x": m.max_reduction >= 2.1,
+                    "stored_share_800x": q800,
+                    "lookups_served_800x": zipf_coverage(rows, zipf, q800),
+                    "optimizer_gb_at_floor": rows * c * 4 / 1e9,
+                }
+            )
     return out

@@ -82,19 +82,40 @@ def run(config: FiitedConfig) -> FiitedResult:
     full = rows * config.dim * 4
     e = fi.extra
     values, counts = np.unique(fi.dims, return_counts=True)
-    note = ("shared sample: far too small for accuracy claims (smoke test only)" if split.small_sample else
-            "synthetic Criteo-shaped data with planted labels; oracle_auc is the planted model's own AUC")
+    note = (
+        "shared sample: far too small for accuracy claims (smoke test only)"
+        if split.small_sample
+        else "synthetic Criteo-shaped data with planted labels; oracle_auc is the planted model's own AUC"
+    )
     return FiitedResult(
-        auc=fi.auc, logloss=fi.logloss, embedding_bytes=fi.embedding_bytes, baseline_bytes=full,
-        baselines=tuple(baselines), reduction=full / fi.embedding_bytes, dataset=split.source,
-        train_rows=split.train.rows, test_rows=split.test.rows, ids=rows, oracle_auc=split.oracle_auc, note=note,
-        memory=MemoryResult(live_chunks=e["live_chunks"], weight_bytes=e["weight_bytes"],
-                            pointer_bytes=e["pointer_bytes"], optimizer_bytes=e["optimizer_bytes"],
-                            key_bytes=e["key_bytes"], pool_tensor_bytes=e["pool_tensor_bytes"],
-                            counter_matches_pool=e["counter_matches_pool"], peak_pool_bytes=e["peak_pool_bytes"],
-                            budget_bytes=e["budget_bytes"]),
-        mean_dim=float(fi.dims.mean()), dim_histogram={str(int(v)): int(c) for v, c in zip(values, counts)},
-        regrown_chunks=int(e.get("regrown", 0)), train_seconds=fi.seconds)
+        auc=fi.auc,
+        logloss=fi.logloss,
+        embedding_bytes=fi.embedding_bytes,
+        baseline_bytes=full,
+        baselines=tuple(baselines),
+        reduction=full / fi.embedding_bytes,
+        dataset=split.source,
+        train_rows=split.train.rows,
+        test_rows=split.test.rows,
+        ids=rows,
+        oracle_auc=split.oracle_auc,
+        note=note,
+        memory=MemoryResult(
+            live_chunks=e["live_chunks"],
+            weight_bytes=e["weight_bytes"],
+            pointer_bytes=e["pointer_bytes"],
+            optimizer_bytes=e["optimizer_bytes"],
+            key_bytes=e["key_bytes"],
+            pool_tensor_bytes=e["pool_tensor_bytes"],
+            counter_matches_pool=e["counter_matches_pool"],
+            peak_pool_bytes=e["peak_pool_bytes"],
+            budget_bytes=e["budget_bytes"],
+        ),
+        mean_dim=float(fi.dims.mean()),
+        dim_histogram={str(int(v)): int(c) for v, c in zip(values, counts)},
+        regrown_chunks=int(e.get("regrown", 0)),
+        train_seconds=fi.seconds,
+    )
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -114,8 +135,10 @@ def format_table(result: dict[str, Any]) -> str:
     if result["oracle_auc"] is not None:
         lines.append(f"  planted model's AUC (ceiling) {result['oracle_auc']:.4f}")
     for b in result["baselines"]:
-        lines.append(f"  {b['name']:10s} AUC {b['auc']:.4f}  log-loss {b['logloss']:.4f}  table "
-                     f"{fmt_bytes(b['embedding_bytes'])}")
+        lines.append(
+            f"  {b['name']:10s} AUC {b['auc']:.4f}  log-loss {b['logloss']:.4f}  table "
+            f"{fmt_bytes(b['embedding_bytes'])}"
+        )
     return "\n".join(lines)
 
 

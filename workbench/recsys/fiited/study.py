@@ -24,20 +24,42 @@ from workbench.recsys.fiited.utility import Schedule, schedule_curve
 from workbench.recsys.samples import CTRData, load_sample
 from workbench.recsys.synthetic import CTRDataset, SyntheticSpec, expected_counts, load_or_generate
 
-__all__ = ["PAPER_CLAIMS", "DataSplit", "data_split", "settings_of", "run_method", "sweep", "Sweep", "fiited_view",
-           "FiitedView", "clear_caches", "mean_ci", "PANEL_BUDGETS", "PANEL_SEEDS", "verdict_rows"]
+__all__ = [
+    "PAPER_CLAIMS",
+    "DataSplit",
+    "data_split",
+    "settings_of",
+    "run_method",
+    "sweep",
+    "Sweep",
+    "fiited_view",
+    "FiitedView",
+    "clear_caches",
+    "mean_ci",
+    "PANEL_BUDGETS",
+    "PANEL_SEEDS",
+    "verdict_rows",
+]
 
 #: the paper's claims, by version (arXiv 2401.04408; only the abstracts were readable)
 PAPER_CLAIMS = {
-    "industrial_reduction": {"value": "> 65 %", "versions": "v1, v2",
-                             "text": "two industry models, months of data: embedding size reduced by more than 65 % "
-                                     "with model quality preserved"},
-    "public_reduction_v2": {"value": (2.1, 800.0), "versions": "v2",
-                            "text": "public CTR datasets: tables 2.1x to 800x smaller with negligible accuracy drop, "
-                                    "throughput improved"},
-    "public_pruning_v1": {"value": (0.9375, 0.9975), "versions": "v1",
-                          "text": "public CTR datasets: up to 93.75 %-99.75 % of embeddings pruned (16x-400x) "
-                                  "without significant accuracy loss"},
+    "industrial_reduction": {
+        "value": "> 65 %",
+        "versions": "v1, v2",
+        "text": "two industry models, months of data: embedding size reduced by more than 65 % "
+        "with model quality preserved",
+    },
+    "public_reduction_v2": {
+        "value": (2.1, 800.0),
+        "versions": "v2",
+        "text": "public CTR datasets: tables 2.1x to 800x smaller with negligible accuracy drop, throughput improved",
+    },
+    "public_pruning_v1": {
+        "value": (0.9375, 0.9975),
+        "versions": "v1",
+        "text": "public CTR datasets: up to 93.75 %-99.75 % of embeddings pruned (16x-400x) "
+        "without significant accuracy loss",
+    },
 }
 PANEL_BUDGETS = (0.35, 0.5, 0.75, 1.0)
 PANEL_SEEDS = (0, 1, 2)
@@ -57,8 +79,14 @@ class DataSplit:
 
 def data_split(config: FiitedConfig, *, progress: Callable[[int, int], None] | None = None) -> DataSplit:
     """The data ``config`` names, split into train and test (memoised)."""
-    key = (config.dataset, config.rows if config.dataset == "synthetic" else 0, config.vocab_scale, config.skew,
-           config.seed, config.test_fraction)
+    key = (
+        config.dataset,
+        config.rows if config.dataset == "synthetic" else 0,
+        config.vocab_scale,
+        config.skew,
+        config.seed,
+        config.test_fraction,
+    )
     if key not in _SPLITS:
         _SPLITS[key] = _build_split(key, progress)
     return _SPLITS[key]
@@ -80,7 +108,7 @@ def _build_split(key: tuple, progress) -> DataSplit:
         train, test = made.data.split(test_fraction)
         from sklearn.metrics import roc_auc_score
 
-        prob = made.probability[train.rows:]
+        prob = made.probability[train.rows :]
         oracle = float(roc_auc_score(test.label, prob)) if 0 < test.label.sum() < test.rows else None
         return DataSplit(train, test, oracle, made.data.source, False)
     data = load_sample(dataset.removesuffix("-sample"))
@@ -90,22 +118,34 @@ def _build_split(key: tuple, progress) -> DataSplit:
 
 def settings_of(config: FiitedConfig | Mapping[str, Any]) -> Settings:
     c = config if isinstance(config, FiitedConfig) else FiitedConfig.from_dict(config)
-    return Settings(dim=c.dim, chunk=c.chunk, epochs=c.epochs, batch_size=c.batch_size, lr=c.lr, seed=c.seed,
-                    decay=c.ema_decay, warmup=c.warmup, interval=c.interval, schedule=c.schedule, ramp=c.ramp,
-                    regrow=c.regrow, load_factor=c.load_factor)
+    return Settings(
+        dim=c.dim,
+        chunk=c.chunk,
+        epochs=c.epochs,
+        batch_size=c.batch_size,
+        lr=c.lr,
+        seed=c.seed,
+        decay=c.ema_decay,
+        warmup=c.warmup,
+        interval=c.interval,
+        schedule=c.schedule,
+        ramp=c.ramp,
+        regrow=c.regrow,
+        load_factor=c.load_factor,
+    )
 
 
 _RUNS: dict[tuple, MethodRun] = {}
 
 
-def run_method(config: FiitedConfig, method: str, *,
-               progress: Callable[[int, int], None] | None = None) -> MethodRun:
+def run_method(config: FiitedConfig, method: str, *, progress: Callable[[int, int], None] | None = None) -> MethodRun:
     """``method`` trained as ``config`` says (memoised on the config and the method)."""
     key = (config, method)
     if key not in _RUNS:
         split = data_split(config)
-        _RUNS[key] = train_method(method, split.train, split.test, settings_of(config), config.budget_fraction,
-                                  progress=progress)
+        _RUNS[key] = train_method(
+            method, split.train, split.test, settings_of(config), config.budget_fraction, progress=progress
+        )
     return _RUNS[key]
 
 
@@ -134,8 +174,14 @@ class Sweep:
     runs: dict[tuple[str, float, int], MethodRun]
 
 
-def sweep(config: FiitedConfig, *, budgets: Sequence[float], seeds: Sequence[int],
-          methods: Sequence[str] = METHODS, on_run: Callable[[], None] | None = None) -> Sweep:
+def sweep(
+    config: FiitedConfig,
+    *,
+    budgets: Sequence[float],
+    seeds: Sequence[int],
+    methods: Sequence[str] = METHODS,
+    on_run: Callable[[], None] | None = None,
+) -> Sweep:
     """Every method at every budget and seed (each run memoised by :func:`run_method`); the full table is
     trained once per seed (its bytes do not depend on the budget). Budgets below FIITED's floor raise."""
     budgets, seeds, methods = tuple(budgets), tuple(seeds), tuple(methods)
@@ -156,15 +202,30 @@ def sweep(config: FiitedConfig, *, budgets: Sequence[float], seeds: Sequence[int
         ll[m] = np.array([mean_ci([runs[m, b, s].logloss for s in seeds]) for b in budgets])
         nbytes[m] = np.array([np.mean([runs[m, b, s].embedding_bytes for s in seeds]) for b in budgets])
     oracle = [data_split(config.replace(seed=s)).oracle_auc for s in seeds]
-    return Sweep(budgets, seeds, methods, auc, ll, nbytes, rows * config.dim * 4,
-                 float(np.mean(oracle)) if all(o is not None for o in oracle) else None, runs)
+    return Sweep(
+        budgets,
+        seeds,
+        methods,
+        auc,
+        ll,
+        nbytes,
+        rows * config.dim * 4,
+        float(np.mean(oracle)) if all(o is not None for o in oracle) else None,
+        runs,
+    )
 
 
 # ---- the panel's view ---------------------------------------------------------------------------------------
 def panel_config(view: FiitedViewConfig) -> FiitedConfig:
     """The training config behind a panel view: synthetic data, defaults otherwise."""
-    return FiitedConfig(rows=view.rows, skew=view.skew, schedule=view.schedule, warmup=view.warmup,
-                        interval=view.interval, budget_fraction=view.budget_fraction)
+    return FiitedConfig(
+        rows=view.rows,
+        skew=view.skew,
+        schedule=view.schedule,
+        warmup=view.warmup,
+        interval=view.interval,
+        budget_fraction=view.budget_fraction,
+    )
 
 
 _SWEEPS: dict[FiitedConfig, Sweep] = {}
@@ -229,19 +290,36 @@ def _fiited_view(view: FiitedViewConfig) -> FiitedView:
     floor, _ = fiited_floor(rows_total, settings)
     n_train = int(round(view.rows * (1 - config.test_fraction)))
     steps = max(1, math.ceil(n_train / config.batch_size)) * config.epochs
-    sched = Schedule(total_steps=steps, warmup=int(round(view.warmup * steps)), interval=view.interval,
-                     kind=view.schedule, ramp=config.ramp)
+    sched = Schedule(
+        total_steps=steps,
+        warmup=int(round(view.warmup * steps)),
+        interval=view.interval,
+        kind=view.schedule,
+        ramp=config.ramp,
+    )
     nc = config.dim // config.chunk
     full = rows_total * nc
-    final = int((view.budget_fraction * rows_total * config.dim * 4 - (floor - rows_total * config.chunk * 4))
-                // (config.chunk * 4))
+    final = int(
+        (view.budget_fraction * rows_total * config.dim * 4 - (floor - rows_total * config.chunk * 4))
+        // (config.chunk * 4)
+    )
     t, b = schedule_curve(sched, full, final)
     counts = expected_counts(spec)
     hottest = sorted(range(len(cards)), key=lambda f: -cards[f])[:3]
     ranks = [np.unique(np.geomspace(1, cards[f], 200).astype(np.int64)) for f in hottest]
-    return FiitedView(view, None, t, b / full, ranks, [counts[f][r - 1] for f, r in zip(hottest, ranks)],
-                      [f"C{f + 1} ({cards[f]:,} ids)" for f in hottest], None, None, None,
-                      floor / (rows_total * config.dim * 4))
+    return FiitedView(
+        view,
+        None,
+        t,
+        b / full,
+        ranks,
+        [counts[f][r - 1] for f, r in zip(hottest, ranks)],
+        [f"C{f + 1} ({cards[f]:,} ids)" for f in hottest],
+        None,
+        None,
+        None,
+        floor / (rows_total * config.dim * 4),
+    )
 
 
 def dims_by_frequency(dims: np.ndarray, freq: np.ndarray, bins: int = 12) -> tuple[np.ndarray, np.ndarray]:
@@ -268,26 +346,51 @@ def verdict_rows(result: Sweep, *, model_rows: Sequence[Any] = ()) -> list[tuple
         within = drop <= 0.001 + full[i, 1] + fi[i, 1]
         if within and (best is None or ratios[i] > best[0]):
             best = (ratios[i], drop, b)
-    ours = (f"{best[0]:.2f}x smaller at AUC drop {best[1]:+.4f} (budget {best[2]})" if best else
-            "no budget within 0.001 AUC of the full table")
+    ours = (
+        f"{best[0]:.2f}x smaller at AUC drop {best[1]:+.4f} (budget {best[2]})"
+        if best
+        else "no budget within 0.001 AUC of the full table"
+    )
     floor = max(ratios)
-    rows.append(("public data: 2.1x-800x smaller tables, negligible accuracy drop", "v2",
-                 "2.1x-800x", ours + f"; our floor (one chunk per id + pointers) allows at most "
-                 f"{result.full_bytes / (result.full_bytes * min(result.budgets)):.2f}x at the smallest budget run",
-                 "reproduced at the low end only" if best and best[0] >= 2.1 else
-                 "not reproduced (at these budgets)" if floor < 2.1 else "not reproduced"))
-    rows.append(("industrial: > 65 % smaller embeddings, quality preserved", "v1, v2", "> 65 % (2.9x)",
-                 (f"{(1 - 1 / best[0]) * 100:.0f} % smaller on synthetic Criteo-shaped data" if best else "-"),
-                 "only under stated conditions (synthetic data, not the industrial models)"
-                 if best and best[0] >= 1 / 0.35 else "not reproduced here (no industrial data)"))
+    rows.append(
+        (
+            "public data: 2.1x-800x smaller tables, negligible accuracy drop",
+            "v2",
+            "2.1x-800x",
+            ours + f"; our floor (one chunk per id + pointers) allows at most "
+            f"{result.full_bytes / (result.full_bytes * min(result.budgets)):.2f}x at the smallest budget run",
+            "reproduced at the low end only"
+            if best and best[0] >= 2.1
+            else "not reproduced (at these budgets)"
+            if floor < 2.1
+            else "not reproduced",
+        )
+    )
+    rows.append(
+        (
+            "industrial: > 65 % smaller embeddings, quality preserved",
+            "v1, v2",
+            "> 65 % (2.9x)",
+            (f"{(1 - 1 / best[0]) * 100:.0f} % smaller on synthetic Criteo-shaped data" if best else "-"),
+            "only under stated conditions (synthetic data, not the industrial models)"
+            if best and best[0] >= 1 / 0.35
+            else "not reproduced here (no industrial data)",
+        )
+    )
     if "elem-prune" in result.auc:
         i = int(np.argmin(result.budgets))
         a, e = result.auc["fiited"][i], result.auc["elem-prune"][i]
         clear = a[0] - a[1] > e[0] + e[1]
-        rows.append(("outperforms a state-of-the-art in-training pruning method", "v1, v2", "yes (method unnamed)",
-                     f"AUC {a[0]:.4f} +- {a[1]:.4f} vs elem-prune (inferred stand-in) {e[0]:.4f} +- {e[1]:.4f} at "
-                     f"budget {result.budgets[i]:g}",
-                     "holds (intervals apart)" if clear else "not distinguishable here (95 % intervals overlap)"))
+        rows.append(
+            (
+                "outperforms a state-of-the-art in-training pruning method",
+                "v1, v2",
+                "yes (method unnamed)",
+                f"AUC {a[0]:.4f} +- {a[1]:.4f} vs elem-prune (inferred stand-in) {e[0]:.4f} +- {e[1]:.4f} at "
+                f"budget {result.budgets[i]:g}",
+                "holds (intervals apart)" if clear else "not distinguishable here (95 % intervals overlap)",
+            )
+        )
     for r in model_rows:
         rows.append(r)
     return rows
@@ -318,8 +421,11 @@ def exactness_report(n: int = 37, dim: int = 12, chunk: int = 4, seed: int = 0) 
     for kind in ("Embedding", "EmbeddingBag", "EmbeddingBag (dense-gradient module)"):
         ce = ChunkedEmbedding(keys, dim=dim, chunk=chunk, init=init, by_feature=False)
         sparse = "dense" not in kind
-        ref = nn.Embedding(n, dim, sparse=True) if kind == "Embedding" else nn.EmbeddingBag(n, dim, mode="sum",
-                                                                                             sparse=sparse)
+        ref = (
+            nn.Embedding(n, dim, sparse=True)
+            if kind == "Embedding"
+            else nn.EmbeddingBag(n, dim, mode="sum", sparse=sparse)
+        )
         ref.weight.data.copy_(init)
         idx = torch.randint(0, n, (61,), generator=gen)
         if kind == "Embedding":
@@ -347,6 +453,13 @@ def sweep_markdown_rows(result: Sweep) -> list[tuple[str, ...]]:
             if m == "full" and i:
                 continue
             a, l = result.auc[m][i], result.logloss[m][i]
-            rows.append((m, "1" if m == "full" else f"{b:g}", f"{result.bytes[m][i] / result.full_bytes:.3f}",
-                         f"{a[0]:.4f} ± {a[1]:.4f}", f"{l[0]:.4f} ± {l[1]:.4f}"))
+            rows.append(
+                (
+                    m,
+                    "1" if m == "full" else f"{b:g}",
+                    f"{result.bytes[m][i] / result.full_bytes:.3f}",
+                    f"{a[0]:.4f} ± {a[1]:.4f}",
+                    f"{l[0]:.4f} ± {l[1]:.4f}",
+                )
+            )
     return rows

@@ -101,16 +101,25 @@ def check_budget(rows: int, settings: Settings, budget_fraction: float) -> None:
             f"budget_fraction={budget_fraction:g} is below one chunk per row: {rows:,} rows x {settings.chunk} floats "
             f"+ the VHPI pointers need {floor:,} B = {floor / full:.4f} of the full {full:,} B table; valid range is "
             f"{math.ceil(floor / full * 1e4) / 1e4:g}..1 at dim={settings.dim}, chunk={settings.chunk}, "
-            f"load_factor={settings.load_factor:g}")
+            f"load_factor={settings.load_factor:g}"
+        )
 
 
 def _schedule(steps: int, s: Settings) -> Schedule:
-    return Schedule(total_steps=steps, warmup=int(round(s.warmup * steps)), interval=s.interval, kind=s.schedule,
-                    ramp=s.ramp)
+    return Schedule(
+        total_steps=steps, warmup=int(round(s.warmup * steps)), interval=s.interval, kind=s.schedule, ramp=s.ramp
+    )
 
 
-def train_method(method: str, train: CTRData, test: CTRData, settings: Settings, budget_fraction: float, *,
-                 progress: Callable[[int, int], None] | None = None) -> MethodRun:
+def train_method(
+    method: str,
+    train: CTRData,
+    test: CTRData,
+    settings: Settings,
+    budget_fraction: float,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> MethodRun:
     """Train ``method`` (one of :data:`METHODS`) on ``train`` and evaluate on ``test``.
 
     Raises ValueError for an unknown method or a budget below one chunk per row (FIITED's floor; the other
@@ -136,10 +145,15 @@ def train_method(method: str, train: CTRData, test: CTRData, settings: Settings,
     util = None
     table = None
     if method == "fiited":
-        keys = np.concatenate([feature_keys(np.stack([np.zeros(c, dtype=np.int64)] * f + [np.arange(c)], axis=1))[:, f]
-                               for f, c in enumerate(cards)])
-        emb = ChunkedEmbedding(keys, dim=s.dim, chunk=s.chunk, load_factor=s.load_factor, generator=gen,
-                               ptr_bytes=PTR_BYTES)
+        keys = np.concatenate(
+            [
+                feature_keys(np.stack([np.zeros(c, dtype=np.int64)] * f + [np.arange(c)], axis=1))[:, f]
+                for f, c in enumerate(cards)
+            ]
+        )
+        emb = ChunkedEmbedding(
+            keys, dim=s.dim, chunk=s.chunk, load_factor=s.load_factor, generator=gen, ptr_bytes=PTR_BYTES
+        )
         table = emb.table
         nc = s.dim // s.chunk
         util = ChunkUtility(table.slots, nc, s.chunk, decay=s.decay)
@@ -167,7 +181,8 @@ def train_method(method: str, train: CTRData, test: CTRData, settings: Settings,
         final_nnz = int(max(1, (budget - (rows + 1) * 4) // 5))
         full_nnz = rows * s.dim
         emb = ElementPrunedEmbedding(
-            cards, s.dim, gen, lambda t: target_chunks(sched, t, full_nnz, final_nnz) if t in events else None)
+            cards, s.dim, gen, lambda t: target_chunks(sched, t, full_nnz, final_nnz) if t in events else None
+        )
     model = DLRM(num_dense=train.dense.shape[1], num_sparse=len(cards), dim=s.dim, embedding=emb)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adagrad(params, lr=s.lr) if params else None
@@ -180,7 +195,7 @@ def train_method(method: str, train: CTRData, test: CTRData, settings: Settings,
     for _ in range(s.epochs):
         order = rng.permutation(n_train)
         for b in range(steps_per_epoch):
-            idx = order[b * s.batch_size: (b + 1) * s.batch_size]
+            idx = order[b * s.batch_size : (b + 1) * s.batch_size]
             dense = torch.from_numpy(train.dense[idx])
             ids = torch.from_numpy(train.sparse[idx])
             logit = model(dense, ids)
@@ -208,12 +223,18 @@ def train_method(method: str, train: CTRData, test: CTRData, settings: Settings,
         table.check_invariants()
         slots = table.lookup(extra.pop("key_of_row"))
         dims = table.chunk_counts()[slots] * s.chunk
-        extra.update(live_chunks=mem.live_chunks, pointer_bytes=mem.pointer_bytes,
-                     optimizer_bytes=mem.optimizer_bytes, key_bytes=mem.key_bytes,
-                     pool_tensor_bytes=mem.pool_tensor_bytes, weight_bytes=mem.weight_bytes,
-                     counter_matches_pool=bool(mem.pool_tensor_bytes == mem.weight_bytes
-                                               and mem.live_chunks == int((table.ptr >= 0).sum())),
-                     budget_bytes=int(budget))
+        extra.update(
+            live_chunks=mem.live_chunks,
+            pointer_bytes=mem.pointer_bytes,
+            optimizer_bytes=mem.optimizer_bytes,
+            key_bytes=mem.key_bytes,
+            pool_tensor_bytes=mem.pool_tensor_bytes,
+            weight_bytes=mem.weight_bytes,
+            counter_matches_pool=bool(
+                mem.pool_tensor_bytes == mem.weight_bytes and mem.live_chunks == int((table.ptr >= 0).sum())
+            ),
+            budget_bytes=int(budget),
+        )
         nbytes = mem.embedding_bytes
     else:
         nbytes = int(emb.embedding_bytes())
@@ -222,8 +243,16 @@ def train_method(method: str, train: CTRData, test: CTRData, settings: Settings,
     return MethodRun(method, auc, logloss, int(nbytes), seconds, steps, dims, freq, extra)
 
 
-def _prune_event(emb: ChunkedEmbedding, util: ChunkUtility, sched: Schedule, step: int, full: int, final: int,
-                 regrow: bool, extra: dict) -> None:
+def _prune_event(
+    emb: ChunkedEmbedding,
+    util: ChunkUtility,
+    sched: Schedule,
+    step: int,
+    full: int,
+    final: int,
+    regrow: bool,
+    extra: dict,
+) -> None:
     """Re-plan the chunks at a prune event: free the dropped ones, grow the re-admitted ones (zero weights,
     zero optimizer state), compact the pool to the live size."""
     table = emb.table

@@ -79,8 +79,9 @@ class ChunkUtility:
         return (self.freq.unsqueeze(1) * self.grad).double().numpy()
 
 
-def plan_chunks(utility: np.ndarray, live: np.ndarray, occupied: np.ndarray, budget: int, *,
-                regrow: bool) -> np.ndarray:
+def plan_chunks(
+    utility: np.ndarray, live: np.ndarray, occupied: np.ndarray, budget: int, *, regrow: bool
+) -> np.ndarray:
     """Chunks to keep, ``[slots, n_chunks]`` bool, a prefix per vector, at most ``max(budget, vectors)`` in all.
 
     utility: ``[S, nc]``; live: which chunks exist now; occupied: ``[S]`` slots holding a key; budget: chunks.

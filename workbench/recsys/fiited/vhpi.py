@@ -75,8 +75,9 @@ class VHPITable:
         1
     """
 
-    def __init__(self, *, slots: int, dim: int, chunk: int, pool: int, ptr_bytes: int = 4,
-                 dtype: torch.dtype = torch.float32) -> None:
+    def __init__(
+        self, *, slots: int, dim: int, chunk: int, pool: int, ptr_bytes: int = 4, dtype: torch.dtype = torch.float32
+    ) -> None:
         if chunk < 1 or dim % chunk:
             raise ValueError(f"chunk={chunk} must divide dim={dim}: valid values are the divisors of dim")
         if slots < 1:
@@ -109,7 +110,7 @@ class VHPITable:
         self.weight, self.state, self.capacity = w, s, new
         free = np.empty(new, dtype=np.int64)
         free[: self.n_free] = self.free[: self.n_free]
-        free[self.n_free: self.n_free + extra] = np.arange(new - 1, old - 1, -1)
+        free[self.n_free : self.n_free + extra] = np.arange(new - 1, old - 1, -1)
         self.free, self.n_free = free, self.n_free + extra
 
     def alloc(self, slots: np.ndarray, chunks: np.ndarray, init: torch.Tensor | None = None) -> None:
@@ -128,7 +129,7 @@ class VHPITable:
         k = slots.size
         if k > self.n_free:
             self.grow(max(k - self.n_free, self.capacity // 4, 1))
-        rows = self.free[self.n_free - k: self.n_free][::-1].copy()
+        rows = self.free[self.n_free - k : self.n_free][::-1].copy()
         self.n_free -= k
         self.ptr[slots, chunks] = rows
         idx = torch.from_numpy(rows)
@@ -151,7 +152,7 @@ class VHPITable:
         with torch.no_grad():
             self.weight[idx] = 0
         self.state[idx] = 0
-        self.free[self.n_free: self.n_free + rows.size] = rows
+        self.free[self.n_free : self.n_free + rows.size] = rows
         self.n_free += rows.size
         self.live -= rows.size
 
@@ -236,7 +237,7 @@ class VHPITable:
             j = (j + 1) % self.slots
             if self.keys[j] == EMPTY:
                 return True
-            h = int(self._home(self.keys[j: j + 1])[0])
+            h = int(self._home(self.keys[j : j + 1])[0])
             # keep key j where it is if its home lies cyclically in (i, j]
             if (i < j and i < h <= j) or (i > j and (h > i or h <= j)):
                 continue
@@ -266,9 +267,14 @@ class VHPITable:
     def memory(self) -> TableMemory:
         item = torch.tensor([], dtype=self.dtype).element_size()
         chunk_bytes = self.live * self.chunk * item
-        return TableMemory(live_chunks=self.live, weight_bytes=chunk_bytes, optimizer_bytes=chunk_bytes,
-                           pointer_bytes=self.slots * self.n_chunks * self.ptr_bytes, key_bytes=self.slots * 8,
-                           pool_tensor_bytes=self.capacity * self.chunk * item)
+        return TableMemory(
+            live_chunks=self.live,
+            weight_bytes=chunk_bytes,
+            optimizer_bytes=chunk_bytes,
+            pointer_bytes=self.slots * self.n_chunks * self.ptr_bytes,
+            key_bytes=self.slots * 8,
+            pool_tensor_bytes=self.capacity * self.chunk * item,
+        )
 
     def check_invariants(self) -> None:
         """AssertionError-free check (raises ValueError) that: no chunk is owned twice; owned + free = the pool;
@@ -290,8 +296,10 @@ class VHPITable:
             raise ValueError("an empty slot owns chunks")
         if int((self.keys != EMPTY).sum()) != self.size:
             raise ValueError("key counter differs from the keys stored")
-        if free.size and (self.weight.detach()[torch.from_numpy(free)].abs().sum() != 0
-                          or self.state[torch.from_numpy(free)].abs().sum() != 0):
+        if free.size and (
+            self.weight.detach()[torch.from_numpy(free)].abs().sum() != 0
+            or self.state[torch.from_numpy(free)].abs().sum() != 0
+        ):
             raise ValueError("a free chunk holds nonzero weights or optimizer state")
         if self.weight.detach()[self.capacity].abs().sum() != 0:
             raise ValueError("the zero row is not zero")

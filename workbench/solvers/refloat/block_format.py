@@ -185,8 +185,15 @@ def block_index(A: sp.csr_matrix, bsize: int) -> tuple[np.ndarray, np.ndarray, t
     return block_of.reshape(-1), blocks, grid
 
 
-def quantise_matrix(A: sp.spmatrix | sp.sparray, *, e: int, f: int, bsize: int = 128, base: BaseRule = "mean",
-                    fixed_base: int | None = None) -> QuantisedMatrix:
+def quantise_matrix(
+    A: sp.spmatrix | sp.sparray,
+    *,
+    e: int,
+    f: int,
+    bsize: int = 128,
+    base: BaseRule = "mean",
+    fixed_base: int | None = None,
+) -> QuantisedMatrix:
     """Quantise sparse ``A`` block by block (``bsize x bsize`` blocks; edge blocks are smaller).
 
     fixed_base: one exponent base for every block instead of a per-block rule (the Feinberg baseline uses 0).
@@ -210,9 +217,17 @@ def quantise_matrix(A: sp.spmatrix | sp.sparray, *, e: int, f: int, bsize: int =
     Q = A.copy()
     Q.data = quantise_values(A.data, per_entry, e, f)
     return QuantisedMatrix(
-        matrix=Q, bsize=bsize, block_shape=grid, blocks=blocks, bases=bases, block_of=block_of,
-        saturated_up=finite & (exps < per_entry - half), saturated_down=finite & (exps > per_entry + half - 1),
-        e=e, f=f, base_rule=rule,
+        matrix=Q,
+        bsize=bsize,
+        block_shape=grid,
+        blocks=blocks,
+        bases=bases,
+        block_of=block_of,
+        saturated_up=finite & (exps < per_entry - half),
+        saturated_down=finite & (exps > per_entry + half - 1),
+        e=e,
+        f=f,
+        base_rule=rule,
     )
 
 
@@ -285,8 +300,9 @@ def _quantise_vector_bits(x: np.ndarray, e: int, f: int, bsize: int, fixed_base:
     return out.view(np.float64)
 
 
-def quantise_vector(x: np.ndarray, *, e: int, f: int, bsize: int = 128, base: BaseRule = "mean",
-                    fixed_base: int | None = None) -> np.ndarray:
+def quantise_vector(
+    x: np.ndarray, *, e: int, f: int, bsize: int = 128, base: BaseRule = "mean", fixed_base: int | None = None
+) -> np.ndarray:
     """Quantise a vector per ``bsize`` segment (base over the segment's finite nonzeros); returns a new array.
 
     Same value format as :func:`quantise_matrix`; ``x`` has shape (n,). The mean and fixed-base rules run on

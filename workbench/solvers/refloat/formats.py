@@ -26,8 +26,9 @@ changes).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -73,8 +74,9 @@ class Format:
 
     def __post_init__(self) -> None:
         if self.name not in FORMAT_NAMES:
-            raise ValueError(f"format={self.name!r} is not allowed: valid values are "
-                             f"{', '.join(map(repr, FORMAT_NAMES))}")
+            raise ValueError(
+                f"format={self.name!r} is not allowed: valid values are {', '.join(map(repr, FORMAT_NAMES))}"
+            )
         check_bits(self.e_m, self.f_m, what="matrix")
         check_bits(self.e_v, self.f_v, what="vector")
         check_bsize(self.bsize)
@@ -113,13 +115,24 @@ def identity_quantised(A: sp.spmatrix | sp.sparray, *, bsize: int, e: int = 11, 
     A = csr_canonical(A)
     block_of, blocks, grid = block_index(A, bsize)
     none = np.zeros(A.nnz, dtype=bool)
-    return QuantisedMatrix(matrix=A, bsize=bsize, block_shape=grid, blocks=blocks,
-                           bases=np.zeros(blocks.size, dtype=np.int64), block_of=block_of,
-                           saturated_up=none, saturated_down=none, e=e, f=f, base_rule="none")
+    return QuantisedMatrix(
+        matrix=A,
+        bsize=bsize,
+        block_shape=grid,
+        blocks=blocks,
+        bases=np.zeros(blocks.size, dtype=np.int64),
+        block_of=block_of,
+        saturated_up=none,
+        saturated_down=none,
+        e=e,
+        f=f,
+        base_rule="none",
+    )
 
 
-def make_format(name: str, *, e_m: int = 3, f_m: int = 3, e_v: int = 3, f_v: int = 8, bsize: int = 128,
-                base: str = "mean") -> Format:
+def make_format(
+    name: str, *, e_m: int = 3, f_m: int = 3, e_v: int = 3, f_v: int = 8, bsize: int = 128, base: str = "mean"
+) -> Format:
     """The format called ``name``; ``e_*``/``f_*`` apply to refloat and refloat-artifact, the others fix their own.
 
     Example: ``make_format("refloat", f_v=16).label == "refloat (3,3 / 3,16)"``.

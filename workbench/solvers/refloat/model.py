@@ -37,10 +37,12 @@ CROSSBARS_PER_BIT_SLICE = 4
 #: SpMVs per iteration (CG: A p; BiCGSTAB: A p and A s)
 SPMVS_PER_ITERATION = {"cg": 1, "bicgstab": 2}
 
-FORMULA = ("t_solve = [rounds == 1]*bsize*t_write + (1 + k*m) * ([rounds > 1]*rounds*bsize*t_write "
-           "+ rounds*(t_comp*cycles + bsize/freq)); cycles = 2^e_m + f_m + 2^e_v + f_v + 1; "
-           "engines = floor(N_xbar / (4*(2^e_m + f_m + 1))); rounds = ceil(blocks/engines); "
-           "m = 1 (CG) or 2 (BiCGSTAB); N_xbar = 1,048,576, t_write = 50.88 ns/row, t_comp = 107 ns, freq = 1.5 GHz")
+FORMULA = (
+    "t_solve = [rounds == 1]*bsize*t_write + (1 + k*m) * ([rounds > 1]*rounds*bsize*t_write "
+    "+ rounds*(t_comp*cycles + bsize/freq)); cycles = 2^e_m + f_m + 2^e_v + f_v + 1; "
+    "engines = floor(N_xbar / (4*(2^e_m + f_m + 1))); rounds = ceil(blocks/engines); "
+    "m = 1 (CG) or 2 (BiCGSTAB); N_xbar = 1,048,576, t_write = 50.88 ns/row, t_comp = 107 ns, freq = 1.5 GHz"
+)
 
 
 def crossbars_per_engine(e_m: int, f_m: int) -> int:
@@ -79,8 +81,9 @@ def spmv_seconds(*, num_blocks: int, bsize: int, e_m: int, f_m: int, e_v: int, f
     return solve_timing(0, "cg", num_blocks=num_blocks, bsize=bsize, e_m=e_m, f_m=f_m, e_v=e_v, f_v=f_v).spmv_seconds
 
 
-def solve_timing(iterations: int, solver: str, *, num_blocks: int, bsize: int, e_m: int, f_m: int, e_v: int,
-                 f_v: int) -> ReramTiming:
+def solve_timing(
+    iterations: int, solver: str, *, num_blocks: int, bsize: int, e_m: int, f_m: int, e_v: int, f_v: int
+) -> ReramTiming:
     """Modelled solver time for ``iterations`` iterations of ``solver`` ('cg' or 'bicgstab') (see module doc).
 
     Example: 100 CG iterations on 1000 blocks at ReFloat(128, 3, 3 / 3, 8):
@@ -89,8 +92,10 @@ def solve_timing(iterations: int, solver: str, *, num_blocks: int, bsize: int, e
     if solver not in SPMVS_PER_ITERATION:
         raise ValueError(f"solver={solver!r} is not allowed: valid values are 'cg', 'bicgstab'")
     if iterations < 0 or num_blocks < 0 or bsize < 1:
-        raise ValueError(f"iterations={iterations}, num_blocks={num_blocks}, bsize={bsize}: "
-                         "need iterations >= 0, num_blocks >= 0, bsize >= 1")
+        raise ValueError(
+            f"iterations={iterations}, num_blocks={num_blocks}, bsize={bsize}: "
+            "need iterations >= 0, num_blocks >= 0, bsize >= 1"
+        )
     per_engine = crossbars_per_engine(e_m, f_m)
     n_engines = NUM_CROSSBARS // per_engine
     cycles = cycles_per_mvm(e_m, f_m, e_v, f_v)
@@ -100,6 +105,15 @@ def solve_timing(iterations: int, solver: str, *, num_blocks: int, bsize: int, e
     per_spmv = (rounds * t_write if rounds > 1 else 0.0) + rounds * (T_COMP_S * cycles + t_tail)
     setup = t_write if rounds == 1 else 0.0
     spmvs = 1 + iterations * SPMVS_PER_ITERATION[solver]
-    return ReramTiming(num_blocks=num_blocks, bsize=bsize, engines=n_engines, crossbars_per_engine=per_engine,
-                       cycles=cycles, rounds=rounds, spmvs=spmvs, setup_seconds=setup, spmv_seconds=per_spmv,
-                       total_seconds=setup + spmvs * per_spmv)
+    return ReramTiming(
+        num_blocks=num_blocks,
+        bsize=bsize,
+        engines=n_engines,
+        crossbars_per_engine=per_engine,
+        cycles=cycles,
+        rounds=rounds,
+        spmvs=spmvs,
+        setup_seconds=setup,
+        spmv_seconds=per_spmv,
+        total_seconds=setup + spmvs * per_spmv,
+    )

@@ -85,8 +85,12 @@ def quantise_matrix_reference(A: sp.spmatrix, *, e: int, f: int, bsize: int, bas
     n_rows, n_cols = D.shape
     for r0 in range(0, n_rows, bsize):
         for c0 in range(0, n_cols, bsize):
-            entries = [(i, j) for i in range(r0, min(r0 + bsize, n_rows)) for j in range(c0, min(c0 + bsize, n_cols))
-                       if D[i, j] != 0.0 and math.isfinite(D[i, j])]
+            entries = [
+                (i, j)
+                for i in range(r0, min(r0 + bsize, n_rows))
+                for j in range(c0, min(c0 + bsize, n_cols))
+                if D[i, j] != 0.0 and math.isfinite(D[i, j])
+            ]
             b = base_of([exponent_of(float(D[i, j])) for i, j in entries], base, e)
             for i, j in entries:
                 out[i, j] = quantise_value(float(D[i, j]), b, e, f)

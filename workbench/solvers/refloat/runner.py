@@ -23,9 +23,16 @@ def solve(config: RefloatConfig, format_name: str | None = None) -> FormatRun:
     definite while its values are untouched (float64, refloat-artifact); FileNotFoundError for missing files.
     """
     problem = prepare(config.matrix, precondition=config.precondition, seed=config.seed)
-    return solve_format(problem, format_of(config, format_name), config.solver,
-                        max_iter=config.max_iter, criterion=config.criterion, threshold=config.threshold,
-                        rtol=config.rtol, strict=True)
+    return solve_format(
+        problem,
+        format_of(config, format_name),
+        config.solver,
+        max_iter=config.max_iter,
+        criterion=config.criterion,
+        threshold=config.threshold,
+        rtol=config.rtol,
+        strict=True,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,8 +145,14 @@ def run(config: RefloatConfig) -> RefloatResult:
         saturated_down=float(stored.saturated_down.mean()) if stored.matrix.nnz else 0.0,
         indefinite_at=res.indefinite_at,
         true_residual=float(run_.true_residual),
-        modelled=Modelled(engines=timing.engines, cycles_per_mvm=timing.cycles, rounds=timing.rounds,
-                          spmvs=timing.spmvs, spmv_seconds=timing.spmv_seconds, formula=FORMULA),
+        modelled=Modelled(
+            engines=timing.engines,
+            cycles_per_mvm=timing.cycles,
+            rounds=timing.rounds,
+            spmvs=timing.spmvs,
+            spmv_seconds=timing.spmv_seconds,
+            formula=FORMULA,
+        ),
         baseline_iterations=int(base.iterations),
         baseline_converged=bool(base.converged),
         baseline_modelled_seconds=float(base.timing.total_seconds),

@@ -44,8 +44,10 @@ class BlockSpMV:
         pair_row = rows[starts]
         per_row = np.bincount(pair_row, minlength=n_rows)
         # S: (n_rows, num_pairs); row i sums its pairs, which are consecutive and in ascending block column
-        self.S = sp.csr_matrix((np.ones(self.num_pairs), np.arange(self.num_pairs), np.r_[0, np.cumsum(per_row)]),
-                               shape=(n_rows, self.num_pairs))
+        self.S = sp.csr_matrix(
+            (np.ones(self.num_pairs), np.arange(self.num_pairs), np.r_[0, np.cumsum(per_row)]),
+            shape=(n_rows, self.num_pairs),
+        )
         self._identity_sum = self.num_pairs == n_rows and bool(np.all(per_row == 1))
 
     def partial_sums(self, x: np.ndarray) -> np.ndarray:

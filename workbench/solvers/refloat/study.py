@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,12 +39,22 @@ log = logging.getLogger(__name__)
 #: what the paper claims (Song et al., SC'23): CG and BiCGSTAB still converge with the matrix at (e, f) =
 #: ``matrix_bits`` and the vectors at one of ``vector_bits``, with a solver-time gain over the baseline accelerator
 #: (Feinberg et al.) between ``speedup_range[0]`` and ``speedup_range[1]`` (x)
-PAPER_CLAIMS = {"matrix_bits": (3, 3), "vector_bits": ((3, 8), (3, 16)), "speedup_range": (5.02, 84.28),
-                "threshold": 1e-8, "max_iter": 1000}
+PAPER_CLAIMS = {
+    "matrix_bits": (3, 3),
+    "vector_bits": ((3, 8), (3, 16)),
+    "speedup_range": (5.02, 84.28),
+    "threshold": 1e-8,
+    "max_iter": 1000,
+}
 
 #: the paper's settings: matrix (3, 3), vectors (3, 8), and (3, 16) as its run script uses for some matrices
-PAPER_FORMATS = (("float64", 3, 3, 3, 8), ("refloat", 3, 3, 3, 8), ("refloat", 3, 3, 3, 16),
-                 ("refloat-artifact", 3, 3, 3, 8), ("baseline", 3, 3, 3, 8))
+PAPER_FORMATS = (
+    ("float64", 3, 3, 3, 8),
+    ("refloat", 3, 3, 3, 8),
+    ("refloat", 3, 3, 3, 16),
+    ("refloat-artifact", 3, 3, 3, 8),
+    ("baseline", 3, 3, 3, 8),
+)
 
 
 @dataclass(frozen=True)
@@ -91,8 +102,10 @@ def _prepare(matrix: str, precondition: str, seed: int, data_dir: str) -> Proble
         raise ValueError(f"precondition={precondition!r} is not allowed: valid values are 'none', 'jacobi'")
     diag = np.abs(A.diagonal())
     if np.any(diag == 0):
-        raise ValueError(f"precondition='jacobi' needs a nonzero diagonal: matrix {loaded.name} has "
-                         f"{int(np.sum(diag == 0))} zero diagonal entries; use precondition='none'")
+        raise ValueError(
+            f"precondition='jacobi' needs a nonzero diagonal: matrix {loaded.name} has "
+            f"{int(np.sum(diag == 0))} zero diagonal entries; use precondition='none'"
+        )
     d = 1.0 / np.sqrt(diag)
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
     scaled = A.copy()
@@ -164,8 +177,10 @@ class FormatRun:
     def message(self) -> str:
         if not self.wrong_solution:
             return self.result.message
-        return (f"stopping rule met on the stored matrix in {self.iterations} iterations, but the original system's "
-                f"||b - A x||^2 = {self.true_residual:.3g} does not meet the criterion: not converged")
+        return (
+            f"stopping rule met on the stored matrix in {self.iterations} iterations, but the original system's "
+            f"||b - A x||^2 = {self.true_residual:.3g} does not meet the criterion: not converged"
+        )
 
 
 def check_solver(problem: Problem, solver: str) -> None:
@@ -174,19 +189,32 @@ def check_solver(problem: Problem, solver: str) -> None:
         raise ValueError(f"solver={solver!r} is not allowed: valid values are 'cg', 'bicgstab'")
     if solver == "cg" and not problem.matrix.symmetric:
         A = problem.matrix.A
-        raise ValueError(f"solver='cg' needs a symmetric positive definite matrix: {problem.name} is not symmetric "
-                         f"(max |A - A^T| = {abs(A - A.T).max():.3g}); use solver='bicgstab'")
+        raise ValueError(
+            f"solver='cg' needs a symmetric positive definite matrix: {problem.name} is not symmetric "
+            f"(max |A - A^T| = {abs(A - A.T).max():.3g}); use solver='bicgstab'"
+        )
     if solver == "cg":
         diag = problem.A.diagonal()
         bad = np.flatnonzero(diag <= 0)
         if bad.size:
-            raise ValueError(f"solver='cg' needs a symmetric positive definite matrix: {problem.name} has "
-                             f"{bad.size} diagonal entries <= 0 (A[{bad[0]},{bad[0]}] = {diag[bad[0]]:g}), so it is "
-                             "not positive definite; use solver='bicgstab'")
+            raise ValueError(
+                f"solver='cg' needs a symmetric positive definite matrix: {problem.name} has "
+                f"{bad.size} diagonal entries <= 0 (A[{bad[0]},{bad[0]}] = {diag[bad[0]]:g}), so it is "
+                "not positive definite; use solver='bicgstab'"
+            )
 
 
-def solve_format(problem: Problem, fmt: Format, solver: str, *, max_iter: int = 1000, criterion: str = "absolute",
-                 threshold: float = 1e-8, rtol: float = 1e-10, strict: bool = False) -> FormatRun:
+def solve_format(
+    problem: Problem,
+    fmt: Format,
+    solver: str,
+    *,
+    max_iter: int = 1000,
+    criterion: str = "absolute",
+    threshold: float = 1e-8,
+    rtol: float = 1e-10,
+    strict: bool = False,
+) -> FormatRun:
     """Solve ``problem`` in format ``fmt`` with ``solver`` and price it.
 
     strict: raise ValueError (rather than report) when CG finds ``p^T A p <= 0`` on a matrix the format left
@@ -195,13 +223,30 @@ def solve_format(problem: Problem, fmt: Format, solver: str, *, max_iter: int = 
     check_solver(problem, solver)
     stored, spmv = _stored(problem.key, fmt)
     kernel = cg if solver == "cg" else bicgstab
-    result = kernel(spmv, problem.b, quantise=fmt.vector_quantiser(), max_iter=max_iter, criterion=criterion,
-                    threshold=threshold, rtol=rtol)
+    result = kernel(
+        spmv,
+        problem.b,
+        quantise=fmt.vector_quantiser(),
+        max_iter=max_iter,
+        criterion=criterion,
+        threshold=threshold,
+        rtol=rtol,
+    )
     if strict and solver == "cg" and result.indefinite_at is not None and fmt.name in ("float64", "refloat-artifact"):
-        raise ValueError(f"CG breakdown on {problem.name}: p^T A p <= 0 at iteration {result.indefinite_at}, so the "
-                         "matrix is not positive definite and CG does not apply; use solver='bicgstab'")
-    timing = solve_timing(result.iterations, solver, num_blocks=stored.num_blocks, bsize=fmt.bsize, e_m=fmt.e_m,
-                          f_m=fmt.f_m, e_v=fmt.e_v, f_v=fmt.f_v)
+        raise ValueError(
+            f"CG breakdown on {problem.name}: p^T A p <= 0 at iteration {result.indefinite_at}, so the "
+            "matrix is not positive definite and CG does not apply; use solver='bicgstab'"
+        )
+    timing = solve_timing(
+        result.iterations,
+        solver,
+        num_blocks=stored.num_blocks,
+        bsize=fmt.bsize,
+        e_m=fmt.e_m,
+        f_m=fmt.f_m,
+        e_v=fmt.e_v,
+        f_v=fmt.f_v,
+    )
     with np.errstate(all="ignore"):
         true_res = float(np.sum((problem.b - problem.A @ result.x) ** 2))
         stored_res = float(np.sum((problem.b - stored.matrix @ result.x) ** 2))
@@ -209,15 +254,34 @@ def solve_format(problem: Problem, fmt: Format, solver: str, *, max_iter: int = 
     return FormatRun(fmt, solver, result, stored, timing, true_res, stored_res, meets)
 
 
-def compare_formats(matrix: str, solver: str, formats: Iterable[tuple[str, int, int, int, int]] = PAPER_FORMATS, *,
-                    bsize: int = 128, base: str = "mean", precondition: str = "none", seed: int = 0,
-                    max_iter: int = 1000, criterion: str = "absolute", threshold: float = 1e-8,
-                    rtol: float = 1e-10) -> list[FormatRun]:
+def compare_formats(
+    matrix: str,
+    solver: str,
+    formats: Iterable[tuple[str, int, int, int, int]] = PAPER_FORMATS,
+    *,
+    bsize: int = 128,
+    base: str = "mean",
+    precondition: str = "none",
+    seed: int = 0,
+    max_iter: int = 1000,
+    criterion: str = "absolute",
+    threshold: float = 1e-8,
+    rtol: float = 1e-10,
+) -> list[FormatRun]:
     """One :class:`FormatRun` per ``(name, e_m, f_m, e_v, f_v)`` in ``formats``, on the same system."""
     problem = prepare(matrix, precondition=precondition, seed=seed)
-    return [solve_format(problem, make_format(name, e_m=em, f_m=fm, e_v=ev, f_v=fv, bsize=bsize, base=base), solver,
-                         max_iter=max_iter, criterion=criterion, threshold=threshold, rtol=rtol)
-            for name, em, fm, ev, fv in formats]
+    return [
+        solve_format(
+            problem,
+            make_format(name, e_m=em, f_m=fm, e_v=ev, f_v=fv, bsize=bsize, base=base),
+            solver,
+            max_iter=max_iter,
+            criterion=criterion,
+            threshold=threshold,
+            rtol=rtol,
+        )
+        for name, em, fm, ev, fv in formats
+    ]
 
 
 @dataclass(frozen=True)
@@ -246,10 +310,23 @@ class Sweep:
         return self.seconds / best
 
 
-def sweep_bits(matrix: str, solver: str, *, axis: str, e_values: Iterable[int], f_values: Iterable[int],
-               fixed: tuple[int, int, int, int] = (3, 3, 3, 8), bsize: int = 128, base: str = "mean",
-               precondition: str = "none", seed: int = 0, max_iter: int = 1000, criterion: str = "absolute",
-               threshold: float = 1e-8, rtol: float = 1e-10) -> Sweep:
+def sweep_bits(
+    matrix: str,
+    solver: str,
+    *,
+    axis: str,
+    e_values: Iterable[int],
+    f_values: Iterable[int],
+    fixed: tuple[int, int, int, int] = (3, 3, 3, 8),
+    bsize: int = 128,
+    base: str = "mean",
+    precondition: str = "none",
+    seed: int = 0,
+    max_iter: int = 1000,
+    criterion: str = "absolute",
+    threshold: float = 1e-8,
+    rtol: float = 1e-10,
+) -> Sweep:
     """ReFloat over (e, f) of the matrix (``axis='matrix'``, vectors at ``fixed``) or of the vectors."""
     if axis not in ("matrix", "vector"):
         raise ValueError(f"axis={axis!r} is not allowed: valid values are 'matrix', 'vector'")
@@ -263,8 +340,15 @@ def sweep_bits(matrix: str, solver: str, *, axis: str, e_values: Iterable[int], 
     for i, e in enumerate(e_values):
         for j, f in enumerate(f_values):
             bits = dict(e_m=e, f_m=f, e_v=ev, f_v=fv) if axis == "matrix" else dict(e_m=em, f_m=fm, e_v=e, f_v=f)
-            run = solve_format(problem, make_format("refloat", bsize=bsize, base=base, **bits), solver,
-                               max_iter=max_iter, criterion=criterion, threshold=threshold, rtol=rtol)
+            run = solve_format(
+                problem,
+                make_format("refloat", bsize=bsize, base=base, **bits),
+                solver,
+                max_iter=max_iter,
+                criterion=criterion,
+                threshold=threshold,
+                rtol=rtol,
+            )
             true[i, j], ok[i, j] = run.true_residual, run.converged
             if run.stopped_on_quantised:
                 its[i, j] = run.iterations
@@ -309,13 +393,28 @@ class MatrixSummary:
     wrong: dict[str, bool]
 
 
-SUMMARY_FORMATS = (("float64", 3, 3, 3, 8), ("refloat", 3, 3, 3, 8), ("refloat", 3, 3, 3, 16),
-                   ("refloat-artifact", 3, 3, 3, 8), ("refloat-artifact", 3, 3, 3, 16), ("baseline", 3, 3, 3, 8))
+SUMMARY_FORMATS = (
+    ("float64", 3, 3, 3, 8),
+    ("refloat", 3, 3, 3, 8),
+    ("refloat", 3, 3, 3, 16),
+    ("refloat-artifact", 3, 3, 3, 8),
+    ("refloat-artifact", 3, 3, 3, 16),
+    ("baseline", 3, 3, 3, 8),
+)
 
 
-def summarise(matrix: str, *, solver: str | None = None, formats=SUMMARY_FORMATS, bsize: int = 128,
-              base: str = "mean", precondition: str = "none", seed: int = 0, max_iter: int = 1000,
-              threshold: float = 1e-8) -> MatrixSummary:
+def summarise(
+    matrix: str,
+    *,
+    solver: str | None = None,
+    formats=SUMMARY_FORMATS,
+    bsize: int = 128,
+    base: str = "mean",
+    precondition: str = "none",
+    seed: int = 0,
+    max_iter: int = 1000,
+    threshold: float = 1e-8,
+) -> MatrixSummary:
     """All ``formats`` on ``matrix`` (absolute criterion, as the paper), with the verdicts; solver chosen by
     :func:`default_solver` unless given."""
     problem = prepare(matrix, precondition=precondition, seed=seed)
@@ -328,8 +427,18 @@ def summarise(matrix: str, *, solver: str | None = None, formats=SUMMARY_FORMATS
     base = runs.get("baseline")
     speedups = {label: speedup(run, base) if base is not None else None for label, run in runs.items()}
     wrong = {label: run.wrong_solution for label, run in runs.items()}
-    return MatrixSummary(problem.name, solver, problem.A.shape[0], problem.A.nnz, blocks, runs,
-                         verdict(runs, max_iter=max_iter), threshold, speedups, wrong)
+    return MatrixSummary(
+        problem.name,
+        solver,
+        problem.A.shape[0],
+        problem.A.nnz,
+        blocks,
+        runs,
+        verdict(runs, max_iter=max_iter),
+        threshold,
+        speedups,
+        wrong,
+    )
 
 
 def verdict(runs: dict[str, FormatRun], *, max_iter: int) -> dict[str, str]:
@@ -342,25 +451,32 @@ def verdict(runs: dict[str, FormatRun], *, max_iter: int) -> dict[str, str]:
         if label in ("float64", "baseline"):
             continue
         if not ref.converged:
-            out[label] = (f"untestable: float64 itself does not converge in {max_iter} iterations "
-                          f"({ref.status}); this format: {run.status} after {run.iterations}")
+            out[label] = (
+                f"untestable: float64 itself does not converge in {max_iter} iterations "
+                f"({ref.status}); this format: {run.status} after {run.iterations}"
+            )
             continue
         if run.wrong_solution:
-            out[label] = (f"wrong solution: stops on the stored matrix after {run.iterations} iterations "
-                          f"({run.iterations / max(ref.iterations, 1):.2f}x float64's {ref.iterations}), but the true "
-                          f"||b - A x||^2 = {run.true_residual:.2g} misses the criterion: not converged, no time to "
-                          "solution")
+            out[label] = (
+                f"wrong solution: stops on the stored matrix after {run.iterations} iterations "
+                f"({run.iterations / max(ref.iterations, 1):.2f}x float64's {ref.iterations}), but the true "
+                f"||b - A x||^2 = {run.true_residual:.2g} misses the criterion: not converged, no time to "
+                "solution"
+            )
             continue
         if not run.converged:
-            out[label] = (f"fails: {run.status} after {run.iterations} iterations, where float64 converges "
-                          f"in {ref.iterations}")
+            out[label] = (
+                f"fails: {run.status} after {run.iterations} iterations, where float64 converges in {ref.iterations}"
+            )
             continue
         s = speedup(run, base)
         extra = "" if base.converged else " (baseline did not converge: a lower bound)"
         ratio = run.iterations / max(ref.iterations, 1)
         head = "holds" if s is not None and s >= 1 else "converges, no speed-up"
-        out[label] = (f"{head}: {run.iterations} iterations ({ratio:.2f}x float64's {ref.iterations}), true "
-                      f"||b - A x||^2 = {run.true_residual:.2g}, modelled speed-up {s:.2f}x over the baseline{extra}")
+        out[label] = (
+            f"{head}: {run.iterations} iterations ({ratio:.2f}x float64's {ref.iterations}), true "
+            f"||b - A x||^2 = {run.true_residual:.2g}, modelled speed-up {s:.2f}x over the baseline{extra}"
+        )
     return out
 
 
@@ -369,11 +485,21 @@ def summary_rows(summaries: Sequence[MatrixSummary]) -> list[dict[str, Any]]:
     rows = []
     for s in summaries:
         for label, run in s.runs.items():
-            rows.append({"matrix": s.name, "solver": s.solver, "format": label, "iterations": run.iterations,
-                         "converged": run.converged, "stopped_on_quantised": run.stopped_on_quantised,
-                         "status": run.status,
-                         "true_residual": run.true_residual, "modelled_seconds": run.timing.total_seconds,
-                         "speedup_vs_baseline": s.speedups[label], "blocks": s.blocks})
+            rows.append(
+                {
+                    "matrix": s.name,
+                    "solver": s.solver,
+                    "format": label,
+                    "iterations": run.iterations,
+                    "converged": run.converged,
+                    "stopped_on_quantised": run.stopped_on_quantised,
+                    "status": run.status,
+                    "true_residual": run.true_residual,
+                    "modelled_seconds": run.timing.total_seconds,
+                    "speedup_vs_baseline": s.speedups[label],
+                    "blocks": s.blocks,
+                }
+            )
     return rows
 
 
@@ -411,19 +537,31 @@ def paper_comparison(summaries: Sequence[MatrixSummary], *, max_iter: int) -> Pa
     holds = {label: tuple(s.name for s in tested if s.verdicts.get(label, "").startswith("holds")) for label in labels}
     (em, fm), (ev, fv) = PAPER_CLAIMS["matrix_bits"], PAPER_CLAIMS["vector_bits"][0]
     per_spmv = spmv_seconds(num_blocks=1, bsize=128, e_m=6, f_m=52, e_v=6, f_v=52) / spmv_seconds(
-        num_blocks=1, bsize=128, e_m=em, f_m=fm, e_v=ev, f_v=fv)
+        num_blocks=1, bsize=128, e_m=em, f_m=fm, e_v=ev, f_v=fv
+    )
     base_engines = engines(6, 52)
-    gains = [(s.speedups[k], s.name, k) for s in tested for k, r in s.runs.items()
-             if r.format.name in ("refloat", "refloat-artifact") and not s.wrong[k] and s.speedups[k] is not None]
+    gains = [
+        (s.speedups[k], s.name, k)
+        for s in tested
+        for k, r in s.runs.items()
+        if r.format.name in ("refloat", "refloat-artifact") and not s.wrong[k] and s.speedups[k] is not None
+    ]
     return PaperComparison(
-        tested=tuple(s.name for s in tested), untested=tuple(s.name for s in summaries if s not in tested),
-        holds=holds, gains=(min(gains), max(gains)) if gains else None, per_spmv=per_spmv,
-        engines=(base_engines, engines(em, fm)), cycles=(cycles_per_mvm(6, 52, 6, 52), cycles_per_mvm(em, fm, ev, fv)),
-        multi_round=tuple((s.name, s.blocks) for s in summaries if s.blocks > base_engines), max_iter=max_iter)
+        tested=tuple(s.name for s in tested),
+        untested=tuple(s.name for s in summaries if s not in tested),
+        holds=holds,
+        gains=(min(gains), max(gains)) if gains else None,
+        per_spmv=per_spmv,
+        engines=(base_engines, engines(em, fm)),
+        cycles=(cycles_per_mvm(6, 52, 6, 52), cycles_per_mvm(em, fm, ev, fv)),
+        multi_round=tuple((s.name, s.blocks) for s in summaries if s.blocks > base_engines),
+        max_iter=max_iter,
+    )
 
 
-def sweep_limits(sweeps: Mapping[tuple[str, str], Sweep]
-                 ) -> dict[str, dict[str, tuple[int, list[int]] | tuple[int, ...] | None]]:
+def sweep_limits(
+    sweeps: Mapping[tuple[str, str], Sweep],
+) -> dict[str, dict[str, tuple[int, list[int]] | tuple[int, ...] | None]]:
     """Per matrix and axis ('matrix', 'vector'): the smallest exponent width e at which some fraction width
     converges (to the right solution: the original system's residual meets the criterion), as ``(e, [f, ...])``;
     the tuple of e values tried when none does; None when that sweep was not run."""
@@ -441,8 +579,14 @@ def sweep_limits(sweeps: Mapping[tuple[str, str], Sweep]
     return out
 
 
-def sweep_axes(names: Iterable[str], *, e_values: Iterable[int], f_values: Iterable[int], max_iter: int = 1000,
-               fixed: tuple[int, int, int, int] = (11, 52, 11, 52)) -> dict[tuple[str, str], Sweep]:
+def sweep_axes(
+    names: Iterable[str],
+    *,
+    e_values: Iterable[int],
+    f_values: Iterable[int],
+    max_iter: int = 1000,
+    fixed: tuple[int, int, int, int] = (11, 52, 11, 52),
+) -> dict[tuple[str, str], Sweep]:
     """Both sweeps per matrix (the matrix's (e, f) with the vectors at ``fixed``, then the vectors'), each
     with the matrix's default solver; keyed ``(name, axis)``."""
     e_values, f_values = tuple(e_values), tuple(f_values)
@@ -450,13 +594,15 @@ def sweep_axes(names: Iterable[str], *, e_values: Iterable[int], f_values: Itera
     for name in names:
         solver = default_solver(prepare(name).matrix)
         for axis in ("matrix", "vector"):
-            out[name, axis] = sweep_bits(name, solver, axis=axis, e_values=e_values, f_values=f_values,
-                                         fixed=fixed, max_iter=max_iter)
+            out[name, axis] = sweep_bits(
+                name, solver, axis=axis, e_values=e_values, f_values=f_values, fixed=fixed, max_iter=max_iter
+            )
     return out
 
 
-def eigen_rows(summaries: Sequence[MatrixSummary], *, max_n: int, e_m: int = 3, f_m: int = 3
-               ) -> list[tuple[str, float, float, float, float]]:
+def eigen_rows(
+    summaries: Sequence[MatrixSummary], *, max_n: int, e_m: int = 3, f_m: int = 3
+) -> list[tuple[str, float, float, float, float]]:
     """(matrix, smallest eigenvalue of A, of A stored at ReFloat (e_m, f_m), share saturated up, down) for the
     CG matrices of ``summaries`` up to order ``max_n`` (dense eigenvalues)."""
     rows = []
@@ -465,8 +611,15 @@ def eigen_rows(summaries: Sequence[MatrixSummary], *, max_n: int, e_m: int = 3, 
             continue
         problem = prepare(s.name)
         stored = stored_matrix(problem, make_format("refloat", e_m=e_m, f_m=f_m))
-        rows.append((s.name, extreme_eigenvalues(problem.A).smallest, extreme_eigenvalues(stored.matrix).smallest,
-                     float(stored.saturated_up.mean()), float(stored.saturated_down.mean())))
+        rows.append(
+            (
+                s.name,
+                extreme_eigenvalues(problem.A).smallest,
+                extreme_eigenvalues(stored.matrix).smallest,
+                float(stored.saturated_up.mean()),
+                float(stored.saturated_down.mean()),
+            )
+        )
     return rows
 
 
@@ -494,15 +647,30 @@ PANEL_WATHEN = ("wathen-10-10", "wathen-30-30")
 
 def format_of(config: RefloatConfig, name: str | None = None) -> Format:
     """The format ``name`` (default ``config.format``) at ``config``'s widths, block size and base rule."""
-    return make_format(name or config.format, e_m=config.e_m, f_m=config.f_m, e_v=config.e_v, f_v=config.f_v,
-                       bsize=config.bsize, base=config.base)
+    return make_format(
+        name or config.format,
+        e_m=config.e_m,
+        f_m=config.f_m,
+        e_v=config.e_v,
+        f_v=config.f_v,
+        bsize=config.bsize,
+        base=config.base,
+    )
 
 
 @functools.lru_cache(maxsize=256)
-def _numeric_run(key: tuple[str, str, int, str], fmt: Format, solver: str, max_iter: int, criterion: str,
-                 threshold: float, rtol: float) -> FormatRun:
-    return solve_format(_prepare(*key), fmt, solver, max_iter=max_iter, criterion=criterion, threshold=threshold,
-                        rtol=rtol)
+def _numeric_run(
+    key: tuple[str, str, int, str],
+    fmt: Format,
+    solver: str,
+    max_iter: int,
+    criterion: str,
+    threshold: float,
+    rtol: float,
+) -> FormatRun:
+    return solve_format(
+        _prepare(*key), fmt, solver, max_iter=max_iter, criterion=criterion, threshold=threshold, rtol=rtol
+    )
 
 
 def run_format(config: RefloatConfig, name: str, *, data_dir: str | None = None) -> FormatRun:
@@ -517,10 +685,26 @@ def run_format(config: RefloatConfig, name: str, *, data_dir: str | None = None)
     run = _numeric_run(key, numeric, config.solver, config.max_iter, config.criterion, config.threshold, config.rtol)
     if numeric is fmt:
         return run
-    timing = solve_timing(run.iterations, config.solver, num_blocks=run.stored.num_blocks, bsize=fmt.bsize,
-                          e_m=fmt.e_m, f_m=fmt.f_m, e_v=fmt.e_v, f_v=fmt.f_v)
-    return FormatRun(fmt, run.solver, run.result, run.stored, timing, run.true_residual, run.stored_residual,
-                     run.true_meets_criterion)
+    timing = solve_timing(
+        run.iterations,
+        config.solver,
+        num_blocks=run.stored.num_blocks,
+        bsize=fmt.bsize,
+        e_m=fmt.e_m,
+        f_m=fmt.f_m,
+        e_v=fmt.e_v,
+        f_v=fmt.f_v,
+    )
+    return FormatRun(
+        fmt,
+        run.solver,
+        run.result,
+        run.stored,
+        timing,
+        run.true_residual,
+        run.stored_residual,
+        run.true_meets_criterion,
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -533,8 +717,9 @@ def _density(key: tuple[str, str, int, str]) -> tuple[np.ndarray, np.ndarray]:
     return counts, edges
 
 
-def density(matrix: str, *, precondition: str = "none", seed: int = 0, data_dir: str | None = None
-            ) -> tuple[np.ndarray, np.ndarray]:
+def density(
+    matrix: str, *, precondition: str = "none", seed: int = 0, data_dir: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Nonzeros per cell of the prepared matrix on an at most ``SPY_CELLS`` x ``SPY_CELLS`` grid, and the cell
     edges (in rows); memoised."""
     return _density((matrix, precondition, seed, _data_key(data_dir)))
@@ -594,8 +779,13 @@ def refloat_view(values: Mapping[str, Any] | RefloatConfig) -> RefloatView:
     return RefloatView(config, runs, runs[config.format], counts, edges, speedups, stop_level(config))
 
 
-def sweep_config(config: RefloatConfig, *, e_values: Iterable[int] = PANEL_SWEEP_E,
-                 f_values: Iterable[int] = PANEL_SWEEP_F, on_cell: Callable[[], None] | None = None) -> Sweep:
+def sweep_config(
+    config: RefloatConfig,
+    *,
+    e_values: Iterable[int] = PANEL_SWEEP_E,
+    f_values: Iterable[int] = PANEL_SWEEP_F,
+    on_cell: Callable[[], None] | None = None,
+) -> Sweep:
     """ReFloat over the matrix's (e_m, f_m) in ``e_values x f_values`` at ``config``'s other settings (every
     solve memoised as :func:`run_format`); ``on_cell()`` is called after each cell (a progress bar)."""
     e_values, f_values = tuple(e_values), tuple(f_values)
