@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import ipywidgets as W
 import plotly.graph_objects as go
 
+from widgets.figure_widget import FigureWidget
 from workbench.config import ParamSpec
 from workbench.registry import get_technique
 
@@ -90,7 +91,7 @@ class Panel:
         self.prepare_controls(initial)
         self.status = W.HTML()
         base = self.make_figures(initial)
-        self.figures: list[Any] = base if self.static else [go.FigureWidget(f) for f in base]
+        self.figures: list[Any] = base if self.static else [FigureWidget(f) for f in base]
         self.redraw()
         for widget in self.controls.values():
             widget.observe(self._on_change, names="value")
@@ -243,4 +244,4 @@ def show(fig: go.Figure, *, static: bool | None = None) -> Any:
         from IPython.display import HTML
 
         return HTML(fig.to_html(full_html=False, include_plotlyjs=False))
-    return go.FigureWidget(fig)
+    return FigureWidget(fig)
