@@ -13,10 +13,19 @@ inside a ``VBox`` it does not.
 The fix: fill every placeholder with the trace's current value (the one Python holds after the update;
 ``None``, which plotly reads as "unset", where the trace has no such property). One message, one redraw
 in the browser; the values re-sent are the unchanged properties of edited traces only.
+
+Width: plotly's widget view draws in ``render`` before anywidget attaches it to the page, so plotly.js finds
+no width and falls back to 700 px; its Lumino hooks that would resize it never run under anywidget. The
+browser module of this class (``_esm``) is plotly's own, wrapped: after plotly's ``render`` it watches the
+figure's element (a ``ResizeObserver``) and lets plotly.js resize the figure (its ``responsive`` handler)
+whenever the element's width differs from the drawn one, so figures without a ``layout.width`` fill the
+output area and follow it.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 import plotly.graph_objects as go
@@ -50,8 +59,58 @@ def fill_undefined(restyle_data: dict[str, Any], traces: list[int], data: list[d
     return filled
 
 
+#: The wrapper module: plotly's module is imported from a blob URL, its default export (an anywidget
+#: ``{initialize, render}`` or a function returning one) wrapped so that ``render`` also keeps the drawn width
+#: equal to the element's (plotly.js' own ``responsive`` resize handler, which skips hidden figures).
+_ESM_WRAPPER = """
+const url = URL.createObjectURL(new Blob([%s], { type: "text/javascript" }));
+const plotly = await import(url);
+URL.revokeObjectURL(url);
+
+export default () => {
+  const base = typeof plotly.default === "function" ? plotly.default() : plotly.default;
+  return {
+    ...base,
+    render(ctx) {
+      const cleanup = base.render(ctx);
+      const el = ctx.el;
+      let pending = false;
+      const fit = () => {
+        pending = false;
+        const full = el._fullLayout;
+        const width = el.clientWidth;
+        if (!full || !el._responsiveChartHandler || width <= 0) return;
+        if ((el.layout || {}).width) return;  // a figure with a fixed width keeps it
+        if (Math.abs(full.width - width) > 1) el._responsiveChartHandler();
+      };
+      const observer = new ResizeObserver(() => {
+        if (!pending) { pending = true; requestAnimationFrame(fit); }
+      });
+      observer.observe(el);
+      return () => { observer.disconnect(); if (typeof cleanup === "function") cleanup(); };
+    },
+  };
+};
+"""
+
+
+@functools.cache
+def _esm() -> str:
+    """Plotly's widget module (the file ``go.FigureWidget._esm`` names) inside :data:`_ESM_WRAPPER`."""
+    source = go.FigureWidget._esm
+    text = source.read_text(encoding="utf-8") if hasattr(source, "read_text") else str(source)
+    return _ESM_WRAPPER % json.dumps(text)
+
+
 class FigureWidget(go.FigureWidget):
-    """``go.FigureWidget`` whose update messages never contain ``Undefined`` (see the module docstring)."""
+    """``go.FigureWidget`` whose update messages never contain ``Undefined`` and whose figures take the width of
+    their output area (see the module docstring)."""
+
+    _esm = _esm()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._config = {**self._config, "responsive": True}  # plotly.js installs the resize handler we call
 
     def _send_update_msg(self, restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
         traces = self._normalize_trace_indexes(trace_indexes)
