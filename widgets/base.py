@@ -25,6 +25,8 @@ from typing import Any, Sequence
 import ipywidgets as W
 import plotly.graph_objects as go
 
+from widgets import layout
+from widgets.figure_widget import FigureWidget
 from workbench.config import ParamSpec
 from workbench.registry import get_technique
 
@@ -46,6 +48,9 @@ def control(spec: ParamSpec, value: Any, options: Sequence | None = None) -> W.W
     if options is not None:
         if value not in options:  # a value set from a notebook parameter joins the slider's stops
             options = sorted({*options, value})
+        labels = [f"{o:g}" if isinstance(o, float) else str(o) for o in options]  # 1e+11, not 100000000000.0
+        if labels != [str(o) for o in options]:
+            options = list(zip(labels, options))
         return W.SelectionSlider(options=list(options), value=value, continuous_update=False, **common)
     if spec.choices is not None:
         return W.Dropdown(options=list(spec.choices), value=value, **common)
@@ -89,8 +94,8 @@ class Panel:
         }
         self.prepare_controls(initial)
         self.status = W.HTML()
-        base = self.make_figures(initial)
-        self.figures: list[Any] = base if self.static else [go.FigureWidget(f) for f in base]
+        base = [layout.style(f) for f in self.make_figures(initial)]
+        self.figures: list[Any] = base if self.static else [FigureWidget(f) for f in base]
         self.redraw()
         for widget in self.controls.values():
             widget.observe(self._on_change, names="value")
@@ -160,6 +165,8 @@ class Panel:
                 for fig in self.figures:
                     stack.enter_context(fig.batch_update())
                 self.draw(self.figures, result, values)
+                for fig in self.figures:
+                    layout.fit(fig)  # titles drawn may be longer, legends may change
         except Exception as exc:  # shown to the user in the panel, and logged with its traceback
             log.debug("panel %s redraw failed", type(self).__name__, exc_info=True)
             kind = "" if isinstance(exc, ValueError) or getattr(exc, "one_line", False) else f"{type(exc).__name__}: "
@@ -205,9 +212,10 @@ class Panel:
             copies = [go.Figure(f) for f in figures]
             self.draw(copies, result, point)
             for i, fig in enumerate(copies):
-                layout = fig.layout.to_plotly_json()
-                layout.pop("template", None)
-                frames[i].append(go.Frame(name=str(option), data=list(fig.data), layout=layout))
+                layout.fit(fig)
+                frame_layout = fig.layout.to_plotly_json()
+                frame_layout.pop("template", None)
+                frames[i].append(go.Frame(name=str(option), data=list(fig.data), layout=frame_layout))
         label = self.specs[name].title
         for fig, fig_frames in zip(figures, frames):
             steps = [dict(method="animate", label=fr.name,
@@ -239,8 +247,9 @@ class Panel:
 
 def show(fig: go.Figure, *, static: bool | None = None) -> Any:
     """Display a one-off figure in a notebook: a FigureWidget live, inline HTML in a report."""
+    layout.style(fig)
     if export_mode() if static is None else static:
         from IPython.display import HTML
 
         return HTML(fig.to_html(full_html=False, include_plotlyjs=False))
-    return go.FigureWidget(fig)
+    return FigureWidget(fig)

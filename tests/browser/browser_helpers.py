@@ -149,6 +149,71 @@ _JS_SLIDERS = """
 """
 
 
+# Per figure: its box (its SVG's), traces and data points, whether plotly drew it (an SVG and a full layout), and the
+# boxes of its text furniture (page coordinates): title, axis titles, legend, colourbars, annotations
+# (subplot titles are annotations). Used for "drawn and not empty" and for the layout check.
+JS_FIGURE_REPORT = """
+() => [...document.querySelectorAll('.js-plotly-plot')].map((gd, index) => {
+  const box = (el) => { const r = el.getBoundingClientRect(); return { x0: r.left, y0: r.top, x1: r.right, y1: r.bottom }; };
+  const size = (v) => (v && typeof v.length === 'number' && typeof v !== 'string') ? v.length : 0;
+  const points = (gd.data || []).reduce((n, t) => n + Math.max(size(t.x), size(t.y), size(t.z), size(t.values)), 0);
+  const parts = [];
+  const add = (kind, el) => {
+    const b = box(el);
+    if (b.x1 - b.x0 > 0.5 && b.y1 - b.y0 > 0.5) parts.push({ kind, text: (el.textContent || '').trim().slice(0, 60), ...b });
+  };
+  gd.querySelectorAll('.infolayer .g-gtitle .gtitle').forEach((el) => add('title', el));
+  gd.querySelectorAll('.infolayer [class^="g-x"][class$="title"] text, .infolayer [class^="g-y"][class$="title"] text')
+    .forEach((el) => add('axis title', el));
+  gd.querySelectorAll('.infolayer .legend').forEach((el) => add('legend', el));
+  gd.querySelectorAll('.infolayer .colorbar').forEach((el) => add('colorbar', el));
+  gd.querySelectorAll('.infolayer .annotation').forEach((el) => add('annotation', el));
+  const title = ((gd.layout || {}).title || {}).text || '';
+  const svg = gd.querySelector('.main-svg');  // the drawn figure (the div around it may be wider)
+  return { index, title: String(title).slice(0, 80), ...box(svg || gd), traces: (gd.data || []).length, points,
+           svg: !!gd.querySelector('.main-svg'), laidOut: !!gd._fullLayout, parts };
+})
+"""
+
+#: text boxes may poke this many pixels past the figure, or into each other (antialiasing, glyph overhang)
+LAYOUT_TOLERANCE_PX = 2.0
+
+
+def figure_reports(page) -> list[dict]:
+    """Per ``.js-plotly-plot`` (page order): box, traces, data points, drawn or not, text boxes (see ``JS_FIGURE_REPORT``)."""
+    return page.evaluate(JS_FIGURE_REPORT)
+
+
+def figure_problems(fig: dict) -> list[str]:
+    """What is wrong with one figure of :func:`figure_reports`: not drawn, empty, a text box outside the
+    figure, or two text boxes (title, axis titles, legend, colourbars, annotations) on top of each other."""
+    name = f"figure {fig['index']} {fig['title']!r}"
+    problems = []
+    if not (fig["svg"] and fig["laidOut"] and fig["y1"] - fig["y0"] > 0 and fig["x1"] - fig["x0"] > 0):
+        return [f"{name}: not drawn (height {fig['y1'] - fig['y0']:.0f} px, svg {fig['svg']})"]
+    if fig["traces"] == 0 or fig["points"] == 0:
+        problems.append(f"{name}: empty ({fig['traces']} traces, {fig['points']} points)")
+    tol = LAYOUT_TOLERANCE_PX
+    for part in fig["parts"]:
+        if (part["x0"] < fig["x0"] - tol or part["x1"] > fig["x1"] + tol or part["y0"] < fig["y0"] - tol
+                or part["y1"] > fig["y1"] + tol):
+            problems.append(f"{name}: {part['kind']} {part['text']!r} overflows the figure "
+                            f"({_fmt(part)} outside {_fmt(fig)})")
+    parts = fig["parts"]
+    for i, a in enumerate(parts):
+        for b in parts[i + 1:]:
+            w = min(a["x1"], b["x1"]) - max(a["x0"], b["x0"])
+            h = min(a["y1"], b["y1"]) - max(a["y0"], b["y0"])
+            if w > tol and h > tol:
+                problems.append(f"{name}: {a['kind']} {a['text']!r} overlaps {b['kind']} {b['text']!r} "
+                                f"by {w:.0f} x {h:.0f} px")
+    return problems
+
+
+def _fmt(box: dict) -> str:
+    return f"[{box['x0']:.0f}, {box['x1']:.0f}] x [{box['y0']:.0f}, {box['y1']:.0f}]"
+
+
 # ---- JupyterLab driver -------------------------------------------------------------------------------
 
 
@@ -167,6 +232,7 @@ class LabRun:
     errors: list[str] = field(default_factory=list)
     console_errors: list[str] = field(default_factory=list)
     timings_s: dict[str, float] = field(default_factory=dict)
+    figures: list[dict] = field(default_factory=list)  # figure_reports() after all cells ran, before the slider
 
 
 class NotebookFailed(AssertionError):
@@ -194,8 +260,11 @@ def _poll(page, what: str, check, timeout_s: float, rel: str, interval_s: float 
 
 
 def open_notebook(page, lab: LabServer, notebook_rel_path: str, *, timeout_s: float = 60.0) -> dict:
-    """Open ``notebook_rel_path`` (relative to the server root) and wait for its kernel to be idle."""
-    url = lab.url(f"lab/tree/{quote(notebook_rel_path)}")
+    """Open ``notebook_rel_path`` (relative to the server root) and wait for its kernel to be idle.
+
+    ``reset``: a fresh workspace, so that JupyterLab does not reopen the notebooks of earlier tests (and
+    restore their kernels' widgets into this page)."""
+    url = lab.url(f"lab/tree/{quote(notebook_rel_path)}") + "&reset"
     page.goto(url, wait_until="domcontentloaded")
     deadline = time.monotonic() + timeout_s
     state: dict = {}
@@ -209,6 +278,13 @@ def open_notebook(page, lab: LabServer, notebook_rel_path: str, *, timeout_s: fl
             return state
         page.wait_for_timeout(250)
     raise TimeoutError(f"{notebook_rel_path}: kernel not idle after {timeout_s:.0f} s (last state {state})")
+
+
+def shut_down_kernels(lab: LabServer, notebook_rel_path: str) -> None:
+    """Delete the sessions (and kernels) of a notebook: the next test gets the CPUs and a clean page."""
+    for session in lab.api("api/sessions"):
+        if session.get("path") == notebook_rel_path:
+            lab.api(f"api/sessions/{session['id']}", method="DELETE", timeout_s=30.0)
 
 
 def run_all_cells(page, notebook_rel_path: str) -> None:
@@ -238,6 +314,17 @@ def wait_for_run_all_done(page, notebook_rel_path: str, *, timeout_s: float) -> 
         return state.get("pending") == 0 and state.get("status") == "idle"
 
     _poll(page, "all cells to finish", done, timeout_s, notebook_rel_path)
+
+
+def wait_for_figures_drawn(page, *, timeout_s: float = 15.0) -> list[dict]:
+    """:func:`figure_reports` once every plot has an SVG and a full layout (or after ``timeout_s``: the
+    report then shows which one was not drawn)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        figures = figure_reports(page)
+        if all(f["svg"] and f["laidOut"] for f in figures) or time.monotonic() > deadline:
+            return figures
+        page.wait_for_timeout(250)
 
 
 def plot_signatures(page) -> list[str]:
@@ -306,6 +393,7 @@ def drive_notebook(
     run.errors = notebook_errors(page, notebook_rel_path)
     if run.errors:
         raise NotebookFailed(f"{notebook_rel_path}: errors after running all cells:\n" + "\n".join(run.errors))
+    run.figures = wait_for_figures_drawn(page)
     sliders = page.evaluate(_JS_SLIDERS)
     if not sliders:
         raise AssertionError(f"{notebook_rel_path}: no ipywidgets slider (.widget-slider) in the page")

@@ -74,12 +74,12 @@ def page(browser):
     context.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def jupyter_lab(tmp_path_factory):
     """JupyterLab on a temporary copy of ``notebooks/`` (edits and checkpoints never touch the repository).
 
     Yields a :class:`browser_helpers.LabServer` (``base_url``, ``token``, ``root``, ``url(path)``); the server
-    and its kernels are shut down at the end of the module.
+    and its kernels are shut down at the end of the session (one server for every browser test).
     """
     work = tmp_path_factory.mktemp("lab")
     root = work / "notebooks"

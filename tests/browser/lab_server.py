@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
 @dataclass(frozen=True)
 class LabServer:
     """A running JupyterLab: ``base_url`` (``http://127.0.0.1:PORT/``), its ``token``, its ``root_dir``."""
@@ -72,11 +74,17 @@ def start_jupyter_lab(root: Path, state_dir: Path, *, timeout_s: float = 60.0) -
     notification = state_dir / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     notification.parent.mkdir(parents=True, exist_ok=True)
     notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    # every output rendered (no windowing): the tests measure every figure, not only those in view
+    tracker = state_dir / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True, exist_ok=True)
+    tracker.write_text(json.dumps({"windowingMode": "none"}))
     env = dict(os.environ)
     env.pop("WORKBENCH_EXPORT", None)  # live panels in the lab, never static ones
     env["JUPYTER_CONFIG_DIR"] = str(state_dir / "config")  # ignore ~/.jupyter
     env["JUPYTER_RUNTIME_DIR"] = str(state_dir / "runtime")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    # kernels import this checkout's workbench and widgets, whatever checkout the venv's editable install names
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     log = state_dir / "jupyter.log"
     with log.open("wb") as out:
         process = subprocess.Popen(lab_command(root, port, token, state_dir), cwd=root, env=env, stdout=out,

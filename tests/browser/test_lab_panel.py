@@ -2,7 +2,7 @@
 
 Reference: ``shared/notes/browser-testing.md`` (ArrowRight on ``.widget-slider .noUi-handle`` runs the
 Python observer; the new trace data reaches ``gd.data`` of the ``.js-plotly-plot``). The fixture notebook
-checks the harness itself; the real case is ``notebooks/llm/mesh_attention.ipynb``.
+checks the harness itself; the real notebooks are driven by ``test_notebooks_in_lab.py``.
 """
 
 from __future__ import annotations
@@ -11,20 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from browser_helpers import NotebookFailed, drive_notebook, screenshot
+from browser_helpers import NotebookFailed, drive_notebook, screenshot, shut_down_kernels
 from fixture_notebook import write_fixture_notebook
 
 pytestmark = pytest.mark.browser
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = "_browser_fixture/slider_fixture.ipynb"  # written into the server's root by the test
-MESH_ATTENTION = "llm/mesh_attention.ipynb"  # relative to notebooks/
 
-CASES = [
-    pytest.param(FIXTURE, 60.0, id="fixture"),
-    # the notebook runs a real 4-process check before the panel appears: generous plot timeout
-    pytest.param(MESH_ATTENTION, 240.0, id="mesh_attention"),
-]
+# every technique's notebook is driven by test_notebooks_in_lab.py (through the registry); here, the harness
+CASES = [pytest.param(FIXTURE, 60.0, id="fixture")]
+
+
+@pytest.fixture(autouse=True)
+def _shut_down_kernels_after(jupyter_lab):
+    """Each test's kernels end with it (the session's server outlives the test)."""
+    yield
+    for session in jupyter_lab.api("api/sessions"):
+        shut_down_kernels(jupyter_lab, session["path"])
 
 
 @pytest.mark.parametrize(("notebook", "plot_timeout_s"), CASES)

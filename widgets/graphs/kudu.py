@@ -24,6 +24,7 @@ from workbench.graphs.kudu.config import KuduConfig
 from workbench.graphs.kudu.model import MODEL_LABEL, PAPER_CLAIMS, Projection, cluster_summary
 from workbench.graphs.kudu.study import CHUNKS, KuduView, kudu_view, measure, pick, scaling_projections
 from widgets.base import Panel
+from widgets.layout import byte_unit
 
 WORKERS = (1, 2, 3, 4)
 GRAPHS = ("karate", "planetoid-citeseer", "planetoid-cora", "wiki-vote", "rmat-10-4", "er-1000-0.005")
@@ -56,11 +57,16 @@ def comm_figure() -> go.Figure:
 def fill_comm(fig: Any, rows: Sequence[dict[str, Any]] | None, chunk: int, selected: str, *, title: str) -> None:
     chosen = pick(rows or [], chunk)
     labels = [r["label"] for r in chosen]
+    scale, unit = byte_unit([r["bytes"] for r in chosen])
     for trace, key in zip(fig.data, ("bytes", "messages", "peak_embeddings")):
         trace.x = labels
-        trace.y = [max(r[key], 0.5) if r["completed"] or key == "peak_embeddings" else None for r in chosen]
+        trace.y = [max(r[key] / (scale if key == "bytes" else 1), 0.5 / scale if key == "bytes" else 0.5)
+                   if r["completed"] or key == "peak_embeddings" else None for r in chosen]
         trace.marker = _bar_style(labels, selected)
         trace.text = ["" if r["completed"] else "abandoned" for r in chosen]
+    fig.data[0].customdata = [r["bytes"] for r in chosen]
+    fig.data[0].hovertemplate = "%{x}: %{customdata:,} B<extra></extra>"
+    fig.layout.annotations[0].text = f"{unit} fetched (all ranks)"
     fig.layout.title.text = title
 
 
@@ -107,14 +113,21 @@ def fill_chunks(fig: Any, rows: Sequence[dict[str, Any]] | None, chunk: int) -> 
     ref = {r["strategy"]: r for r in rows if r["strategy"] in ("dfs", "bfs")}
     xs = [r["chunk_size"] for r in hybrid]
     span = [min(xs), max(xs)] if xs else []
+    scale, unit = byte_unit([r["bytes"] for r in rows])
     for col, key in enumerate(("messages", "bytes", "peak_embeddings")):
         base = 4 * col
-        fig.data[base].x, fig.data[base].y = xs, [max(r[key], 0.5) for r in hybrid]
+        div = scale if key == "bytes" else 1.0
+
+        def value(r: dict[str, Any], key: str = key, div: float = div) -> float:
+            return max(r[key], 0.5) / div
+
+        fig.data[base].x, fig.data[base].y = xs, [value(r) for r in hybrid]
         for i, s in enumerate(("dfs", "bfs"), start=1):
-            y = max(ref[s][key], 0.5) if s in ref else None
+            y = value(ref[s]) if s in ref else None
             fig.data[base + i].x, fig.data[base + i].y = (span, [y, y]) if y is not None else ([], [])
         sel = [r for r in hybrid if r["chunk_size"] == chunk]
-        fig.data[base + 3].x, fig.data[base + 3].y = [chunk] * len(sel), [max(r[key], 0.5) for r in sel]
+        fig.data[base + 3].x, fig.data[base + 3].y = [chunk] * len(sel), [value(r) for r in sel]
+    fig.layout.annotations[1].text = f"{unit} fetched"
 
 
 def model_figure() -> go.Figure:
@@ -209,6 +222,7 @@ class KuduPanel(Panel):
 
     def __init__(self, *, static: bool | None = None, measure_now: bool = True, **values: Any) -> None:
         self.measure_button = W.Button(description="Measure (real run on P processes)", button_style="primary",
+                                       layout=W.Layout(width="auto"),
                                        tooltip="launch P gloo processes and run every strategy and chunk size")
         self.progress = W.IntProgress(value=0, min=0, max=1, description="runs", layout=W.Layout(width="260px"))
         self.measure_button.on_click(lambda _: self._measure_clicked())

@@ -24,6 +24,7 @@ from workbench.llm.mesh_attention.study import (
     mesh_attention_view,
 )
 from widgets.base import Panel
+from widgets.layout import byte_unit
 
 GPU_OPTIONS = (1, 2, 4, 6, 8, 9, 12, 16, 32, 64, 128, 256, 512, 1024)
 SEQ_OPTIONS = tuple(2**k for k in range(10, 23))  # 1K .. 4M tokens
@@ -119,10 +120,13 @@ class MeshAttentionPanel(Panel):
 
     def draw(self, figures: list[Any], view: MeshAttentionView, values: dict[str, Any]) -> None:
         comm, time_fig, memory, heat = figures
+        scale, unit = byte_unit([*view.chosen_bytes(), *(y for m in MODEL_METHODS for y in view.sweep[m][1])])
         for i, method in enumerate(MODEL_METHODS):
-            comm.data[i].x, comm.data[i].y = view.sweep[method]
-        chosen = view.chosen_bytes()
+            xs, ys = view.sweep[method]
+            comm.data[i].x, comm.data[i].y = xs, [None if y is None else y / scale for y in ys]
+        chosen = [b / scale for b in view.chosen_bytes()]
         comm.data[-1].x, comm.data[-1].y = [view.config.gpus] * len(chosen), chosen
+        comm.layout.yaxis.title.text = f"{unit} per rank (max over ranks)"
 
         ok = view.ok
         compute = [ok[m].compute_seconds if m in ok else None for m in MODEL_METHODS]
@@ -165,14 +169,16 @@ def check_figure(result: dict[str, Any]) -> go.Figure:
     difference from the model's count (hover shows both)."""
     ok = [r for r in result["results"] if "error" not in r]
     diff = max_count_difference(result)
+    scale, unit = byte_unit([b for r in ok for b in r["bytes_per_rank"]])
     fig = go.Figure(layout=dict(
         title=f"Real run on {result['gpus']} processes: bytes per rank (fwd+bwd); max |counted - model| = {diff} B",
-        xaxis=dict(title="rank", dtick=1), yaxis=dict(title="bytes sent + received"), barmode="group", height=360))
+        xaxis=dict(title="rank", dtick=1), yaxis=dict(title=f"{unit} sent + received"), barmode="group", height=360))
     for r in ok:
         ranks = list(range(len(r["bytes_per_rank"])))
-        fig.add_trace(go.Bar(name=r["method"], x=ranks, y=r["bytes_per_rank"], marker_color=COLORS[r["method"]],
-                             customdata=r["model_bytes_per_rank"],
-                             hovertemplate="rank %{x}: counted %{y:,} B, model %{customdata:,} B"))
+        fig.add_trace(go.Bar(name=r["method"], x=ranks, y=[b / scale for b in r["bytes_per_rank"]],
+                             marker_color=COLORS[r["method"]],
+                             customdata=list(zip(r["bytes_per_rank"], r["model_bytes_per_rank"])),
+                             hovertemplate="rank %{x}: counted %{customdata[0]:,} B, model %{customdata[1]:,} B"))
     return fig
 
 

@@ -55,7 +55,8 @@ class DevicesPanel(Panel):
         for title, axis in (("vs width (qubits), at the chosen depth", "width (qubits)"),
                             ("vs depth (repetitions U (U^dag U)^(d-1)), at the chosen width", "depth"),
                             ("vs noise scale, at the chosen width and depth", "noise scale (x rates)")):
-            fig = go.Figure(layout=dict(title=f"Fidelity {title}", xaxis=dict(title=axis),
+            fig = go.Figure(layout=dict(title=f"Fidelity {title}",
+                                        xaxis=dict(title=axis, dtick=None if axis.startswith("noise") else 1),
                                         yaxis=dict(title="fidelity", range=[0, 1.02]), height=330,
                                         legend=dict(orientation="h", y=-0.3)))
             for kind, label in (("state", "state fidelity <psi|rho|psi>"), ("hellinger", "Hellinger fidelity (with readout)")):

@@ -34,6 +34,9 @@ from widgets.quantum.quest_figures import (MODEL_COLORS, MODEL_DASH, MODEL_LABEL
 EDGE_BINS = 6
 
 
+#: the device map's two colourbars (couplers, qubits) side by side under the map, never over each other
+COLORBAR_BELOW = dict(orientation="h", xanchor="left", y=-0.02, yanchor="top", len=0.42, thickness=12)
+
 class QuestPanel(Panel):
     """Device, noise, family, width, depth, seed; predicted PST live, aer on a button; test scatter, training
     curves and the device's coupling map."""
@@ -121,18 +124,18 @@ class QuestPanel(Panel):
 
         device = go.Figure(layout=dict(height=460, xaxis=dict(visible=False), plot_bgcolor="white",
                                        yaxis=dict(visible=False, scaleanchor="x"), showlegend=False,
-                                       margin=dict(t=70, l=10)))
+                                       margin=dict(t=70, l=10, r=10, b=90)))
         for color in pc.sample_colorscale("Reds", [0.3 + 0.7 * i / (EDGE_BINS - 1) for i in range(EDGE_BINS)]):
             device.add_trace(go.Scatter(x=[], y=[], mode="lines", line=dict(color=color, width=7), hoverinfo="skip"))
         device.add_trace(go.Scatter(x=[], y=[], mode="lines", line=dict(color="black", width=2.5), hoverinfo="skip",
                                     name="used by the circuit's cx"))
         device.add_trace(go.Scatter(x=[], y=[], mode="markers", hovertemplate="%{text}<extra></extra>", text=[],
                                     marker=dict(size=9, color=[], colorscale="Reds", symbol="diamond", colorbar=dict(
-                                        title="cx error", x=1.16, len=0.8, thickness=14))))
+                                        title=dict(text="cx error", side="top"), **COLORBAR_BELOW, x=0))))
         device.add_trace(go.Scatter(x=[], y=[], mode="markers+text", text=[], hovertext=[], hoverinfo="text",
                                     textfont=dict(size=10),
                                     marker=dict(size=24, color=[], line=dict(color="#333", width=1), colorbar=dict(
-                                        title="", x=1.02, len=0.8, thickness=14))))
+                                        title=dict(text="", side="top"), **COLORBAR_BELOW, x=0.55))))
         device.add_trace(go.Scatter(x=[], y=[], mode="markers+text", text=[], textposition="top center",
                                     hoverinfo="skip", textfont=dict(size=11, color="black"),
                                     marker=dict(symbol="circle-open", size=34, color="black", line=dict(width=3))))

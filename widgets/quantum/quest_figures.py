@@ -49,7 +49,7 @@ def _metric_text(m: dict[str, Any], kind: str) -> str:
 def heldout_scatter_figure(ckpt: Checkpoint | None = None, *, highlight: str | None = None) -> go.Figure:
     """Predicted vs true PST on ``ckpt``'s held-out test set: one subplot per model (RMSE and R^2 per kind in its
     title), one trace per circuit family, the y = x line; ``highlight``: a family drawn opaque, the rest faded."""
-    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.05,
                         subplot_titles=[MODEL_LABELS[m] for m in MODELS])
     for col, m in enumerate(MODELS, 1):
         fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color="#999", dash="dash"),
@@ -85,11 +85,11 @@ def fill_heldout_scatter(fig: Any, ckpt: Checkpoint, *, highlight: str | None = 
                 trace = fig.data[col * per_col + 1 + j]
                 trace.x, trace.y = [test["pst"][i] for i in idx], pred[idx].tolist()
                 trace.customdata = [[test["width"][i], test["gates"][i]] for i in idx]
-            fig.layout.annotations[col].text = (
-                f"<b>{MODEL_LABELS[m]}</b>: {_metric_text(ckpt.metrics[m], 'all')}<br>"
+            fig.layout.annotations[col].text = (  # short lines: three subplots share the width
+                f"<b>{MODEL_LABELS[m]}</b><br>all: {_metric_text(ckpt.metrics[m], 'all')}<br>"
                 f"random: {_metric_text(ckpt.metrics[m], 'random')}<br>"
                 f"algorithm: {_metric_text(ckpt.metrics[m], 'algorithm')}")
-            fig.layout.annotations[col].font.size = 12
+            fig.layout.annotations[col].font.size = 11
         fig.layout.title.text = f"Held-out test set ({len(test['pst'])} samples): predicted vs true PST" + (
             "; the current family is highlighted" if highlight else "")
         fig.layout.meta = _ckpt_key(ckpt)

@@ -29,6 +29,8 @@ from workbench.solvers.refloat.study import (
 )
 from widgets.base import Panel
 from widgets.solvers.refloat_figures import (
+    BLOCK_COLORBAR_X,
+    BLOCK_SPACING,
     COLORS,
     DASH,
     block_title,
@@ -57,7 +59,7 @@ class RefloatPanel(Panel):
         super().__init__(static=static, **values)
         self._matrix_dropdown()
         self.run_button = W.Button(description="Run (e_m, f_m) sweep", tooltip="ReFloat over the matrix's bits "
-                                   "at the current vector bits (one solve per cell)")
+                                   "at the current vector bits (one solve per cell)", layout=W.Layout(width="auto"))
         self.progress = W.IntProgress(value=0, min=0, max=len(PANEL_SWEEP_E) * len(PANEL_SWEEP_F),
                                       description="sweep")
         self.run_button.on_click(lambda _: self.run_sweep())
@@ -107,19 +109,20 @@ class RefloatPanel(Panel):
                                        yaxis=dict(title="seconds", type="log", exponentformat="power")))
         timing.add_trace(go.Bar(x=list(FORMATS), y=[None] * 4, marker=dict(color=[COLORS[n] for n in FORMATS]),
                                 textposition="outside"))
-        spy = go.Figure(layout=dict(title="Sparsity and block grid", height=400, width=430,
-                                    yaxis=dict(autorange="reversed", scaleanchor="x"), margin=dict(l=50, r=20)))
+        spy = go.Figure(layout=dict(title="Sparsity and block grid", height=400,
+                                    xaxis=dict(title="column", constrain="domain"),  # square: narrower, not wider
+                                    yaxis=dict(title="row", autorange="reversed", scaleanchor="x")))
         spy.add_trace(go.Heatmap(z=[[0]], colorscale="Blues", showscale=False,
                                  hovertemplate="row %{y:.0f}, col %{x:.0f}<extra></extra>"))
-        blocks = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+        blocks = make_subplots(rows=1, cols=2, horizontal_spacing=BLOCK_SPACING,
                                subplot_titles=("exponent base per block", "entries saturated (up + down)"))
-        blocks.add_trace(go.Heatmap(z=[[0]], colorscale="RdBu", zmid=0, colorbar=dict(x=0.44, title="E"),
+        blocks.add_trace(go.Heatmap(z=[[0]], colorscale="RdBu", zmid=0, colorbar=dict(x=BLOCK_COLORBAR_X, title="E"),
                                     hovertemplate="block (%{y}, %{x}): base 2^%{z}<extra></extra>"), row=1, col=1)
         blocks.add_trace(go.Heatmap(z=[[0]], colorscale="Reds", zmin=0, zmax=1, colorbar=dict(title="share"),
                                     hovertemplate="block (%{y}, %{x}): %{z:.1%} saturated<extra></extra>"),
                          row=1, col=2)
         for col in (1, 2):
-            blocks.update_yaxes(autorange="reversed", title_text="block row", row=1, col=col)
+            blocks.update_yaxes(autorange="reversed", title_text="block row" if col == 1 else None, row=1, col=col)
             blocks.update_xaxes(title_text="block column", row=1, col=col)
         blocks.update_layout(height=360)
         sweep = go.Figure(layout=dict(title="ReFloat over the matrix's (e, f): press 'Run (e_m, f_m) sweep'",
@@ -203,5 +206,5 @@ class RefloatPanel(Panel):
         toggles = W.HBox([W.HTML("show:"), *self.show_formats.values()])
         formula = W.HTML(f"<small>model: {html.escape(FORMULA)}</small>")
         return W.VBox([header, controls, self.status, toggles, self.figures[0], self.figures[1],
-                       W.HBox([self.figures[2]]), self.figures[3], W.HBox([self.run_button, self.progress]),
+                       self.figures[2], self.figures[3], W.HBox([self.run_button, self.progress]),
                        self.figures[4], formula])

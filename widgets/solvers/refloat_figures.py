@@ -24,6 +24,10 @@ from workbench.solvers.refloat.study import (
     sweep_limits,
 )
 
+#: the block figures' two heatmaps: the gap between them holds the left one's colourbar (BLOCK_COLORBAR_X,
+#: just right of its plot) and, clear of it, the right one's plot (its y-axis title is the left one's)
+BLOCK_SPACING = 0.2
+BLOCK_COLORBAR_X = (1 - BLOCK_SPACING) / 2 + 0.01
 COLORS = {"float64": "#222222", "refloat": "#1f77b4", "refloat-artifact": "#ff7f0e", "baseline": "#2ca02c"}
 DASH = {"float64": "dot", "refloat": "solid", "refloat-artifact": "dash", "baseline": "dashdot"}
 
@@ -52,8 +56,8 @@ def legend_label(label: str, run: FormatRun) -> str:
 def sparsity_figure(density: np.ndarray, edges: np.ndarray, *, bsize: int, title: str = "") -> go.Figure:
     """Nonzeros per cell (log colour) with the bsize block grid drawn when it has at most 64 lines per side."""
     fig = go.Figure(layout=dict(title=title or "Sparsity (nonzeros per cell) and the block grid",
-                                height=420, width=460, yaxis=dict(autorange="reversed", scaleanchor="x"),
-                                xaxis=dict(title="column"), margin=dict(l=50, r=20)))
+                                height=420, yaxis=dict(title="row", autorange="reversed", scaleanchor="x"),
+                                xaxis=dict(title="column", constrain="domain")))  # square: narrower, not wider
     centers = (edges[:-1] + edges[1:]) / 2
     fig.add_trace(go.Heatmap(z=log_counts(density), x=centers, y=centers, colorscale="Blues", showscale=False,
                              hovertemplate="row %{y:.0f}, col %{x:.0f}<extra></extra>"))
@@ -76,10 +80,10 @@ def grid_shapes(n: float, bsize: int) -> list[dict]:
 
 def block_figure(stored: QuantisedMatrix, *, title: str = "") -> go.Figure:
     """Per block: the exponent base (left) and the share of entries saturated up / down (right)."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=BLOCK_SPACING,
                         subplot_titles=("exponent base per block", "entries saturated (up + down)"))
     base, up, down = block_grids(stored)
-    fig.add_trace(go.Heatmap(z=base, colorscale="RdBu", zmid=0, colorbar=dict(x=0.44, title="E"),
+    fig.add_trace(go.Heatmap(z=base, colorscale="RdBu", zmid=0, colorbar=dict(x=BLOCK_COLORBAR_X, title="E"),
                              hovertemplate="block (%{y}, %{x}): base 2^%{z}<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Heatmap(z=up + down, customdata=np.dstack([up, down]), colorscale="Reds", zmin=0, zmax=1,
                              colorbar=dict(title="share"),
@@ -87,7 +91,8 @@ def block_figure(stored: QuantisedMatrix, *, title: str = "") -> go.Figure:
                                            "<extra></extra>"), row=1, col=2)
     dtick = 1 if max(stored.block_shape) <= 20 else None  # integer ticks on small grids
     for col in (1, 2):
-        fig.update_yaxes(autorange="reversed", title_text="block row", row=1, col=col, dtick=dtick)
+        fig.update_yaxes(autorange="reversed", title_text="block row" if col == 1 else None, row=1, col=col,
+                         dtick=dtick)
         fig.update_xaxes(title_text="block column", row=1, col=col, dtick=dtick)
     fig.update_layout(title=title or block_title(stored), height=380)
     return fig
@@ -99,9 +104,9 @@ def saturation_figure(stored: QuantisedMatrix, *, max_points: int = 30_000, titl
     A = stored.matrix
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
     fig = go.Figure(layout=dict(title=title or "Entries saturated by the format (up: small entries raised; down: "
-                                "large entries lowered)", height=460, width=520,
+                                "large entries lowered)", height=460,
                                 yaxis=dict(autorange="reversed", scaleanchor="x", title="row"),
-                                xaxis=dict(title="column"), legend=dict(orientation="h", y=-0.15),
+                                xaxis=dict(title="column", constrain="domain"), legend=dict(orientation="h", y=-0.15),
                                 shapes=grid_shapes(float(A.shape[0]), stored.bsize)))
     for mask, name, color in ((stored.saturated_up, "saturated up", "#d62728"),
                               (stored.saturated_down, "saturated down", "#1f77b4")):

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import pytest
 
 from widgets.graphs.kudu import KuduPanel
+from widgets.layout import byte_unit
 from workbench.graphs.enumerate import count
 from workbench.graphs.kudu.model import project_all
 from workbench.graphs.kudu.study import measured_rows, pick
@@ -43,7 +44,10 @@ def test_panel_builds_with_measured_data(panel) -> None:
     comm = panel.figures[0]
     chosen = pick(rows, panel.values()["chunk_size"])
     assert list(comm.data[0].x) == [r["label"] for r in chosen]
-    assert list(comm.data[0].y) == [max(r["bytes"], 0.5) for r in chosen]
+    scale, unit = byte_unit([r["bytes"] for r in chosen])  # bytes drawn in B/kB/MB/GB, the unit in the title
+    assert list(comm.data[0].y) == [max(r["bytes"] / scale, 0.5 / scale) for r in chosen]
+    assert list(comm.data[0].customdata) == [r["bytes"] for r in chosen]
+    assert comm.layout.annotations[0].text == f"{unit} fetched (all ranks)"
     assert list(comm.data[1].y) == [max(r["messages"], 0.5) for r in chosen]
     assert "naive/hybrid bytes" in panel.status.value
 

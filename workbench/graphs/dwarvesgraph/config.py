@@ -18,13 +18,13 @@ class DwarvesGraphConfig(Config):
                                       "planetoid-pubmed), a synthetic spec (er-1000-0.01, rmat-12-8, grid-30-30) or a "
                                       "file (.mtx or edge list)")
     pattern: str = param("triangle", help="pattern name (triangle, 4-cycle, house, 5-clique, ...) or edge list '0-1,1-2,2-0'")
-    induced: str = param("edge", choices=("edge", "vertex"),
+    induced: str = param("edge", choices=("edge", "vertex"), label="induced by",
                          help="edge: subgraphs isomorphic to the pattern; vertex: induced subgraphs isomorphic to it")
     engine: str = param("decompose", choices=ENGINES,
                         help="decompose: DwarvesGraph (cost model picks decomposition or enumeration); enumerate: "
                              "plain matching-order enumeration; kudu: distributed engine")
     workers: int = param(1, lo=1, hi=64, unit="threads", help="threads per kernel (processes for kudu)")
-    motifs: int = param(0, lo=0, hi=MAX_MOTIF_K, unit="vertices",
+    motifs: int = param(0, lo=0, hi=MAX_MOTIF_K, unit="vertices", label="motif size",
                         help="0: count --pattern; k in 3..6: count every connected k-vertex pattern")
     cost_model: str = param("stats", choices=("stats", "sample"),
                             help="plan choice: degree statistics only, or time the 3 best plans on a root sample")

@@ -1,0 +1,118 @@
+"""The live figure of every panel: plotly's ``go.FigureWidget`` whose batched updates never carry "undefined".
+
+Why: ``fig.batch_update()`` sends one ``Plotly.update`` message for all edited traces. A key edited on some
+traces only (``marker`` on the node trace, not on the edge trace) goes out as a per-trace list with
+plotly.py's ``Undefined`` placeholder for the others, e.g. ``{"marker": [Undefined, {...}]}``. The browser's
+*views* skip those entries, but the anywidget *model* of plotly 7 stores them in its copy of the data as
+``marker: undefined`` (dropping the trace's real marker), and a view created later from that copy (every
+panel: the figures are drawn before the panel is displayed) fails in ``Plotly.newPlot``'s ``cleanData``
+with ``TypeError: Cannot use 'in' operator to search for 'line' in undefined``: an empty, zero-height plot.
+``go.FigureWidget`` displayed on its own hides this (its ``_repr_mimebundle_`` resends the whole state),
+inside a ``VBox`` it does not.
+
+The fix: fill every placeholder with the trace's current value (the one Python holds after the update;
+``None``, which plotly reads as "unset", where the trace has no such property). One message, one redraw
+in the browser; the values re-sent are the unchanged properties of edited traces only.
+
+Width: plotly's widget view draws in ``render`` before anywidget attaches it to the page, so plotly.js finds
+no width and falls back to 700 px; its Lumino hooks that would resize it never run under anywidget. The
+browser module of this class (``_esm``) is plotly's own, wrapped: after plotly's ``render`` it watches the
+figure's element (a ``ResizeObserver``) and lets plotly.js resize the figure (its ``responsive`` handler)
+whenever the element's width differs from the drawn one, so figures without a ``layout.width`` fill the
+output area and follow it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.basedatatypes import BaseFigure, Undefined
+
+
+def _current(trace: dict, key_path: str) -> Any:
+    """The value at ``key_path`` ("marker.line.width", "text") in a trace's data dict; None when absent."""
+    node: Any = trace
+    for part in BaseFigure._str_to_dict_path(key_path):
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+def fill_undefined(restyle_data: dict[str, Any], traces: list[int], data: list[dict]) -> dict[str, Any]:
+    """``restyle_data`` with every ``Undefined`` per-trace entry replaced by that trace's current value.
+
+    ``restyle_data`` maps key paths to one value for all ``traces`` or a list cycled over them (plotly's
+    restyle convention); ``data`` is the figure's trace dicts (``fig._data``)."""
+    filled = {}
+    for key, value in restyle_data.items():
+        if isinstance(value, list) and any(v is Undefined for v in value):
+            value = [
+                _current(data[trace], key) if value[i % len(value)] is Undefined else value[i % len(value)]
+                for i, trace in enumerate(traces)
+            ]
+        filled[key] = value
+    return filled
+
+
+#: The wrapper module: plotly's module is imported from a blob URL, its default export (an anywidget
+#: ``{initialize, render}`` or a function returning one) wrapped so that ``render`` also keeps the drawn width
+#: equal to the element's (plotly.js' own ``responsive`` resize handler, which skips hidden figures).
+_ESM_WRAPPER = """
+const url = URL.createObjectURL(new Blob([%s], { type: "text/javascript" }));
+const plotly = await import(url);
+URL.revokeObjectURL(url);
+
+export default () => {
+  const base = typeof plotly.default === "function" ? plotly.default() : plotly.default;
+  return {
+    ...base,
+    render(ctx) {
+      const cleanup = base.render(ctx);
+      const el = ctx.el;
+      let pending = false;
+      const fit = () => {
+        pending = false;
+        const full = el._fullLayout;
+        const width = el.clientWidth;
+        if (!full || !el._responsiveChartHandler || width <= 0) return;
+        if ((el.layout || {}).width) return;  // a figure with a fixed width keeps it
+        if (Math.abs(full.width - width) > 1) el._responsiveChartHandler();
+      };
+      const observer = new ResizeObserver(() => {
+        if (!pending) { pending = true; requestAnimationFrame(fit); }
+      });
+      observer.observe(el);
+      return () => { observer.disconnect(); if (typeof cleanup === "function") cleanup(); };
+    },
+  };
+};
+"""
+
+
+@functools.cache
+def _esm() -> str:
+    """Plotly's widget module (the file ``go.FigureWidget._esm`` names) inside :data:`_ESM_WRAPPER`."""
+    source = go.FigureWidget._esm
+    text = source.read_text(encoding="utf-8") if hasattr(source, "read_text") else str(source)
+    return _ESM_WRAPPER % json.dumps(text)
+
+
+class FigureWidget(go.FigureWidget):
+    """``go.FigureWidget`` whose update messages never contain ``Undefined`` and whose figures take the width of
+    their output area (see the module docstring)."""
+
+    _esm = _esm()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._config = {**self._config, "responsive": True}  # plotly.js installs the resize handler we call
+
+    def _send_update_msg(self, restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
+        traces = self._normalize_trace_indexes(trace_indexes)
+        restyle_data = fill_undefined(restyle_data, traces, self._data)
+        super()._send_update_msg(restyle_data, relayout_data, traces, source_view_id)
