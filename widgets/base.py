@@ -20,7 +20,8 @@ import html
 import logging
 import os
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import ipywidgets as W
 import plotly.graph_objects as go
@@ -43,8 +44,12 @@ def export_mode() -> bool:
 def control(spec: ParamSpec, value: Any, options: Sequence | None = None) -> W.Widget:
     """An ipywidget for ``spec``: slider for numbers (a selection slider over ``options`` when given),
     checkbox for booleans, dropdown for choices."""
-    common = dict(description=spec.title, style={"description_width": "initial"}, tooltip=spec.help,
-                  layout=W.Layout(width="360px"))
+    common = dict(
+        description=spec.title,
+        style={"description_width": "initial"},
+        tooltip=spec.help,
+        layout=W.Layout(width="360px"),
+    )
     if options is not None:
         if value not in options:  # a value set from a notebook parameter joins the slider's stops
             options = sorted({*options, value})
@@ -90,7 +95,8 @@ class Panel:
         self.fixed = {k: initial[k] for k in self.hidden}
         self.controls: dict[str, W.Widget] = {
             name: control(self.specs[name], initial[name], self.options.get(name))
-            for name in self.specs if name not in self.hidden
+            for name in self.specs
+            if name not in self.hidden
         }
         self.prepare_controls(initial)
         self.status = W.HTML()
@@ -131,7 +137,7 @@ class Panel:
 
     def set(self, **values: Any) -> None:
         """Set several controls at once and redraw once."""
-        for name, value in values.items():
+        for name in values:
             if name not in self.controls:
                 raise ValueError(f"unknown control {name!r}: valid controls are {sorted(self.controls)}")
         with self._hold():
@@ -218,14 +224,26 @@ class Panel:
                 frames[i].append(go.Frame(name=str(option), data=list(fig.data), layout=frame_layout))
         label = self.specs[name].title
         for fig, fig_frames in zip(figures, frames):
-            steps = [dict(method="animate", label=fr.name,
-                          args=[[fr.name], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
-                                            "transition": {"duration": 0}}]) for fr in fig_frames]
-            current = [fr.name for fr in fig_frames].index(str(values[name])) if str(values[name]) in [
-                fr.name for fr in fig_frames] else 0
+            steps = [
+                dict(
+                    method="animate",
+                    label=fr.name,
+                    args=[
+                        [fr.name],
+                        {"mode": "immediate", "frame": {"duration": 0, "redraw": True}, "transition": {"duration": 0}},
+                    ],
+                )
+                for fr in fig_frames
+            ]
+            current = (
+                [fr.name for fr in fig_frames].index(str(values[name]))
+                if str(values[name]) in [fr.name for fr in fig_frames]
+                else 0
+            )
             fig.frames = fig_frames
-            fig.update_layout(sliders=[dict(active=current, steps=steps, currentvalue={"prefix": f"{label}: "},
-                                            pad={"t": 50})])
+            fig.update_layout(
+                sliders=[dict(active=current, steps=steps, currentvalue={"prefix": f"{label}: "}, pad={"t": 50})]
+            )
         return figures
 
     def static_html(self) -> str:

@@ -24,7 +24,6 @@ output area and follow it.
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
@@ -94,7 +93,6 @@ export default () => {
 """
 
 
-@functools.cache
 def _esm() -> str:
     """Plotly's widget module (the file ``go.FigureWidget._esm`` names) inside :data:`_ESM_WRAPPER`."""
     source = go.FigureWidget._esm

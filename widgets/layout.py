@@ -84,8 +84,9 @@ def style(fig: Any) -> Any:
     layout.width = None
     if layout.height is None:
         layout.height = HEIGHT
-    layout.title.update(x=0, xanchor="left", xref="paper", yref="container", yanchor="middle",
-                        font=dict(size=TITLE_SIZE))
+    layout.title.update(
+        x=0, xanchor="left", xref="paper", yref="container", yanchor="middle", font=dict(size=TITLE_SIZE)
+    )
     layout.hoverlabel.namelength = -1
     if layout.legend.orientation == "h":
         layout.legend.update(yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
@@ -174,9 +175,16 @@ def _log_ticks(fig: Any) -> None:
             if (getattr(trace, name[0] + "axis", None) or name[0]) == ref:
                 data = _pending_trace(fig, i, name[0])
                 if data is not None:
-                    values.append(np.asarray([v for v in np.ravel(np.asarray(data, dtype=object))
-                                              if isinstance(v, (int, float)) and v > 0 and math.isfinite(v)],
-                                             dtype=float))
+                    values.append(
+                        np.asarray(
+                            [
+                                v
+                                for v in np.ravel(np.asarray(data, dtype=object))
+                                if isinstance(v, (int, float)) and v > 0 and math.isfinite(v)
+                            ],
+                            dtype=float,
+                        )
+                    )
         positive = np.concatenate(values) if values else np.empty(0)
         span = np.log10(positive.max() / positive.min()) if positive.size else 0.0
         dtick = next((d for lo, d in zip((6.0, 3.0, 1.0), LOG_DTICKS) if span >= lo), None)

@@ -195,18 +195,24 @@ def figure_problems(fig: dict) -> list[str]:
         problems.append(f"{name}: empty ({fig['traces']} traces, {fig['points']} points)")
     tol = LAYOUT_TOLERANCE_PX
     for part in fig["parts"]:
-        if (part["x0"] < fig["x0"] - tol or part["x1"] > fig["x1"] + tol or part["y0"] < fig["y0"] - tol
-                or part["y1"] > fig["y1"] + tol):
-            problems.append(f"{name}: {part['kind']} {part['text']!r} overflows the figure "
-                            f"({_fmt(part)} outside {_fmt(fig)})")
+        if (
+            part["x0"] < fig["x0"] - tol
+            or part["x1"] > fig["x1"] + tol
+            or part["y0"] < fig["y0"] - tol
+            or part["y1"] > fig["y1"] + tol
+        ):
+            problems.append(
+                f"{name}: {part['kind']} {part['text']!r} overflows the figure ({_fmt(part)} outside {_fmt(fig)})"
+            )
     parts = fig["parts"]
     for i, a in enumerate(parts):
-        for b in parts[i + 1:]:
+        for b in parts[i + 1 :]:
             w = min(a["x1"], b["x1"]) - max(a["x0"], b["x0"])
             h = min(a["y1"], b["y1"]) - max(a["y0"], b["y0"])
             if w > tol and h > tol:
-                problems.append(f"{name}: {a['kind']} {a['text']!r} overlaps {b['kind']} {b['text']!r} "
-                                f"by {w:.0f} x {h:.0f} px")
+                problems.append(
+                    f"{name}: {a['kind']} {a['text']!r} overlaps {b['kind']} {b['text']!r} by {w:.0f} x {h:.0f} px"
+                )
     return problems
 
 
@@ -352,8 +358,9 @@ def move_slider(page, index: int, *, timeout_s: float) -> tuple[dict, str, bool,
     before = plot_signatures(page)
     page.evaluate(_JS_WATCH, [timeout_s * 1000, JS_PLOT_SIGNATURES])
     handle.press(key)
-    page.wait_for_function("() => window.__wbWatch.t1 !== null || window.__wbWatch.timedOut",
-                           timeout=(timeout_s + 5) * 1000)
+    page.wait_for_function(
+        "() => window.__wbWatch.t1 !== null || window.__wbWatch.timedOut", timeout=(timeout_s + 5) * 1000
+    )
     watch = page.evaluate("() => ({t0: window.__wbWatch.t0, t1: window.__wbWatch.t1})")
     after = plot_signatures(page)
     info_after = page.evaluate(_JS_SLIDERS)[index]
@@ -403,7 +410,8 @@ def drive_notebook(
         if sliders[index]["disabled"]:
             continue
         run.slider, run.key, run.changed, run.latency_ms, before, run.data_after = move_slider(
-            page, index, timeout_s=change_timeout_s)
+            page, index, timeout_s=change_timeout_s
+        )
         if run.changed:
             break
     run.timings_s["slider_phase"] = time.monotonic() - t
@@ -413,7 +421,9 @@ def drive_notebook(
 
 def screenshot(page, path: Path) -> Path:
     """Full-page screenshot, with the first plot scrolled into view (JupyterLab scrolls inside the notebook)."""
-    page.evaluate("() => { const gd = document.querySelector('.js-plotly-plot'); if (gd) gd.scrollIntoView({block: 'center'}); }")
+    page.evaluate(
+        "() => { const gd = document.querySelector('.js-plotly-plot'); if (gd) gd.scrollIntoView({block: 'center'}); }"
+    )
     page.wait_for_timeout(300)
     page.screenshot(path=str(path), full_page=True)
     return path
@@ -432,7 +442,7 @@ def report_network_references(text: str, plotly_bundle: str) -> list[str]:
     outside = text.replace(plotly_bundle, "", 1)
     found = [m.group(0) for m in _NETWORK_SCRIPT.finditer(text)]
     found += [m.group(0) for m in _NETWORK_LINK.finditer(text)]
-    found += [outside[max(0, i - 60): i + 60] for i in (m.start() for m in re.finditer(r"https://cdn", outside))]
+    found += [outside[max(0, i - 60) : i + 60] for i in (m.start() for m in re.finditer(r"https://cdn", outside))]
     return found
 
 

@@ -14,7 +14,7 @@ import nbformat
 
 _FIXTURE_PARAMETERS = "N_POINTS = 400\nFREQ = 3\n"
 
-_FIXTURE_PANEL = '''\
+_FIXTURE_PANEL = """\
 import numpy as np
 import ipywidgets as W
 import plotly.graph_objects as go
@@ -50,7 +50,7 @@ else:
 
     slider.observe(on_change, names="value")
     display(W.VBox([slider, fig]))
-'''
+"""
 
 
 def write_fixture_notebook(path: Path, *, redraw: bool = True, failing_cell: bool = False) -> Path:

@@ -22,6 +22,7 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
+
 @dataclass(frozen=True)
 class LabServer:
     """A running JupyterLab: ``base_url`` (``http://127.0.0.1:PORT/``), its ``token``, its ``root_dir``."""
@@ -37,8 +38,9 @@ class LabServer:
         return f"{self.base_url}{path.lstrip('/')}?token={self.token}"
 
     def api(self, path: str, method: str = "GET", timeout_s: float = 10.0) -> Any:
-        request = urllib.request.Request(self.base_url + path.lstrip("/"), method=method,
-                                         headers={"Authorization": f"token {self.token}"})
+        request = urllib.request.Request(
+            self.base_url + path.lstrip("/"), method=method, headers={"Authorization": f"token {self.token}"}
+        )
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
             body = response.read()
         return json.loads(body) if body else None
@@ -53,15 +55,23 @@ def free_port() -> int:
 def lab_command(root: Path, port: int, token: str, state_dir: Path) -> list[str]:
     """``python -m jupyterlab`` with the flags of JupyterLab 4.6 / jupyter_server 2.x for a headless test."""
     return [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",  # ServerApp.token is deprecated since jupyter_server 2
         f"--ServerApp.root_dir={root}",
         # no news fetched by the server and no update check (the toast itself: see start_jupyter_lab)
-        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to run commands
         # fresh workspace and settings: nothing restored from a previous session or the user's profile
-        f"--LabApp.workspaces_dir={state_dir / 'workspaces'}", f"--LabApp.user_settings_dir={state_dir / 'settings'}",
+        f"--LabApp.workspaces_dir={state_dir / 'workspaces'}",
+        f"--LabApp.user_settings_dir={state_dir / 'settings'}",
     ]
 
 
@@ -87,8 +97,15 @@ def start_jupyter_lab(root: Path, state_dir: Path, *, timeout_s: float = 60.0) -
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     log = state_dir / "jupyter.log"
     with log.open("wb") as out:
-        process = subprocess.Popen(lab_command(root, port, token, state_dir), cwd=root, env=env, stdout=out,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            lab_command(root, port, token, state_dir),
+            cwd=root,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     server = LabServer(f"http://127.0.0.1:{port}/", token, root, log, process)
     deadline = time.monotonic() + timeout_s
     while True:

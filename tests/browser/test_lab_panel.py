@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from browser_helpers import NotebookFailed, drive_notebook, screenshot, shut_down_kernels
 from fixture_notebook import write_fixture_notebook
 
@@ -40,10 +39,12 @@ def test_slider_redraws_plot_without_errors(page, jupyter_lab, tmp_path, noteboo
     shot = screenshot(page, tmp_path / f"{Path(notebook).stem}.png")
 
     print(f"\n[{notebook}] plots: {run.plots_before}")
-    print(f"[{notebook}] slider {run.slider and run.slider['label']!r}: {run.key} "
-          f"{run.slider and run.slider['now']} -> {run.slider and run.slider['after']['now']}; "
-          f"plot data changed: {run.changed}; slider-to-redraw latency: "
-          f"{'n/a' if run.latency_ms is None else f'{run.latency_ms:.0f} ms'}")
+    print(
+        f"[{notebook}] slider {run.slider and run.slider['label']!r}: {run.key} "
+        f"{run.slider and run.slider['now']} -> {run.slider and run.slider['after']['now']}; "
+        f"plot data changed: {run.changed}; slider-to-redraw latency: "
+        f"{'n/a' if run.latency_ms is None else f'{run.latency_ms:.0f} ms'}"
+    )
     print(f"[{notebook}] timings (s): " + ", ".join(f"{k}={v:.1f}" for k, v in run.timings_s.items()))
     if run.console_errors:
         print(f"[{notebook}] browser console errors (not asserted): {run.console_errors[:5]}")

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from browser_helpers import drive_notebook, figure_problems, shut_down_kernels
+
 from workbench.registry import catalogue, get_technique
 from workbench.report import apply_overrides, parameter_names
 
@@ -89,12 +89,15 @@ def test_notebook_runs_and_draws_in_lab(page, jupyter_lab, tmp_path, technique, 
     console = [m for m in run.console_errors if not any(ignored in m for ignored in IGNORED_CONSOLE)]
     problems = [p for fig in run.figures for p in figure_problems(fig)]
 
-    print(f"\n[{technique}] {len(run.figures)} figures, {sum(f['points'] for f in run.figures)} points; "
-          f"console errors: {len(console)}; layout problems: {len(problems)}; slider "
-          f"{run.slider and run.slider['label']!r} {run.key}: changed={run.changed} "
-          f"({'n/a' if run.latency_ms is None else f'{run.latency_ms:.0f} ms'}); "
-          f"{time.monotonic() - start:.0f} s (" + ", ".join(f"{k}={v:.0f}" for k, v in run.timings_s.items())
-          + f"); screenshot {shot}")
+    print(
+        f"\n[{technique}] {len(run.figures)} figures, {sum(f['points'] for f in run.figures)} points; "
+        f"console errors: {len(console)}; layout problems: {len(problems)}; slider "
+        f"{run.slider and run.slider['label']!r} {run.key}: changed={run.changed} "
+        f"({'n/a' if run.latency_ms is None else f'{run.latency_ms:.0f} ms'}); "
+        f"{time.monotonic() - start:.0f} s ("
+        + ", ".join(f"{k}={v:.0f}" for k, v in run.timings_s.items())
+        + f"); screenshot {shot}"
+    )
     for line in problems:
         print(f"[{technique}]   {line}")
 

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from browser_helpers import (
     JS_PLOT_SIGNATURES,
     plot_signatures,
@@ -52,8 +51,9 @@ def test_report_is_offline_and_its_slider_animates(browser, tmp_path, notebook):
     params = smoke_parameters(notebook)
     out = tmp_path / "report.html"
 
-    done, export_s = export_report(notebook.relative_to(REPO_ROOT) if notebook.is_relative_to(REPO_ROOT)
-                                   else notebook, out, params)
+    done, export_s = export_report(
+        notebook.relative_to(REPO_ROOT) if notebook.is_relative_to(REPO_ROOT) else notebook, out, params
+    )
     assert done.returncode == 0, f"workbench report failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     text = out.read_text(encoding="utf-8")
     print(f"\n[{notebook.name}] workbench report -p {params}: {export_s:.1f} s, {len(text) / 1e6:.1f} MB")
@@ -66,7 +66,8 @@ def test_report_is_offline_and_its_slider_animates(browser, tmp_path, notebook):
     assert text.count(bundle) == 1, "the bundled plotly.min.js is not inlined verbatim exactly once"
     assert report_network_references(text, bundle) == []
     assert report_autoplay_calls(text, bundle) == 0, (
-        "figures auto-play their frames on load (plotly's to_html default): pass auto_play=False")
+        "figures auto-play their frames on load (plotly's to_html default): pass auto_play=False"
+    )
 
     # -- the page, opened offline ---------------------------------------------------------------------------
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
@@ -130,11 +131,15 @@ def test_report_is_offline_and_its_slider_animates(browser, tmp_path, notebook):
                 index,
             )
             by_animate = plot_signatures(page)[index] != before
-            pytest.fail(f"clicking the plotly slider rail did not change the plot (Plotly.animate to the last "
-                        f"frame {'does' if by_animate else 'does not'} change it)")
+            pytest.fail(
+                f"clicking the plotly slider rail did not change the plot (Plotly.animate to the last "
+                f"frame {'does' if by_animate else 'does not'} change it)"
+            )
         active = plotly_slider_geometry(page, index)["active"]
-        print(f"[{notebook.name}] plotly slider of figure {index}: step {geometry['active']} -> {active} "
-              f"of {geometry['steps']}, plot updated {click_ms:.0f} ms after the click")
+        print(
+            f"[{notebook.name}] plotly slider of figure {index}: step {geometry['active']} -> {active} "
+            f"of {geometry['steps']}, plot updated {click_ms:.0f} ms after the click"
+        )
         assert active != geometry["active"]
 
         page.wait_for_timeout(500)  # the slider grip glides to its step; let it land before the screenshot

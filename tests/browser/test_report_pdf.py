@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fixture_notebook import smoke_parameters, write_fixture_notebook
 
 pytestmark = pytest.mark.browser
@@ -26,14 +25,14 @@ def _pgm_pixels(path: Path) -> bytes:
     data = path.read_bytes()
     fields, pos = [], 0
     while len(fields) < 4:  # magic, width, height, maxval
-        while data[pos:pos + 1].isspace():
+        while data[pos : pos + 1].isspace():
             pos += 1
         end = pos
-        while not data[end:end + 1].isspace():
+        while not data[end : end + 1].isspace():
             end += 1
         fields.append(data[pos:end])
         pos = end
-    return data[pos + 1:]
+    return data[pos + 1 :]
 
 
 def test_pdf_report_has_pages_with_text_and_figures(chromium_path, tmp_path):
@@ -44,12 +43,21 @@ def test_pdf_report_has_pages_with_text_and_figures(chromium_path, tmp_path):
     argv = [sys.executable, "-m", "workbench.cli", "report", str(notebook), "--out", str(out)]
     for name, value in smoke_parameters(notebook).items():
         argv += ["-p", f"{name}={value!r}"]
-    done = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "WORKBENCH_CHROMIUM": str(chromium_path)})
+    done = subprocess.run(
+        argv,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "WORKBENCH_CHROMIUM": str(chromium_path)},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert out.read_bytes()[:5] == b"%PDF-"
-    subprocess.run(["pdftoppm", "-gray", "-r", "40", "-f", "1", "-l", "2", str(out), str(tmp_path / "page")],
-                   check=True, timeout=120)
+    subprocess.run(
+        ["pdftoppm", "-gray", "-r", "40", "-f", "1", "-l", "2", str(out), str(tmp_path / "page")],
+        check=True,
+        timeout=120,
+    )
     pages = sorted(tmp_path.glob("page-*.pgm"))
     assert pages, "no page rendered"
     first = _pgm_pixels(pages[0])

@@ -1,9 +1,6 @@
 """Panel base behaviour: errors show in the status line, figures keep their last good state, one redraw per set()."""
 
-from dataclasses import dataclass
-
 import plotly.graph_objects as go
-import pytest
 
 import widgets.base as base
 from workbench.llm.mesh_attention.config import MeshAttentionConfig

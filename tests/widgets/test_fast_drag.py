@@ -69,4 +69,6 @@ def test_fast_drag_last_setting_wins(name: str) -> None:
     assert panel.values() == fresh.values()
     assert panel.status.value == fresh.status.value
     assert figure_state(panel) == figure_state(fresh)
-    print(f"{name}: {CHANGES} changes of {control} in {seconds:.2f} s; final {control}={values[-1]!r} matches a fresh panel")
+    print(
+        f"{name}: {CHANGES} changes of {control} in {seconds:.2f} s; final {control}={values[-1]!r} matches a fresh panel"
+    )

@@ -29,9 +29,15 @@ def _has_undefined(value):
 
 
 def test_batch_that_edits_marker_on_one_trace_sends_current_values_for_the_others():
-    fig = FigureWidget(go.Figure([go.Scatter(x=[0, 1], y=[0, 1], mode="lines"),
-                                  go.Scatter(x=[0, 1], y=[1, 0], mode="markers", marker=dict(color="green")),
-                                  go.Scatter(x=[0, 1], y=[1, 1], mode="markers")]))
+    fig = FigureWidget(
+        go.Figure(
+            [
+                go.Scatter(x=[0, 1], y=[0, 1], mode="lines"),
+                go.Scatter(x=[0, 1], y=[1, 0], mode="markers", marker=dict(color="green")),
+                go.Scatter(x=[0, 1], y=[1, 1], mode="markers"),
+            ]
+        )
+    )
     sent = _updates(fig)
     with fig.batch_update():
         fig.data[0].x = [0, 2]

@@ -13,28 +13,40 @@ from widgets import layout
 from widgets.figure_widget import FigureWidget
 
 
-@pytest.mark.parametrize(("text", "width", "expected"), [
-    ("a b c", 3, "a b<br>c"),
-    ("short", 90, "short"),
-    ("one two<br>three four", 8, "one two<br>three<br>four"),
-    ("<b>bold words</b> here", 10, "<b>bold words</b><br>here"),  # tags are not counted
-    ("", 10, ""),
-])
+@pytest.mark.parametrize(
+    ("text", "width", "expected"),
+    [
+        ("a b c", 3, "a b<br>c"),
+        ("short", 90, "short"),
+        ("one two<br>three four", 8, "one two<br>three<br>four"),
+        ("<b>bold words</b> here", 10, "<b>bold words</b><br>here"),  # tags are not counted
+        ("", 10, ""),
+    ],
+)
 def test_wrap(text, width, expected):
     assert layout.wrap(text, width) == expected
 
 
-@pytest.mark.parametrize(("values", "expected"), [
-    ([3e8, 1.2e11], (1e9, "GB")), ([999.0], (1.0, "B")), ([1500.0, None], (1e3, "kB")), ([], (1.0, "B")),
-    ([2e12], (1e12, "TB")), ([5e6], (1e6, "MB")),
-])
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([3e8, 1.2e11], (1e9, "GB")),
+        ([999.0], (1.0, "B")),
+        ([1500.0, None], (1e3, "kB")),
+        ([], (1.0, "B")),
+        ([2e12], (1e12, "TB")),
+        ([5e6], (1e6, "MB")),
+    ],
+)
 def test_byte_unit(values, expected):
     assert layout.byte_unit(values) == expected
 
 
 def test_style_sizes_to_the_container_and_moves_a_horizontal_legend_under_the_axis_title():
-    fig = go.Figure(go.Scatter(x=[1, 2], y=[1, 2], name="a"), layout=dict(
-        title="t", width=700, legend=dict(orientation="h", y=-0.3)))
+    fig = go.Figure(
+        go.Scatter(x=[1, 2], y=[1, 2], name="a"),
+        layout=dict(title="t", width=700, legend=dict(orientation="h", y=-0.3)),
+    )
     layout.style(fig)
     assert fig.layout.width is None and fig.layout.autosize and fig.layout.height == layout.HEIGHT
     assert (fig.layout.legend.yref, fig.layout.legend.y, fig.layout.legend.yanchor) == ("container", 0, "bottom")
@@ -55,8 +67,9 @@ def test_long_titles_wrap_and_the_top_margin_follows_title_and_subplot_titles():
 
 
 def test_fit_inside_a_batch_sees_the_pending_title_and_data():
-    fig = FigureWidget(layout.style(go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout=dict(
-        title="short", yaxis=dict(type="log")))))
+    fig = FigureWidget(
+        layout.style(go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout=dict(title="short", yaxis=dict(type="log"))))
+    )
     with fig.batch_update():
         fig.layout.title.text = "word " * 30
         fig.data[0].y = [1e-3, 1e3]
@@ -72,6 +85,7 @@ def test_log_axis_ticks_follow_the_data_span(ys, dtick):
 
 
 def test_explicit_log_ticks_are_kept():
-    fig = layout.style(go.Figure(go.Scatter(x=[1, 2], y=[1, 1e6]), layout=dict(
-        yaxis=dict(type="log", tickvals=[1, 1e6]))))
+    fig = layout.style(
+        go.Figure(go.Scatter(x=[1, 2], y=[1, 1e6]), layout=dict(yaxis=dict(type="log", tickvals=[1, 1e6])))
+    )
     assert fig.layout.yaxis.dtick is None

@@ -22,51 +22,106 @@ from workbench.graphs.gnnpipe.config import GnnpipeConfig
 from workbench.graphs.gnnpipe.model import MODEL_LABEL
 from workbench.graphs.gnnpipe.study import PAPER_CLAIMS, GnnpipeView, check, gnnpipe_view
 
-COLORS = {"full": "#2ca02c", "graph-parallel": "#d62728", "gnnpipe": "#1f77b4", "gnnpipe-k1": "#9467bd", "hybrid": "#17becf",
-          "fixed": "#ff7f0e", "shuffled": "#1f77b4", "alternate": "#8c564b"}
-LABELS = {"full": "full-graph (1 process)", "graph-parallel": "graph parallel", "gnnpipe": "GNNPipe",
-          "gnnpipe-k1": "GNNPipe K = 1", "hybrid": "hybrid S x G (K = 1)"}
+COLORS = {
+    "full": "#2ca02c",
+    "graph-parallel": "#d62728",
+    "gnnpipe": "#1f77b4",
+    "gnnpipe-k1": "#9467bd",
+    "hybrid": "#17becf",
+    "fixed": "#ff7f0e",
+    "shuffled": "#1f77b4",
+    "alternate": "#8c564b",
+}
+LABELS = {
+    "full": "full-graph (1 process)",
+    "graph-parallel": "graph parallel",
+    "gnnpipe": "GNNPipe",
+    "gnnpipe-k1": "GNNPipe K = 1",
+    "hybrid": "hybrid S x G (K = 1)",
+}
 
 
 def accuracy_figure() -> go.Figure:
-    fig = go.Figure(layout=dict(title="Test accuracy vs epoch (real runs)", xaxis=dict(title="epoch"),
-                                yaxis=dict(title="test accuracy", range=[0, 1]), height=340,
-                                legend=dict(orientation="h", y=-0.25)))
+    fig = go.Figure(
+        layout=dict(
+            title="Test accuracy vs epoch (real runs)",
+            xaxis=dict(title="epoch"),
+            yaxis=dict(title="test accuracy", range=[0, 1]),
+            height=340,
+            legend=dict(orientation="h", y=-0.25),
+        )
+    )
     for name in LABELS:
-        fig.add_trace(go.Scatter(x=[], y=[], mode="lines+markers", name=LABELS[name],
-                                 line=dict(color=COLORS[name], dash="dot" if name in ("gnnpipe-k1", "hybrid") else None)))
+        fig.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="lines+markers",
+                name=LABELS[name],
+                line=dict(color=COLORS[name], dash="dot" if name in ("gnnpipe-k1", "hybrid") else None),
+            )
+        )
     return fig
 
 
 def bytes_figure() -> go.Figure:
-    fig = go.Figure(layout=dict(title="Bytes per epoch vs depth (closed form = counted)", height=340,
-                                xaxis=dict(title="layers L", type="log"), yaxis=dict(title="bytes per epoch",
-                                                                                      type="log"),
-                                yaxis2=dict(title="GP / GNNPipe", overlaying="y", side="right"),
-                                legend=dict(orientation="h", y=-0.25)))
-    fig.add_trace(go.Scatter(x=[], y=[], mode="lines+markers", name="graph parallel", line=dict(color=COLORS["graph-parallel"])))
+    fig = go.Figure(
+        layout=dict(
+            title="Bytes per epoch vs depth (closed form = counted)",
+            height=340,
+            xaxis=dict(title="layers L", type="log"),
+            yaxis=dict(title="bytes per epoch", type="log"),
+            yaxis2=dict(title="GP / GNNPipe", overlaying="y", side="right"),
+            legend=dict(orientation="h", y=-0.25),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(x=[], y=[], mode="lines+markers", name="graph parallel", line=dict(color=COLORS["graph-parallel"]))
+    )
     fig.add_trace(go.Scatter(x=[], y=[], mode="lines+markers", name="GNNPipe", line=dict(color=COLORS["gnnpipe"])))
-    fig.add_trace(go.Scatter(x=[], y=[], mode="lines", name="ratio (right axis)", yaxis="y2",
-                             line=dict(color="black", dash="dash")))
-    fig.add_trace(go.Scatter(x=[], y=[], mode="markers", name="this L",
-                             marker=dict(symbol="circle-open", size=16, color="black", line=dict(width=2))))
+    fig.add_trace(
+        go.Scatter(
+            x=[], y=[], mode="lines", name="ratio (right axis)", yaxis="y2", line=dict(color="black", dash="dash")
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[],
+            y=[],
+            mode="markers",
+            name="this L",
+            marker=dict(symbol="circle-open", size=16, color="black", line=dict(width=2)),
+        )
+    )
     fig.add_trace(go.Scatter(x=[], y=[], mode="lines+markers", name="hybrid S x G", line=dict(color=COLORS["hybrid"])))
     return fig
 
 
 def stale_figure() -> go.Figure:
-    fig = go.Figure(layout=dict(title="Edges read from history per epoch", height=320, xaxis=dict(title="epoch"),
-                                yaxis=dict(title="share of edges", rangemode="tozero"),
-                                legend=dict(orientation="h", y=-0.25)))
+    fig = go.Figure(
+        layout=dict(
+            title="Edges read from history per epoch",
+            height=320,
+            xaxis=dict(title="epoch"),
+            yaxis=dict(title="share of edges", rangemode="tozero"),
+            legend=dict(orientation="h", y=-0.25),
+        )
+    )
     for order in ("fixed", "shuffled", "alternate"):
         fig.add_trace(go.Scatter(x=[], y=[], mode="lines", name=order, line=dict(color=COLORS[order])))
     return fig
 
 
 def schedule_figure() -> go.Figure:
-    fig = go.Figure(layout=dict(title="Schedule: age of the historical embeddings read", height=300,
-                                xaxis=dict(title="epoch"), yaxis=dict(title="age (epochs)", rangemode="tozero"),
-                                legend=dict(orientation="h", y=-0.3)))
+    fig = go.Figure(
+        layout=dict(
+            title="Schedule: age of the historical embeddings read",
+            height=300,
+            xaxis=dict(title="epoch"),
+            yaxis=dict(title="age (epochs)", rangemode="tozero"),
+            legend=dict(orientation="h", y=-0.3),
+        )
+    )
     fig.add_trace(go.Bar(x=[], y=[], name="warm-up (one chunk, exact)", marker_color="#2ca02c"))
     fig.add_trace(go.Bar(x=[], y=[], name="pipelined: history age", marker_color="#1f77b4"))
     fig.add_trace(go.Bar(x=[], y=[], name="pipelined: no history (edges dropped)", marker_color="#c7c7c7"))
@@ -74,30 +129,48 @@ def schedule_figure() -> go.Figure:
 
 
 def model_figure() -> go.Figure:
-    fig = go.Figure(layout=dict(title=MODEL_LABEL, height=360, xaxis=dict(title="layers L", type="log"),
-                                yaxis=dict(title="graph parallel / GNNPipe", type="log"),
-                                legend=dict(orientation="h", y=-0.3)))
+    fig = go.Figure(
+        layout=dict(
+            title=MODEL_LABEL,
+            height=360,
+            xaxis=dict(title="layers L", type="log"),
+            yaxis=dict(title="graph parallel / GNNPipe", type="log"),
+            legend=dict(orientation="h", y=-0.3),
+        )
+    )
     for part, dash in (("metis-like", None), ("random", "dot")):
         for key, color in (("volume_ratio", "#1f77b4"), ("overhead_ratio", "#ff7f0e"), ("time_ratio", "#2ca02c")):
-            fig.add_trace(go.Scatter(x=[], y=[], mode="lines+markers", name=f"{key.split('_')[0]} ({part})",
-                                     line=dict(color=color, dash=dash)))
-    for value, text in ((PAPER_CLAIMS["v2"]["volume_reduction_max"], "paper v2 volume 22.89x"),
-                        (PAPER_CLAIMS["v2"]["overhead_reduction_max"], "paper overhead 27.21x"),
-                        (PAPER_CLAIMS["v2"]["time_speedup_max"], "paper time 2.45x")):
+            fig.add_trace(
+                go.Scatter(
+                    x=[],
+                    y=[],
+                    mode="lines+markers",
+                    name=f"{key.split('_')[0]} ({part})",
+                    line=dict(color=color, dash=dash),
+                )
+            )
+    for value, text in (
+        (PAPER_CLAIMS["v2"]["volume_reduction_max"], "paper v2 volume 22.89x"),
+        (PAPER_CLAIMS["v2"]["overhead_reduction_max"], "paper overhead 27.21x"),
+        (PAPER_CLAIMS["v2"]["time_speedup_max"], "paper time 2.45x"),
+    ):
         fig.add_hline(y=value, line=dict(color="grey", dash="dash", width=1), annotation_text=text)
     return fig
 
 
 def draw_accuracy(fig: Any, view: GnnpipeView) -> None:
     c = view.config
-    setting = (f"{c.dataset}, {c.model} L={c.layers} d={c.hidden}, P={c.workers}, K={c.chunks} ({c.chunk_order}), "
-               f"staleness {c.staleness}, warm-up {c.warmup}, stale gradients {c.stale_gradients}, {c.partition}")
+    setting = (
+        f"{c.dataset}, {c.model} L={c.layers} d={c.hidden}, P={c.workers}, K={c.chunks} ({c.chunk_order}), "
+        f"staleness {c.staleness}, warm-up {c.warmup}, stale gradients {c.stale_gradients}, {c.partition}"
+    )
     for trace, name in zip(fig.data, LABELS):
         run = view.runs[name] if view.runs else None
         trace.x = run.curves["epoch"] if run else []
         trace.y = run.curves["test"] if run else []
-    fig.layout.title.text = (f"Test accuracy vs epoch (real runs): {setting}" if view.runs else
-                             f"not run yet ({setting}): press Run")
+    fig.layout.title.text = (
+        f"Test accuracy vs epoch (real runs): {setting}" if view.runs else f"not run yet ({setting}): press Run"
+    )
 
 
 def draw_bytes(fig: Any, view: GnnpipeView) -> None:
@@ -112,8 +185,10 @@ def draw_bytes(fig: Any, view: GnnpipeView) -> None:
     fig.data[3].x = [view.config.layers] * 2 if sel else []
     fig.data[3].y = [sel[0]["graph-parallel"], sel[0]["gnnpipe"]] if sel else []
     c = view.config
-    fig.layout.title.text = (f"Bytes per epoch vs depth on {c.dataset} (n = {view.n:,}), P = {c.workers}, "
-                             f"{c.partition} halo {rows[0]['halo']:,}, {c.model} d = {c.hidden}, {c.dtype}")
+    fig.layout.title.text = (
+        f"Bytes per epoch vs depth on {c.dataset} (n = {view.n:,}), P = {c.workers}, "
+        f"{c.partition} halo {rows[0]['halo']:,}, {c.model} d = {c.hidden}, {c.dtype}"
+    )
 
 
 def draw_stale(fig: Any, view: GnnpipeView) -> None:
@@ -123,8 +198,10 @@ def draw_stale(fig: Any, view: GnnpipeView) -> None:
         trace.x = list(range(len(s["per_epoch"])))
         trace.line.width = 4 if order == view.config.chunk_order else 1.5
         trace.name = f"{order} (always stale {s['always']:.1%})"
-    fig.layout.title.text = (f"Edges read from history per epoch, K = {view.config.chunks} "
-                             f"({view.stale['fixed']['cross']:.1%} of edges cross chunks)")
+    fig.layout.title.text = (
+        f"Edges read from history per epoch, K = {view.config.chunks} "
+        f"({view.stale['fixed']['cross']:.1%} of edges cross chunks)"
+    )
 
 
 def draw_schedule(fig: Any, view: GnnpipeView) -> None:
@@ -136,9 +213,12 @@ def draw_schedule(fig: Any, view: GnnpipeView) -> None:
         trace.x = [p[0] for p in pts]
         trace.y = [p[1] for p in pts]
     c = view.config
-    fig.layout.title.text = (f"Schedule over {c.epochs} epochs: warm-up {c.warmup}, staleness bound {c.staleness} "
-                             f"(history refreshed every {c.staleness} epoch(s))" if c.staleness else
-                             f"Schedule over {c.epochs} epochs: warm-up {c.warmup}, no history")
+    fig.layout.title.text = (
+        f"Schedule over {c.epochs} epochs: warm-up {c.warmup}, staleness bound {c.staleness} "
+        f"(history refreshed every {c.staleness} epoch(s))"
+        if c.staleness
+        else f"Schedule over {c.epochs} epochs: warm-up {c.warmup}, no history"
+    )
 
 
 def draw_model(fig: Any, view: GnnpipeView) -> None:
@@ -151,8 +231,10 @@ def draw_model(fig: Any, view: GnnpipeView) -> None:
             i += 1
     c = view.config
     loc = view.paper[0]["locality"] if view.paper else float("nan")
-    fig.layout.title.text = (f"MODEL (not measured): {c.paper_graph} on {c.gpus} GPUs, {c.model} d = {c.hidden}, "
-                             f"K = {c.chunks}; METIS-like halo = random x {loc:.3f} (measured on {c.dataset})")
+    fig.layout.title.text = (
+        f"MODEL (not measured): {c.paper_graph} on {c.gpus} GPUs, {c.model} d = {c.hidden}, "
+        f"K = {c.chunks}; METIS-like halo = random x {loc:.3f} (measured on {c.dataset})"
+    )
 
 
 class GnnpipePanel(Panel):
@@ -179,8 +261,11 @@ class GnnpipePanel(Panel):
         return {"layers": 8, "hidden": 16, "workers": 2, "chunks": 4, "epochs": 50, "warmup": 5}
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
-        self.run_button = W.Button(description="Run (real, P processes)", button_style="primary",
-                                   tooltip="train full-graph, graph-parallel, GNNPipe, GNNPipe K = 1 and the hybrid for real")
+        self.run_button = W.Button(
+            description="Run (real, P processes)",
+            button_style="primary",
+            tooltip="train full-graph, graph-parallel, GNNPipe, GNNPipe K = 1 and the hybrid for real",
+        )
         self.progress = W.IntProgress(value=0, min=0, max=5, description="runs", layout=W.Layout(width="300px"))
         self.run_button.on_click(lambda _: self._run_clicked())
         super().__init__(static=static, **values)
@@ -190,6 +275,7 @@ class GnnpipePanel(Panel):
 
     def run_now(self) -> None:
         """Train the current setting for real (memoised in the study), advancing the progress bar, then redraw."""
+
         def step(i: int, total: int, label: str) -> None:
             self.progress.max, self.progress.value = total, i
             self.progress.description = label[:12]
@@ -222,17 +308,25 @@ class GnnpipePanel(Panel):
 
     def notes(self, view: GnnpipeView, values: dict[str, Any]) -> str:
         row = next(r for r in view.bytes_rows if r["layers"] == view.config.layers)
-        text = (f"L = {row['layers']}: graph parallel {row['graph-parallel']:,} B vs GNNPipe "
-                f"{row['gnnpipe'] or 0:,} B per epoch" + (f" (<b>{row['ratio']:.2f}x</b>)" if row["ratio"] else ""))
+        text = (
+            f"L = {row['layers']}: graph parallel {row['graph-parallel']:,} B vs GNNPipe "
+            f"{row['gnnpipe'] or 0:,} B per epoch" + (f" (<b>{row['ratio']:.2f}x</b>)" if row["ratio"] else "")
+        )
         if view.runs:
-            k1 = max(float((view.runs["gnnpipe-k1"].params[k] - view.runs["full"].params[k]).abs().max())
-                     for k in view.runs["full"].params)
-            text += (f" &middot; test accuracy: full {view.runs['full'].test_accuracy:.3f}, GP "
-                     f"{view.runs['graph-parallel'].test_accuracy:.3f}, GNNPipe {view.runs['gnnpipe'].test_accuracy:.3f}, "
-                     f"hybrid {view.runs['hybrid'].test_accuracy:.3f}"
-                     f" &middot; K = 1 max |param diff| {k1:.1e}")
+            k1 = max(
+                float((view.runs["gnnpipe-k1"].params[k] - view.runs["full"].params[k]).abs().max())
+                for k in view.runs["full"].params
+            )
+            text += (
+                f" &middot; test accuracy: full {view.runs['full'].test_accuracy:.3f}, GP "
+                f"{view.runs['graph-parallel'].test_accuracy:.3f}, GNNPipe {view.runs['gnnpipe'].test_accuracy:.3f}, "
+                f"hybrid {view.runs['hybrid'].test_accuracy:.3f}"
+                f" &middot; K = 1 max |param diff| {k1:.1e}"
+            )
         else:
-            text += " &middot; <small>accuracy: not run yet, press <b>Run</b> (real processes, seconds to minutes)</small>"
+            text += (
+                " &middot; <small>accuracy: not run yet, press <b>Run</b> (real processes, seconds to minutes)</small>"
+            )
         return text + f"<br><small>features: {html.escape(view.feature_note)}</small>"
 
     def widget(self) -> W.Widget:
@@ -243,20 +337,37 @@ class GnnpipePanel(Panel):
 # ---------------------------------------------------------------------------------------------- notebook figures
 def seeds_figure(acc: dict[str, dict[str, Any]], *, title: str) -> go.Figure:
     """Mean test accuracy vs epoch with a +-1 std band per method (from ``study.accuracy_over_seeds``)."""
-    fig = go.Figure(layout=dict(title=title, xaxis=dict(title="epoch"), yaxis=dict(title="test accuracy"),
-                                height=380, legend=dict(orientation="h", y=-0.25)))
+    fig = go.Figure(
+        layout=dict(
+            title=title,
+            xaxis=dict(title="epoch"),
+            yaxis=dict(title="test accuracy"),
+            height=380,
+            legend=dict(orientation="h", y=-0.25),
+        )
+    )
     palette = ["#2ca02c", "#d62728", "#1f77b4", "#9467bd", "#17becf"]
     for (label, row), color in zip(acc.items(), palette):
         x, m, s = row["epoch"], row["mean"], row["std"]
-        fig.add_trace(go.Scatter(x=x + x[::-1], y=[a + b for a, b in zip(m, s)] + [a - b for a, b in zip(m, s)][::-1],
-                                 fill="toself", line=dict(width=0), fillcolor=color, opacity=0.15, showlegend=False,
-                                 hoverinfo="skip"))
+        fig.add_trace(
+            go.Scatter(
+                x=x + x[::-1],
+                y=[a + b for a, b in zip(m, s)] + [a - b for a, b in zip(m, s)][::-1],
+                fill="toself",
+                line=dict(width=0),
+                fillcolor=color,
+                opacity=0.15,
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
         fig.add_trace(go.Scatter(x=x, y=m, mode="lines+markers", name=label, line=dict(color=color)))
     return fig
 
 
-def depth_figure(rows: list[dict[str, Any]], counted: dict[str, tuple[int, int]] | None = None, *,
-                 title: str) -> go.Figure:
+def depth_figure(
+    rows: list[dict[str, Any]], counted: dict[str, tuple[int, int]] | None = None, *, title: str
+) -> go.Figure:
     """Bytes per epoch vs L (closed form) with counted points of real runs (``{name: (L, bytes)}``)."""
     fig = bytes_figure()
     fig.data[0].x, fig.data[0].y = [r["layers"] for r in rows], [r["graph-parallel"] for r in rows]
@@ -272,15 +383,28 @@ def depth_figure(rows: list[dict[str, Any]], counted: dict[str, tuple[int, int]]
 
 def chunk_figure(rows: list[dict[str, Any]], *, title: str) -> go.Figure:
     """Final test accuracy (mean +- std over seeds) vs K per chunk order (``study.chunk_sweep``)."""
-    fig = go.Figure(layout=dict(title=title, xaxis=dict(title="chunks K", type="log"),
-                                yaxis=dict(title="final test accuracy"), height=360,
-                                legend=dict(orientation="h", y=-0.25)))
+    fig = go.Figure(
+        layout=dict(
+            title=title,
+            xaxis=dict(title="chunks K", type="log"),
+            yaxis=dict(title="final test accuracy"),
+            height=360,
+            legend=dict(orientation="h", y=-0.25),
+        )
+    )
     for order in ("fixed", "shuffled", "alternate"):
         sel = [r for r in rows if r["order"] == order]
         if sel:
-            fig.add_trace(go.Scatter(x=[r["chunks"] for r in sel], y=[r["mean"] for r in sel], name=order,
-                                     error_y=dict(array=[r["std"] for r in sel]), mode="lines+markers",
-                                     line=dict(color=COLORS[order])))
+            fig.add_trace(
+                go.Scatter(
+                    x=[r["chunks"] for r in sel],
+                    y=[r["mean"] for r in sel],
+                    name=order,
+                    error_y=dict(array=[r["std"] for r in sel]),
+                    mode="lines+markers",
+                    line=dict(color=COLORS[order]),
+                )
+            )
     return fig
 
 

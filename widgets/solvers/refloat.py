@@ -15,18 +15,6 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from workbench.solvers.refloat.config import FORMATS, RefloatConfig
-from workbench.solvers.refloat.model import FORMULA
-from workbench.solvers.refloat.study import (
-    PANEL_SWEEP_E,
-    PANEL_SWEEP_F,
-    RefloatView,
-    Sweep,
-    matrix_choices,
-    refloat_view,
-    solver_for,
-    sweep_config,
-)
 from widgets.base import Panel
 from widgets.solvers.refloat_figures import (
     BLOCK_COLORBAR_X,
@@ -38,6 +26,18 @@ from widgets.solvers.refloat_figures import (
     legend_label,
     log_counts,
     sweep_figure,
+)
+from workbench.solvers.refloat.config import FORMATS, RefloatConfig
+from workbench.solvers.refloat.model import FORMULA
+from workbench.solvers.refloat.study import (
+    PANEL_SWEEP_E,
+    PANEL_SWEEP_F,
+    RefloatView,
+    Sweep,
+    matrix_choices,
+    refloat_view,
+    solver_for,
+    sweep_config,
 )
 
 
@@ -58,13 +58,17 @@ class RefloatPanel(Panel):
         self.sweep: Sweep | None = None
         super().__init__(static=static, **values)
         self._matrix_dropdown()
-        self.run_button = W.Button(description="Run (e_m, f_m) sweep", tooltip="ReFloat over the matrix's bits "
-                                   "at the current vector bits (one solve per cell)", layout=W.Layout(width="auto"))
-        self.progress = W.IntProgress(value=0, min=0, max=len(PANEL_SWEEP_E) * len(PANEL_SWEEP_F),
-                                      description="sweep")
+        self.run_button = W.Button(
+            description="Run (e_m, f_m) sweep",
+            tooltip="ReFloat over the matrix's bits at the current vector bits (one solve per cell)",
+            layout=W.Layout(width="auto"),
+        )
+        self.progress = W.IntProgress(value=0, min=0, max=len(PANEL_SWEEP_E) * len(PANEL_SWEEP_F), description="sweep")
         self.run_button.on_click(lambda _: self.run_sweep())
-        self.show_formats = {name: W.Checkbox(value=True, description=name, indent=False,
-                                              layout=W.Layout(width="150px")) for name in FORMATS}
+        self.show_formats = {
+            name: W.Checkbox(value=True, description=name, indent=False, layout=W.Layout(width="150px"))
+            for name in FORMATS
+        }
         for name, box in self.show_formats.items():
             box.observe(lambda change, n=name: self._toggle(n, change["new"]), names="value")
         if self.static:
@@ -76,8 +80,14 @@ class RefloatPanel(Panel):
         names = matrix_choices()
         if old.value not in names:
             names.append(old.value)
-        new = W.Dropdown(options=names, value=old.value, description=old.description, style=old.style,
-                         layout=old.layout, tooltip=old.tooltip)
+        new = W.Dropdown(
+            options=names,
+            value=old.value,
+            description=old.description,
+            style=old.style,
+            layout=old.layout,
+            tooltip=old.tooltip,
+        )
         old.unobserve(self._on_change, names="value")
         new.observe(self._on_change, names="value")
         self.controls = {name: (new if name == "matrix" else w) for name, w in self.controls.items()}
@@ -96,42 +106,104 @@ class RefloatPanel(Panel):
 
     # ---- figures --------------------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
-        residual = go.Figure(layout=dict(title="Residual ||r||^2 per iteration", height=380,
-                                         xaxis=dict(title="iteration"),
-                                         yaxis=dict(title="||r||^2", type="log", exponentformat="power"),
-                                         legend=dict(orientation="h", y=-0.22)))
+        residual = go.Figure(
+            layout=dict(
+                title="Residual ||r||^2 per iteration",
+                height=380,
+                xaxis=dict(title="iteration"),
+                yaxis=dict(title="||r||^2", type="log", exponentformat="power"),
+                legend=dict(orientation="h", y=-0.22),
+            )
+        )
         for name in FORMATS:
-            residual.add_trace(go.Scatter(x=[], y=[], mode="lines", name=name,
-                                          line=dict(color=COLORS[name], dash=DASH[name], width=2)))
-        residual.add_trace(go.Scatter(x=[], y=[], mode="lines", name="threshold", showlegend=False,
-                                      line=dict(color="#999", dash="dot", width=1)))
-        timing = go.Figure(layout=dict(title="Modelled ReRAM solver time (model)", height=340, showlegend=False,
-                                       yaxis=dict(title="seconds", type="log", exponentformat="power")))
-        timing.add_trace(go.Bar(x=list(FORMATS), y=[None] * 4, marker=dict(color=[COLORS[n] for n in FORMATS]),
-                                textposition="outside"))
-        spy = go.Figure(layout=dict(title="Sparsity and block grid", height=400,
-                                    xaxis=dict(title="column", constrain="domain"),  # square: narrower, not wider
-                                    yaxis=dict(title="row", autorange="reversed", scaleanchor="x")))
-        spy.add_trace(go.Heatmap(z=[[0]], colorscale="Blues", showscale=False,
-                                 hovertemplate="row %{y:.0f}, col %{x:.0f}<extra></extra>"))
-        blocks = make_subplots(rows=1, cols=2, horizontal_spacing=BLOCK_SPACING,
-                               subplot_titles=("exponent base per block", "entries saturated (up + down)"))
-        blocks.add_trace(go.Heatmap(z=[[0]], colorscale="RdBu", zmid=0, colorbar=dict(x=BLOCK_COLORBAR_X, title="E"),
-                                    hovertemplate="block (%{y}, %{x}): base 2^%{z}<extra></extra>"), row=1, col=1)
-        blocks.add_trace(go.Heatmap(z=[[0]], colorscale="Reds", zmin=0, zmax=1, colorbar=dict(title="share"),
-                                    hovertemplate="block (%{y}, %{x}): %{z:.1%} saturated<extra></extra>"),
-                         row=1, col=2)
+            residual.add_trace(
+                go.Scatter(x=[], y=[], mode="lines", name=name, line=dict(color=COLORS[name], dash=DASH[name], width=2))
+            )
+        residual.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="lines",
+                name="threshold",
+                showlegend=False,
+                line=dict(color="#999", dash="dot", width=1),
+            )
+        )
+        timing = go.Figure(
+            layout=dict(
+                title="Modelled ReRAM solver time (model)",
+                height=340,
+                showlegend=False,
+                yaxis=dict(title="seconds", type="log", exponentformat="power"),
+            )
+        )
+        timing.add_trace(
+            go.Bar(
+                x=list(FORMATS), y=[None] * 4, marker=dict(color=[COLORS[n] for n in FORMATS]), textposition="outside"
+            )
+        )
+        spy = go.Figure(
+            layout=dict(
+                title="Sparsity and block grid",
+                height=400,
+                xaxis=dict(title="column", constrain="domain"),  # square: narrower, not wider
+                yaxis=dict(title="row", autorange="reversed", scaleanchor="x"),
+            )
+        )
+        spy.add_trace(
+            go.Heatmap(
+                z=[[0]], colorscale="Blues", showscale=False, hovertemplate="row %{y:.0f}, col %{x:.0f}<extra></extra>"
+            )
+        )
+        blocks = make_subplots(
+            rows=1,
+            cols=2,
+            horizontal_spacing=BLOCK_SPACING,
+            subplot_titles=("exponent base per block", "entries saturated (up + down)"),
+        )
+        blocks.add_trace(
+            go.Heatmap(
+                z=[[0]],
+                colorscale="RdBu",
+                zmid=0,
+                colorbar=dict(x=BLOCK_COLORBAR_X, title="E"),
+                hovertemplate="block (%{y}, %{x}): base 2^%{z}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+        blocks.add_trace(
+            go.Heatmap(
+                z=[[0]],
+                colorscale="Reds",
+                zmin=0,
+                zmax=1,
+                colorbar=dict(title="share"),
+                hovertemplate="block (%{y}, %{x}): %{z:.1%} saturated<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
         for col in (1, 2):
             blocks.update_yaxes(autorange="reversed", title_text="block row" if col == 1 else None, row=1, col=col)
             blocks.update_xaxes(title_text="block column", row=1, col=col)
         blocks.update_layout(height=360)
-        sweep = go.Figure(layout=dict(title="ReFloat over the matrix's (e, f): press 'Run (e_m, f_m) sweep'",
-                                      height=340, xaxis=dict(title="matrix fraction bits f_m", type="category"),
-                                      yaxis=dict(title="matrix exponent bits e_m", type="category")))
-        sweep.add_trace(go.Heatmap(z=[[None]], colorscale="Viridis", texttemplate="%{text}",
-                                   colorbar=dict(title="log10 time / best")))
-        sweep.add_trace(go.Heatmap(z=[[None]], colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
-                                   texttemplate="%{text}"))
+        sweep = go.Figure(
+            layout=dict(
+                title="ReFloat over the matrix's (e, f): press 'Run (e_m, f_m) sweep'",
+                height=340,
+                xaxis=dict(title="matrix fraction bits f_m", type="category"),
+                yaxis=dict(title="matrix exponent bits e_m", type="category"),
+            )
+        )
+        sweep.add_trace(
+            go.Heatmap(
+                z=[[None]], colorscale="Viridis", texttemplate="%{text}", colorbar=dict(title="log10 time / best")
+            )
+        )
+        sweep.add_trace(
+            go.Heatmap(z=[[None]], colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False, texttemplate="%{text}")
+        )
         return [residual, timing, spy, blocks, sweep]
 
     def compute(self, values: dict[str, Any]) -> RefloatView:
@@ -148,13 +220,17 @@ class RefloatPanel(Panel):
             residual.data[i].name = legend_label(run.format.label, run)
             longest = max(longest, res.size - 1)
         residual.data[-1].x, residual.data[-1].y = [0, longest], [view.stop_level] * 2
-        residual.layout.title.text = (f"{config.matrix}, {config.solver}: recursive residual ||r||^2 per iteration "
-                                      f"({config.criterion} criterion, dotted)")
+        residual.layout.title.text = (
+            f"{config.matrix}, {config.solver}: recursive residual ||r||^2 per iteration "
+            f"({config.criterion} criterion, dotted)"
+        )
         timing.data[0].x = [view.runs[n].format.label for n in FORMATS]
         timing.data[0].y = [view.runs[n].timing.total_seconds for n in FORMATS]
-        timing.data[0].text = [f"{view.runs[n].iterations} its" + ("" if view.runs[n].converged else " (wrong x)"
-                                                                   if view.runs[n].wrong_solution else " (no conv.)")
-                               for n in FORMATS]
+        timing.data[0].text = [
+            f"{view.runs[n].iterations} its"
+            + ("" if view.runs[n].converged else " (wrong x)" if view.runs[n].wrong_solution else " (no conv.)")
+            for n in FORMATS
+        ]
         timing.data[0].marker.pattern.shape = ["" if view.runs[n].converged else "/" for n in FORMATS]
         centers = (view.edges[:-1] + view.edges[1:]) / 2
         spy.data[0].z, spy.data[0].x, spy.data[0].y = log_counts(view.density), centers, centers
@@ -170,11 +246,16 @@ class RefloatPanel(Panel):
         for name in ("refloat", "refloat-artifact"):
             run = view.runs[name]
             s = view.speedups[name]
-            state = (f"{run.iterations} its" if run.converged else f"<b style='color:#b00020'>{run.status}"
-                     f"</b> after {run.iterations}")
-            parts.append(f"{html.escape(run.format.label)}: {state}"
-                         + (f", <b>{s:.2f}x</b> over baseline" if s is not None else "")
-                         + (f", true ||b-Ax||^2 = {run.true_residual:.2g}" if run.stopped_on_quantised else ""))
+            state = (
+                f"{run.iterations} its"
+                if run.converged
+                else f"<b style='color:#b00020'>{run.status}</b> after {run.iterations}"
+            )
+            parts.append(
+                f"{html.escape(run.format.label)}: {state}"
+                + (f", <b>{s:.2f}x</b> over baseline" if s is not None else "")
+                + (f", true ||b-Ax||^2 = {run.true_residual:.2g}" if run.stopped_on_quantised else "")
+            )
         f64 = view.runs["float64"]
         parts.append(f"float64: {f64.iterations} its" + ("" if f64.converged else " (no convergence)"))
         return "<small>solves are real; times are the ReRAM model</small><br>" + " &middot; ".join(parts)
@@ -189,9 +270,11 @@ class RefloatPanel(Panel):
             self.progress.value += 1
 
         self.sweep = sweep_config(config, e_values=PANEL_SWEEP_E, f_values=PANEL_SWEEP_F, on_cell=step)
-        built = sweep_figure(self.sweep,
-                             title=f"{config.matrix}: ReFloat over the matrix's (e_m, f_m), vectors ({config.e_v}, "
-                                   f"{config.f_v}); x = no convergence, * = wrong solution")
+        built = sweep_figure(
+            self.sweep,
+            title=f"{config.matrix}: ReFloat over the matrix's (e_m, f_m), vectors ({config.e_v}, "
+            f"{config.f_v}); x = no convergence, * = wrong solution",
+        )
         fig = self.figures[4]
         with fig.batch_update():
             for mine, theirs in zip(fig.data, built.data):
@@ -205,6 +288,18 @@ class RefloatPanel(Panel):
         controls = W.Box(list(self.controls.values()), layout=W.Layout(flex_flow="row wrap"))
         toggles = W.HBox([W.HTML("show:"), *self.show_formats.values()])
         formula = W.HTML(f"<small>model: {html.escape(FORMULA)}</small>")
-        return W.VBox([header, controls, self.status, toggles, self.figures[0], self.figures[1],
-                       self.figures[2], self.figures[3], W.HBox([self.run_button, self.progress]),
-                       self.figures[4], formula])
+        return W.VBox(
+            [
+                header,
+                controls,
+                self.status,
+                toggles,
+                self.figures[0],
+                self.figures[1],
+                self.figures[2],
+                self.figures[3],
+                W.HBox([self.run_button, self.progress]),
+                self.figures[4],
+                formula,
+            ]
+        )

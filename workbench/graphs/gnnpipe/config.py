@@ -20,33 +20,66 @@ PAPER_GRAPHS = ("ogbn-products", "ogbn-papers100m")
 class GnnpipeConfig(Config):
     """Full-graph training of a deep GCN / GCNII: single process, graph parallel and GNNPipe on P processes."""
 
-    mode: str = param("check", choices=MODES,
-                      help="check: train full-graph, graph-parallel and GNNPipe for real on P processes; "
-                           "model: the analytic byte and time model at the paper's graph sizes (MODEL)")
-    dataset: str = param("cora", choices=DATASETS,
-                         help="Planetoid dataset (pubmed: the shared copy lacks ind.pubmed.allx, so every node "
-                              "gets seeded random features; its accuracy is no claim)")
+    mode: str = param(
+        "check",
+        choices=MODES,
+        help="check: train full-graph, graph-parallel and GNNPipe for real on P processes; "
+        "model: the analytic byte and time model at the paper's graph sizes (MODEL)",
+    )
+    dataset: str = param(
+        "cora",
+        choices=DATASETS,
+        help="Planetoid dataset (pubmed: the shared copy lacks ind.pubmed.allx, so every node "
+        "gets seeded random features; its accuracy is no claim)",
+    )
     model: str = param("gcnii", choices=MODELS, help="gcn: residual deep GCN; gcnii: GCNII (Chen et al. 2020)")
     layers: int = param(16, lo=1, hi=128, unit="layers", help="graph convolution layers L (deep GNNs: 16-64)")
     hidden: int = param(64, lo=1, hi=1024, unit="channels", help="hidden width d")
-    workers: int = param(4, lo=1, hi=16, unit="processes",
-                         help="P real processes (gloo): pipeline stages of GNNPipe, partitions of graph parallelism")
-    stages: int = param(0, lo=0, hi=16, unit="stages",
-                        help="hybrid: S pipeline stages x G = workers / S graph-parallel ranks per stage (S must divide "
-                             "workers and be at most layers); 0: the smallest divisor of workers above 1 (P = 4: 2 x 2)")
+    workers: int = param(
+        4,
+        lo=1,
+        hi=16,
+        unit="processes",
+        help="P real processes (gloo): pipeline stages of GNNPipe, partitions of graph parallelism",
+    )
+    stages: int = param(
+        0,
+        lo=0,
+        hi=16,
+        unit="stages",
+        help="hybrid: S pipeline stages x G = workers / S graph-parallel ranks per stage (S must divide "
+        "workers and be at most layers); 0: the smallest divisor of workers above 1 (P = 4: 2 x 2)",
+    )
     chunks: int = param(4, lo=1, hi=4096, unit="chunks", help="K graph chunks pipelined through the stages")
-    chunk_order: str = param("shuffled", choices=CHUNK_ORDERS,
-                             help="order of the chunks each epoch: fixed, shuffled (seeded per epoch), or alternate "
-                                  "(reversed every other epoch)")
-    staleness: int = param(1, lo=0, hi=16, unit="epochs",
-                           help="bound on the age of historical embeddings (refreshed every `staleness` epochs); "
-                                "0: no history, edges to chunks not yet computed are dropped")
-    warmup: int = param(0, lo=0, hi=10_000, unit="epochs",
-                        help="first epochs trained without staleness (one chunk: exact), which also fill the history")
-    stale_gradients: str = param("drop", choices=STALE_GRADIENTS,
-                                 help="gradients across stale edges: drop them, or defer them to the next epoch")
-    partition: str = param("metis", choices=PARTITIONS,
-                           help="graph parallelism's partition (and GNNPipe's chunking): METIS (pymetis) or random")
+    chunk_order: str = param(
+        "shuffled",
+        choices=CHUNK_ORDERS,
+        help="order of the chunks each epoch: fixed, shuffled (seeded per epoch), or alternate "
+        "(reversed every other epoch)",
+    )
+    staleness: int = param(
+        1,
+        lo=0,
+        hi=16,
+        unit="epochs",
+        help="bound on the age of historical embeddings (refreshed every `staleness` epochs); "
+        "0: no history, edges to chunks not yet computed are dropped",
+    )
+    warmup: int = param(
+        0,
+        lo=0,
+        hi=10_000,
+        unit="epochs",
+        help="first epochs trained without staleness (one chunk: exact), which also fill the history",
+    )
+    stale_gradients: str = param(
+        "drop", choices=STALE_GRADIENTS, help="gradients across stale edges: drop them, or defer them to the next epoch"
+    )
+    partition: str = param(
+        "metis",
+        choices=PARTITIONS,
+        help="graph parallelism's partition (and GNNPipe's chunking): METIS (pymetis) or random",
+    )
     epochs: int = param(100, lo=1, hi=10_000, unit="epochs", help="training epochs (full-graph Adam steps)")
     lr: float = param(0.01, lo=1e-6, hi=10.0, help="Adam learning rate")
     weight_decay: float = param(5e-4, lo=0.0, hi=1.0, help="Adam weight decay (L2)")
@@ -70,16 +103,24 @@ class GnnpipeConfig(Config):
 
     def check_combination(self) -> None:
         if self.mode == "check" and self.workers > self.layers:
-            raise ValueError(f"workers={self.workers} is more than layers={self.layers}: a GNNPipe stage needs at "
-                             f"least one layer, so valid workers are 1..{self.layers}")
+            raise ValueError(
+                f"workers={self.workers} is more than layers={self.layers}: a GNNPipe stage needs at "
+                f"least one layer, so valid workers are 1..{self.layers}"
+            )
         if self.mode == "check" and self.stages > self.layers:
-            raise ValueError(f"stages={self.stages} is more than layers={self.layers}: a hybrid stage needs at least "
-                             f"one layer, so valid stages are 1..{self.layers} (or 0: automatic)")
+            raise ValueError(
+                f"stages={self.stages} is more than layers={self.layers}: a hybrid stage needs at least "
+                f"one layer, so valid stages are 1..{self.layers} (or 0: automatic)"
+            )
         if self.mode == "check" and self.stages and self.workers % self.stages:
             divisors = [s for s in range(1, self.workers + 1) if self.workers % s == 0]
-            raise ValueError(f"stages={self.stages} does not divide workers={self.workers}: the hybrid runs stages x G "
-                             f"graph-parallel ranks = workers, so valid stages are {', '.join(map(str, divisors))} "
-                             f"(or 0: automatic)")
+            raise ValueError(
+                f"stages={self.stages} does not divide workers={self.workers}: the hybrid runs stages x G "
+                f"graph-parallel ranks = workers, so valid stages are {', '.join(map(str, divisors))} "
+                f"(or 0: automatic)"
+            )
         if self.mode == "model" and self.gpus > self.layers:
-            raise ValueError(f"gpus={self.gpus} is more than layers={self.layers}: a GNNPipe stage needs at least "
-                             f"one layer, so valid gpus are 2..{self.layers}")
+            raise ValueError(
+                f"gpus={self.gpus} is more than layers={self.layers}: a GNNPipe stage needs at least "
+                f"one layer, so valid gpus are 2..{self.layers}"
+            )

@@ -7,8 +7,9 @@ names (``inter_bw``, ``gpus_per_node``...) stay accepted through :attr:`MeshAtte
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Mapping
+from typing import ClassVar
 
 from workbench.cluster import ClusterSpec
 from workbench.config import Config, group, param
@@ -40,26 +41,52 @@ class MeshAttentionConfig(Config):
         "gpu_memory_gb": "cluster.gpu_memory_gb",
     }
 
-    mode: str = param("check", choices=("check", "model"), label="mode",
-                      help="check: run all four methods for real and compare with SDPA; model: cluster model only")
-    gpus: int = param(4, lo=1, hi=1024, unit="GPUs", label="GPUs P",
-                      help="number of ranks P (check mode: at most 16)")
-    seq: int = param(256, lo=1, hi=4_194_304, unit="tokens", label="sequence length S",
-                     help="sequence length S (any value; padded and masked)")
+    mode: str = param(
+        "check",
+        choices=("check", "model"),
+        label="mode",
+        help="check: run all four methods for real and compare with SDPA; model: cluster model only",
+    )
+    gpus: int = param(4, lo=1, hi=1024, unit="GPUs", label="GPUs P", help="number of ranks P (check mode: at most 16)")
+    seq: int = param(
+        256,
+        lo=1,
+        hi=4_194_304,
+        unit="tokens",
+        label="sequence length S",
+        help="sequence length S (any value; padded and masked)",
+    )
     heads: int = param(8, lo=1, hi=256, label="heads H", help="attention heads H")
     head_dim: int = param(16, lo=1, hi=512, label="head dim D", help="head dimension D")
     batch: int = param(1, lo=1, hi=64, label="batch B", help="batch size B")
     causal: bool = param(False, label="causal mask", help="causal mask (zigzag chunk order for balance)")
-    dtype: str = param("float64", choices=tuple(DTYPE_BYTES), label="element type",
-                       help="element type (bfloat16 only in model mode)")
-    tile_a: int = param(0, lo=0, hi=1024, label="Mesh tile rows a (0 = auto)",
-                        help="Mesh tile rows a (a*b = P); 0 chooses automatically")
-    ulysses_degree: int = param(0, lo=0, hi=1024, label="USP Ulysses degree u (0 = auto)",
-                                help="USP Ulysses degree u (u*r = P); 0 chooses automatically")
+    dtype: str = param(
+        "float64", choices=tuple(DTYPE_BYTES), label="element type", help="element type (bfloat16 only in model mode)"
+    )
+    tile_a: int = param(
+        0,
+        lo=0,
+        hi=1024,
+        label="Mesh tile rows a (0 = auto)",
+        help="Mesh tile rows a (a*b = P); 0 chooses automatically",
+    )
+    ulysses_degree: int = param(
+        0,
+        lo=0,
+        hi=1024,
+        label="USP Ulysses degree u (0 = auto)",
+        help="USP Ulysses degree u (u*r = P); 0 chooses automatically",
+    )
     cluster: ClusterSpec = group(ClusterSpec, help="the hardware the model prices on (check mode: node size only)")
     seed: int = param(0, lo=0, hi=2**31 - 1, label="seed", help="seed of the random q, k, v (check mode)")
-    timeout_s: float = param(300.0, lo=1.0, hi=86_400.0, unit="s", label="timeout",
-                             help="wall-clock limit of the real run (check mode); a stopped worker ends it here")
+    timeout_s: float = param(
+        300.0,
+        lo=1.0,
+        hi=86_400.0,
+        unit="s",
+        label="timeout",
+        help="wall-clock limit of the real run (check mode); a stopped worker ends it here",
+    )
 
     @property
     def dtype_bytes(self) -> int:
@@ -88,8 +115,10 @@ class MeshAttentionConfig(Config):
                     f"1..{MAX_CHECK_GPUS}; use mode='model' for up to 1024"
                 )
             if self.dtype not in CHECK_DTYPES:
-                raise ValueError(f"dtype={self.dtype!r} is only for mode='model': valid values in check mode are "
-                                 + ", ".join(repr(d) for d in CHECK_DTYPES))
+                raise ValueError(
+                    f"dtype={self.dtype!r} is only for mode='model': valid values in check mode are "
+                    + ", ".join(repr(d) for d in CHECK_DTYPES)
+                )
             work = self.batch * self.seq**2 * self.heads * self.head_dim
             if work > MAX_CHECK_WORK:
                 raise ValueError(

@@ -13,7 +13,6 @@ import time
 
 import nbformat
 import pytest
-
 from browser_helpers import (
     _JS_KERNEL_STATE,
     _JS_SLIDERS,
@@ -35,13 +34,22 @@ SETTLE_LIMIT_S = 60.0
 
 #: one panel per area: (id, the cell that shows it, the label of the slider to drag)
 CASES = [
-    ("llm", "from widgets.llm.mesh_attention import MeshAttentionPanel\nMeshAttentionPanel(gpus=64, seq=65536)",
-     "GPUs P"),
+    (
+        "llm",
+        "from widgets.llm.mesh_attention import MeshAttentionPanel\nMeshAttentionPanel(gpus=64, seq=65536)",
+        "GPUs P",
+    ),
     ("quantum", "from widgets.quantum.devices import DevicesPanel\nDevicesPanel()", "noise scale"),
-    ("graphs", 'from widgets.graphs.dwarvesgraph import DwarvesGraphPanel\nDwarvesGraphPanel(graph="rmat-9-8")',
-     "motif size"),
-    ("solvers", 'from widgets.solvers.refloat import RefloatPanel\nRefloatPanel(matrix="mesh1e1", max_iter=300)',
-     "matrix exponent bits"),
+    (
+        "graphs",
+        'from widgets.graphs.dwarvesgraph import DwarvesGraphPanel\nDwarvesGraphPanel(graph="rmat-9-8")',
+        "motif size",
+    ),
+    (
+        "solvers",
+        'from widgets.solvers.refloat import RefloatPanel\nRefloatPanel(matrix="mesh1e1", max_iter=300)',
+        "matrix exponent bits",
+    ),
 ]
 
 
@@ -126,8 +134,10 @@ def test_fast_drag_last_setting_wins(page, jupyter_lab, area, source, label):
     finally:
         shut_down_kernels(jupyter_lab, rel)
 
-    print(f"\n[{area}] {label!r}: {CHANGES} changes in {drag_s:.1f} s ({len(set(values))} distinct values, "
-          f"final {final_value}); figures settled {settle_s:.1f} s after the last key; console errors: {len(console)}")
+    print(
+        f"\n[{area}] {label!r}: {CHANGES} changes in {drag_s:.1f} s ({len(set(values))} distinct values, "
+        f"final {final_value}); figures settled {settle_s:.1f} s after the last key; console errors: {len(console)}"
+    )
     assert final_value == values[-1] and len(set(values)) > 2, values  # the keys moved the slider
     assert not errors, "\n".join(errors)
     assert not console, "browser console errors:\n" + "\n".join(m[:500] for m in console)
