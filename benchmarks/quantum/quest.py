@@ -3,8 +3,8 @@ prediction against the noisy simulation that labels a circuit, side by side in o
 
 Three measurements: (1) the training run's held-out split as recorded in the checkpoint (train/val/test by
 circuit); (2) a fresh held-out set generated here with another seed (circuits none of the models saw), scored
-now; (3) seconds per circuit of prediction vs aer labelling on fresh random circuits
-(:func:`workbench.quantum.quest.speed.speed_comparison`). Run alone: ``python -m benchmarks.quest [--quick]``.
+now; (3) seconds per circuit of prediction vs aer on fresh random circuits, like for like (batched vs batched,
+one vs one) first, other pairings below (:func:`workbench.quantum.quest.speed.speed_comparison`). Run alone: ``python -m benchmarks.quest [--quick]``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from workbench.quantum.quest.batching import NormalizedSet
 from workbench.quantum.quest.checkpoint import SHIPPED, load_checkpoint
 from workbench.quantum.quest.dataset import DatasetSpec, generate
 from workbench.quantum.quest.speed import speed_comparison
-from workbench.quantum.quest.train import metrics_by_kind, predict_indices
+from workbench.quantum.quest.train import metrics_by_device, metrics_by_kind, predict_indices
 from workbench.quantum.quest.study import fidelity_check, targets
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ def _f(x: float, fmt: str = ".4f") -> str:
 def _metric_rows(metric: dict, source: str) -> list[tuple[str, ...]]:
     rows = []
     for model, by_kind in metric.items():
-        for kind in ("random", "algorithm", "all"):
+        for kind in ("random", "algorithm", "all") + tuple(k for k in by_kind if "/" in k):
             m = by_kind[kind]
             rows.append((source, model, kind, str(m["n"]), _f(m["rmse"]), _f(m["mae"]), _f(m["r2"]),
                          _f(m["spearman"])))
@@ -54,8 +54,10 @@ def run(*, quick: bool) -> Section:
     gen_seconds = time.perf_counter() - start
     normed = NormalizedSet.build(fresh, ckpt.normalizer)
     every = torch.arange(len(fresh))
-    measured = {name: metrics_by_kind(predict_indices(model, normed, every), fresh, every)
-                for name, model in ckpt.models.items()}
+    measured = {}
+    for name, model in ckpt.models.items():
+        pred = predict_indices(model, normed, every)
+        measured[name] = {**metrics_by_kind(pred, fresh, every), **metrics_by_device(pred, fresh, every)}
     log.info("quest: speed")
     speed = speed_comparison(ckpt, count=8 if quick else 128)
     per = speed["seconds_per_circuit"]
@@ -66,19 +68,24 @@ def run(*, quick: bool) -> Section:
     target_rows = [(t["target"], _f(t["value"]), "met" if t["met"] else "NOT met") for t in targets(recorded)]
     target_rows += [(f"{t['target']} (fresh set)", _f(t["value"]), "met" if t["met"] else "NOT met")
                     for t in targets(measured)]
-    ratio = speed["speedup_batched_vs_simulate"]
-    target_rows.append(("prediction >= 100x faster than the labelling simulation", f"{ratio:.0f}x",
-                        "met" if ratio >= 100 else "NOT met"))
+    ratio = speed["speedup_like_for_like"]
+    target_rows.append((f"prediction >= {speed['goal']:.0f}x faster than aer, like for like (batched vs batched)",
+                        f"{ratio:.1f}x", "met" if speed["goal_met"] else "NOT met"))
     target_table = Table(headers=("target (issue)", "value", "verdict"), rows=tuple(target_rows))
-    sim = per["simulate"]
+    names = {"aer_batched": f"aer batched: shared noise model, one run over the list ({speed['aer_method']})",
+             "aer_batched_density_matrix": "aer batched, density matrix (exact), experiments in parallel",
+             "aer_batched_density_matrix_serial": "aer batched, density matrix (exact), one after another",
+             "aer_batched_statevector_shots": f"aer batched, statevector, {speed['shots']} shots",
+             "aer_single": "aer one circuit per run (shared noise model)",
+             "labelling_single": "aer labelling: noise model per circuit + one run each",
+             "predict_batched": "QuEst: encode + transformer, batched",
+             "predict_single": "QuEst: encode + transformer, one circuit at a time"}
     speed_table = Table(
-        headers=("path", "ms per circuit", "labelling time / this path's time"),
-        rows=(("aer labelling: noise model + echo circuit + density-matrix run", f"{sim * 1e3:.2f}", "1x"),
-              ("aer density-matrix run alone (model and circuit prepared)", f"{per['aer_run'] * 1e3:.2f}",
-               f"{sim / per['aer_run']:.1f}x"),
-              ("QuEst: encode + transformer, batched", f"{per['predict_batched'] * 1e3:.3f}", f"{ratio:.0f}x"),
-              ("QuEst: encode + transformer, one circuit at a time", f"{per['predict_single'] * 1e3:.3f}",
-               f"{speed['speedup_single_vs_simulate']:.0f}x")))
+        headers=("pairing (aer path / QuEst path)", "aer ms per circuit", "QuEst ms per circuit", "speed-up"),
+        rows=tuple((p["pairing"], f"{per[p['aer']] * 1e3:.3f}", f"{per[p['quest']] * 1e3:.3f}",
+                    f"{p['speedup']:.1f}x") for p in speed["pairings"])
+        + tuple((f"path: {names[k]}", f"{per[k] * 1e3:.3f}" if k.startswith(("aer", "label")) else "",
+                 f"{per[k] * 1e3:.3f}" if k.startswith("predict") else "", "") for k in names))
     rank = ckpt.dataset.get("fidelity_check", {})
     fresh_rank = fidelity_check(fresh)
     intro = (
@@ -96,8 +103,13 @@ def run(*, quick: bool) -> Section:
         f"PST vs density-matrix state fidelity, Spearman rank correlation: {_f(rank.get('spearman', float('nan')))} over "
         f"{rank.get('n', 0)} training-set samples with <= 4 qubits; {_f(fresh_rank['spearman'])} over "
         f"{fresh_rank['n']} fresh ones (goal >= 0.95; PST is an echo-return probability, not fidelity).",
-        f"Speed: {speed['circuits']} fresh random circuits (1-5 qubits, 10-500 gates) on {speed['device']}, each "
-        "with its own noise draw; RMSE of the batched predictions against the simulated PST on them: "
+        f"Speed, like for like: {speed['circuits']} fresh random circuits (1-5 qubits, 10-500 gates) on one 5-qubit "
+        f"piece of {speed['device']} under one shared noise draw; the headline pairs aer batched (one noise model, "
+        f"one run over the list, the faster method) with QuEst batched: {ratio:.1f}x, one vs one "
+        f"{speed['speedup_one_vs_one']:.1f}x; the >= {speed['goal']:.0f}x goal is "
+        f"{'met' if speed['goal_met'] else 'NOT met'}. The other pairings are listed below the first two rows of the "
+        "speed table (the former 171x headline was the labelling path, a noise model built per circuit, against "
+        f"batched prediction). RMSE of the batched predictions against the exact PST: "
         f"{speed['rmse_on_these_circuits']:.4f}.",
         f"Load average at the end: {load_average()} (2 shared cores).",
     )
@@ -109,7 +121,8 @@ def run(*, quick: bool) -> Section:
          " / ".join(_f(recorded[m]["all"]["rmse"]) for m in ("transformer", "global", "liu"))),
         ("QuEst ablation: RMSE without the noise node features (held out, all)",
          _f(recorded["no-noise"]["all"]["rmse"]) if "no-noise" in recorded else "-"),
-        ("QuEst prediction speed-up vs aer labelling (batched)", f"{ratio:.0f}x"),
+        ("QuEst prediction speed-up vs aer, like for like (batched vs batched)", f"{ratio:.1f}x"),
+        ("QuEst prediction speed-up vs aer, one vs one", f"{speed['speedup_one_vs_one']:.1f}x"),
         ("QuEst PST vs fidelity Spearman", _f(rank.get("spearman", float("nan")))),
     )
     return Section(title="QuEst: circuit reliability prediction vs baselines and vs simulation", intro=intro,

@@ -128,10 +128,10 @@ class QuestPanel(Panel):
         for color in pc.sample_colorscale("Reds", [0.3 + 0.7 * i / (EDGE_BINS - 1) for i in range(EDGE_BINS)]):
             device.add_trace(go.Scatter(x=[], y=[], mode="lines", line=dict(color=color, width=7), hoverinfo="skip"))
         device.add_trace(go.Scatter(x=[], y=[], mode="lines", line=dict(color="black", width=2.5), hoverinfo="skip",
-                                    name="used by the circuit's cx"))
+                                    name="used by the circuit's two-qubit gates"))
         device.add_trace(go.Scatter(x=[], y=[], mode="markers", hovertemplate="%{text}<extra></extra>", text=[],
                                     marker=dict(size=9, color=[], colorscale="Reds", symbol="diamond", colorbar=dict(
-                                        title=dict(text="cx error", side="top"), **COLORBAR_BELOW, x=0))))
+                                        title=dict(text="2q error", side="top"), **COLORBAR_BELOW, x=0))))
         device.add_trace(go.Scatter(x=[], y=[], mode="markers+text", text=[], hovertext=[], hoverinfo="text",
                                     textfont=dict(size=10),
                                     marker=dict(size=24, color=[], line=dict(color="#333", width=1), colorbar=dict(
@@ -189,7 +189,7 @@ class QuestPanel(Panel):
         mids = fig.data[EDGE_BINS + 1]
         mids.x = [(pos[a, 0] + pos[b, 0]) / 2 for a, b in pairs]
         mids.y = [(pos[a, 1] + pos[b, 1]) / 2 for a, b in pairs]
-        mids.text = [f"Q{a}-Q{b}: cx error {e:.2e}" for (a, b), e in zip(pairs, err)]
+        mids.text = [f"Q{a}-Q{b}: two-qubit gate error {e:.2e}" for (a, b), e in zip(pairs, err)]
         mids.marker.color, mids.marker.cmin, mids.marker.cmax = log_err.tolist(), lo, hi
         ticks = [t for t in (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2, 0.5, 1.0)
                  if lo - 0.05 <= math.log10(t) <= hi + 0.05]
@@ -216,12 +216,12 @@ class QuestPanel(Panel):
         rings.text = [f"c{i}" for i in range(len(placed.physical))]
         noise = "as calibrated" if c.noise_model == "calibrated" else f"randomized draw, seed {c.seed}"
         fig.layout.title.text = (f"{c.device} ({noise}, errors x{c.noise_scale:g}): qubits by {values['qubit_color']}, "
-                                 f"couplers by cx error;<br>circled: qubits c0..c{len(placed.physical) - 1} of the "
-                                 "circuit, black: its cx couplers")
+                                 f"couplers by two-qubit gate error;<br>circled: qubits c0..c{len(placed.physical) - 1} of the "
+                                 "circuit, black: its two-qubit couplers")
 
     def notes(self, view: QuestView, values: dict[str, Any]) -> str:
         c, p, now = view.config, view.placement, view.current
-        text = (f"{c.family} width {c.width} on qubits {list(p.physical)} of {c.device}: {p.gates} gates ({p.cx} cx); "
+        text = (f"{c.family} width {c.width} on qubits {list(p.physical)} of {c.device}: {p.gates} gates ({p.cx} two-qubit); "
                 f"predicted PST <b>{now['transformer']:.3f}</b> (global MLP {now['global']:.3f}, Liu MLP "
                 f"{now['liu']:.3f})")
         if view.current_key in self.simulated:

@@ -145,13 +145,17 @@ def pst_fidelity_figure(pst: list[float], fidelity: list[float], text: list[str]
 
 
 def speed_figure(speed: dict[str, Any]) -> go.Figure:
-    """Seconds per circuit of simulation and prediction (``speed.speed_comparison``'s result), log scale."""
-    labels = {"simulate": "simulate (aer model + echo + run)", "aer_run": "aer run alone",
-              "predict_single": "predict, one circuit at a time", "predict_batched": "predict, batched"}
+    """Seconds per circuit of every aer path and both prediction paths (``speed.speed_comparison``'s result),
+    log scale; like-for-like pairs side by side."""
+    labels = {"aer_batched": f"aer batched ({speed['aer_method']}, shared model, one run)",
+              "predict_batched": "QuEst batched (encode + one forward pass)",
+              "aer_single": "aer one circuit per run (shared model)",
+              "predict_single": "QuEst one circuit at a time",
+              "labelling_single": "aer labelling (noise model per circuit, one run each)"}
     per = speed["seconds_per_circuit"]
     return go.Figure(go.Bar(x=[per[k] * 1e3 for k in labels], y=list(labels.values()), orientation="h",
-                            marker_color=["#7f7f7f", "#bcbcbc", "#9ecae1", "#1f77b4"],
+                            marker_color=["#7f7f7f", "#1f77b4", "#bcbcbc", "#9ecae1", "#dddddd"],
                             text=[f"{per[k] * 1e3:.3g} ms" for k in labels], textposition="auto"),
                      layout=dict(title=f"Time per circuit on {speed['circuits']} fresh circuits ({speed['device']})",
-                                 xaxis=dict(title="milliseconds per circuit (log)", type="log", dtick=1), height=300,
-                                 yaxis=dict(autorange="reversed"), margin=dict(l=230)))
+                                 xaxis=dict(title="milliseconds per circuit (log)", type="log", dtick=1), height=340,
+                                 yaxis=dict(autorange="reversed"), margin=dict(l=330)))

@@ -29,7 +29,8 @@ def test_sizes_kinds_and_ranges(tiny):
     summary = dataset_summary(tiny)
     assert summary["by_kind"] == {"random": 10, "algorithm": 6}
     assert 0 < summary["pst"]["min"] <= summary["pst"]["max"] <= 1
-    assert summary["circuits"] == 10 + 2  # algorithm circuits keep their 3 noise draws in one group
+    assert summary["circuits"] == 10 + 2  # distinct structures: 10 random circuits, GHZ-2 and GHZ-3
+    assert summary["groups"] == 3 + 2  # random: one group per noise draw (4 + 4 + 2 circuits); algorithm: per circuit
     fid = tiny.fidelity[~torch.isnan(tiny.fidelity)]
     assert len(fid) > 0 and ((fid > 0) & (fid <= 1 + 1e-9)).all()
     assert tiny.node_ptr[-1] == tiny.x.shape[0] and tiny.edge_ptr[-1] == tiny.edges.shape[1]
@@ -75,6 +76,29 @@ def test_algorithm_circuits_transpile_to_device_basis(family):
     names = {inst.operation.name for inst in placed.circuit.data} - {"barrier"}
     assert names <= {"rz", "sx", "x", "cx"}
     assert placed.circuit.num_qubits <= 7
+
+
+@pytest.mark.parametrize("device, gate", [("fake_brisbane", "ecr"), ("fake_fez", "cz"), ("fake_toronto", "cx")])
+def test_wide_devices_place_a_few_qubits(device, gate):
+    """27-, 127- and 156-qubit devices: an algorithm lands on a few of their qubits, in their basis, and encodes."""
+    from workbench.quantum.circuits import transpile_to_device
+    from workbench.quantum.quest.encoding import encode
+
+    placed = transpile_to_device(algorithm_circuit("qft", 4, seed=1), device, seed=1)
+    names = {inst.operation.name for inst in placed.circuit.data} - {"barrier"}
+    assert names <= {"rz", "sx", "x", gate} and gate in names
+    assert placed.circuit.num_qubits <= 6 and max(placed.physical) < load_calibration(device).num_qubits
+    assert encode(placed.circuit, placed.calibration).x.shape[1] == 29
+
+
+def test_device_table_matches_the_snapshots():
+    from workbench.quantum.quest.dataset import DEVICE_KINDS, DEVICES
+
+    for name, (gate, qubits, _) in DEVICES.items():
+        cal = load_calibration(name)
+        assert (cal.two_qubit_gate, cal.num_qubits) == (gate, qubits), name
+    for kind in DEVICE_KINDS:  # every kind has devices in training and devices kept out of it
+        assert {u for g, _, u in DEVICES.values() if g == kind} == {False, True}
 
 
 def test_connected_qubits_are_connected():

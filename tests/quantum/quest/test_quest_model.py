@@ -34,8 +34,8 @@ def _reference_conv(conv: TransformerConv, x: torch.Tensor, edges: torch.Tensor)
 @pytest.mark.parametrize("n,e,seed", [(1, 0, 0), (7, 13, 1), (11, 30, 2)])
 def test_transformer_conv_matches_loop_reference(n, e, seed):
     torch.manual_seed(seed)
-    conv = TransformerConv(24, 24).double()
-    x = torch.randn(n, 24, dtype=torch.float64) * 3
+    conv = TransformerConv(29, 29).double()
+    x = torch.randn(n, 29, dtype=torch.float64) * 3
     edges = torch.randint(0, n, (2, e))
     if e:
         edges[:, 0] = edges[:, 1]  # a parallel edge
@@ -60,8 +60,8 @@ def _tiny_rows(count: int, seed: int = 0) -> list[dict]:
         graph = encode(qc, cal)
         label = float(np.exp(-0.01 * graph.globals[5] - 0.002 * graph.globals[0]))  # a smooth target
         rows.append({"graph": graph, "pst": label, "fidelity": math.nan, "kind": 0, "family": 0,
-                     "device": "fake_lima", "width": 3, "gates": int(graph.globals[2:].sum()), "scale": 1.0,
-                     "group": i})
+                     "device": "fake_lima", "width": 3, "gates": int(graph.globals[2:6].sum()), "scale": 1.0,
+                     "group": i, "structure": i, "noise": i, "device_kind": 0, "unseen": 0})
     return rows
 
 
@@ -104,17 +104,28 @@ def test_metrics_against_numpy():
 
 
 def test_no_noise_ablation_ignores_the_noise_columns():
-    from workbench.quantum.quest.net import NOISE_COLUMNS
+    from workbench.quantum.quest.net import NOISE_COLUMNS, NOISE_GLOBALS
 
     rows = _tiny_rows(4)
     data = QuestDataset.from_rows(rows)
     normed = NormalizedSet.build(data, Normalizer.fit(data, torch.arange(4)))
     batch = normed.batch(torch.arange(4))
-    noisy = type(batch)(batch.x.clone(), batch.edge_index, batch.batch, batch.globals, batch.liu)
+    noisy = type(batch)(batch.x.clone(), batch.edge_index, batch.batch, batch.globals.clone(), batch.liu)
     noisy.x[:, list(NOISE_COLUMNS)] += torch.randn(noisy.x.shape[0], len(NOISE_COLUMNS))
+    noisy.globals[:, list(NOISE_GLOBALS)] += torch.randn(noisy.globals.shape[0], len(NOISE_GLOBALS))
     ablated, full = build_model("no-noise").eval(), build_model("transformer").eval()
     full.load_state_dict(ablated.state_dict())
     assert torch.equal(ablated(batch), ablated(noisy))
     assert not torch.allclose(full(batch), full(noisy))
+
+
+def test_model_init_is_seeded_by_training():
+    """``train_checkpoint`` seeds torch before building each model: two builds after the same seed are equal."""
+    torch.manual_seed(42)
+    a = build_model("transformer").state_dict()
+    torch.rand(3)  # whatever ran before must not matter once the seed is set again
+    torch.manual_seed(42)
+    b = build_model("transformer").state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
     with pytest.raises(ValueError, match="valid models are transformer, global, liu, no-noise"):
         build_model("gcn")

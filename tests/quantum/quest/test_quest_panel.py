@@ -140,11 +140,18 @@ def test_bad_combination_shows_in_status_line(values, message):
     assert panel.error is None and len(panel.figures[0].data[0].y) == len(SCALES)
 
 
-@pytest.mark.parametrize("device, missing", [("fake_sherbrooke", "cx"), ("fake_burlington", "rz, x, sx")])
-def test_device_outside_the_encoded_basis_is_refused(device, missing):
+@pytest.mark.parametrize("device, why", [("fake_cairo", "2 of cx, ecr, cz"), ("fake_burlington", "no rz, x, sx")])
+def test_device_outside_the_encoded_basis_is_refused(device, why):
     panel = make(device=device, family="ghz", width=2)
-    assert panel.error.startswith(f"device={device!r} has no {missing} among its basis gates (")
+    assert panel.error.startswith(f"device={device!r} has {why} among its basis gates (")
     assert device not in panel.controls["device"].options[:-1]  # listed only because it was asked for
+
+
+@pytest.mark.parametrize("device", ["fake_sherbrooke", "fake_fez"])
+def test_todays_devices_are_offered_and_drawn(device):
+    """Eagle (ecr) and Heron (cz) devices are among the panel's devices and predict without an error."""
+    panel = make(device=device, family="ghz", width=3)
+    assert panel.error is None and device in panel.controls["device"].options
 
 
 def test_static_mode():
@@ -165,4 +172,4 @@ def test_device_map_draws_the_study_layout_and_errors():
     assert list(nodes.marker.color) == quest_study.qubit_values(cal, "readout error")
     pairs, err = quest_study.coupler_errors(cal)
     mids = device.data[EDGE_BINS + 1]
-    assert list(mids.text) == [f"Q{a}-Q{b}: cx error {e:.2e}" for (a, b), e in zip(pairs, err)]
+    assert list(mids.text) == [f"Q{a}-Q{b}: two-qubit gate error {e:.2e}" for (a, b), e in zip(pairs, err)]

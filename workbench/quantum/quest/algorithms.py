@@ -3,7 +3,8 @@
 Each family takes a width and a ``numpy`` generator for its random choices (secret string, marked state,
 problem graph, angles), so a (family, width, seed) triple names one circuit::
 
-    ghz, qft                 from workbench.quantum.circuits
+    ghz                      from workbench.quantum.circuits
+    qft_input(width, rng)    QFT or inverse QFT (1/2 each) of a random non-zero basis state (x gates first)
     grover(width, rng)       one marked basis state, floor(pi/4 sqrt(2**n)) iterations (at most 2)
     bernstein_vazirani       a random non-zero secret over width-1 data qubits plus one ancilla
     qaoa(width, rng)         MaxCut on a random connected graph, p = 1 or 2 layers, random angles
@@ -17,9 +18,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from workbench.quantum.circuits import ghz, qft
+from workbench.quantum.circuits import ghz
 
-__all__ = ["ALGORITHMS", "algorithm_circuit", "grover", "bernstein_vazirani", "qaoa", "hea", "MIN_WIDTH"]
+__all__ = ["ALGORITHMS", "algorithm_circuit", "grover", "bernstein_vazirani", "qaoa", "hea", "qft_input", "MIN_WIDTH"]
 
 MIN_WIDTH = 2
 
@@ -51,6 +52,24 @@ def grover(width: int, rng: np.random.Generator) -> Any:
         phase_flip_all_ones()
         qc.x(range(width))
         qc.h(range(width))
+    return qc
+
+
+def qft_input(width: int, rng: np.random.Generator) -> Any:
+    """The QFT (or, with probability 1/2, its inverse) of a random non-zero basis state: ``x`` on a random
+    non-empty subset of the qubits, then qiskit's ``synth_qft_full`` (controlled-phase gates and final swaps).
+    The all-zero input is never drawn, so a plain QFT of ``|0..0>`` (``examples/qft4.qasm``) is not a
+    training circuit gate for gate."""
+    from qiskit import QuantumCircuit
+    from qiskit.synthesis import synth_qft_full
+
+    bits = int(rng.integers(1, 2**width))
+    inverse = bool(rng.random() < 0.5)
+    qc = QuantumCircuit(width, name=f"{'iqft' if inverse else 'qft'}{width}")
+    for q in range(width):
+        if (bits >> q) & 1:
+            qc.x(q)
+    qc.compose(synth_qft_full(width, inverse=inverse), inplace=True)
     return qc
 
 
@@ -115,7 +134,7 @@ def hea(width: int, rng: np.random.Generator) -> Any:
 
 ALGORITHMS: dict[str, Callable[[int, np.random.Generator], Any]] = {
     "ghz": lambda width, rng: ghz(width),
-    "qft": lambda width, rng: qft(width),
+    "qft": qft_input,
     "grover": grover,
     "bv": bernstein_vazirani,
     "qaoa": qaoa,

@@ -8,16 +8,21 @@ from dataclasses import dataclass
 
 from workbench.config import Config, param
 from workbench.quantum.calibration import device_basis, device_names
-from workbench.quantum.quest.encoding import GATE_TYPES
+from workbench.quantum.quest.encoding import ONE_QUBIT_GATES, TWO_QUBIT_GATES
 
 MODES = ("generate", "train", "evaluate", "predict")
 
 
 @functools.lru_cache(maxsize=1)
 def quest_devices() -> tuple[str, ...]:
-    """Device snapshots whose basis holds ``rz, sx, x, cx`` (the gates QuEst encodes; older snapshots with
-    ``u1/u2/u3`` or ``ecr``/``cz`` devices are left out)."""
-    return tuple(n for n in device_names() if set(GATE_TYPES) <= set(device_basis(n)))
+    """Device snapshots whose basis holds ``rz, sx, x`` and one two-qubit gate among ``cx``, ``ecr``, ``cz`` (the
+    gates QuEst encodes; older ``u1/u2/u3`` snapshots, the one-qubit fake_armonk and fake_cairo, with both ``cx``
+    and ``ecr``, are left out)."""
+    def encodable(name: str) -> bool:
+        basis = set(device_basis(name))
+        return set(ONE_QUBIT_GATES) <= basis and len(basis & set(TWO_QUBIT_GATES)) == 1
+
+    return tuple(n for n in device_names() if encodable(n))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,7 +33,7 @@ class QuestConfig(Config):
     mode: str = param("evaluate", choices=MODES, help="what to do")
     qasm: str = param("", help="predict: OpenQASM 2 or 3 file of the circuit")
     device: str = param("fake_lima", choices=quest_devices(),
-                        help="predict: device snapshot whose gates are rz, sx, x, cx (the gates QuEst encodes)")
+                        help="predict: device snapshot whose gates are rz, sx, x and one of cx, ecr, cz")
     noise_scale: float = param(1.0, lo=0.0, hi=64.0, help="predict: gate and readout errors x this (T1/T2 kept)")
     simulate: bool = param(False, help="predict: also simulate the PST with qiskit-aer")
     checkpoint: str = param("", help="checkpoint file (default: the one shipped with the workbench); train "

@@ -1,15 +1,27 @@
 """The QuEst dataset: device circuits, each under a randomised device noise draw, labelled with PST by aer.
 
-Two kinds of samples (authors' generation scripts, ported to qiskit 2):
+Two kinds of samples (authors' generation scripts, ported to qiskit 2 and to today's devices):
 
-- **random**: circuits of ``gates`` gates drawn uniformly from ``rz`` (angle ~ U[0, 2 pi)), ``sx``, ``x`` and
-  ``cx`` on coupling-map edges, over ``width`` (1-5) connected physical qubits of a 5-qubit device
-  (:data:`RANDOM_DEVICES`), gate counts from :data:`GATE_COUNTS`; one noise draw (every calibration value
+- **random**: circuits of ``gates`` gates drawn from ``rz`` (angle ~ U[0, 2 pi)), ``sx``, ``x`` and the device's
+  two-qubit gate (``cx``, ``ecr`` or ``cz``) on coupling-map edges, over ``width`` (1-5) connected physical
+  qubits of a device, gate counts from :data:`GATE_COUNTS`; one noise draw (every calibration value
   x U(0.5, 1.5)) is shared by ``circuits_per_noise`` circuits, as the paper's "5 noise models, 4 circuits each".
+  Half of the noise draws use the paper's uniform gate mix; the other half (workbench extension) draw the mix
+  from Dirichlet(1, 1, 1, 1), so that two-qubit-heavy circuits whose qubits stay near basis states (as in QFT
+  or GHZ, where many errors are harmless to the echo) are covered too.
 - **algorithm**: GHZ, QFT, Grover, Bernstein-Vazirani, QAOA and a hardware-efficient ansatz on 2-7 qubits
-  (:mod:`~workbench.quantum.quest.algorithms`), transpiled to a 7-qubit device (:data:`ALGORITHM_DEVICES`)
-  and compacted to its used qubits, each under ``noise_draws`` draws of the randomised noise with gate and
-  readout errors scaled by ``2**U(-3, scale_log2_max)`` (the paper's noise levels ``2**linspace(-3, 6)``).
+  (:mod:`~workbench.quantum.quest.algorithms`), transpiled to a device of at least 7 qubits and compacted to its
+  used qubits, each under ``noise_draws`` draws of the randomised noise with gate and readout errors scaled by
+  ``2**U(-3, scale_log2_max)`` (the paper's noise levels ``2**linspace(-3, 6)``).
+
+Devices (:data:`DEVICES`): each job picks a kind of two-qubit gate uniformly (``cx``: Falcon-era devices,
+``ecr``: Eagle, ``cz``: Heron), then a device of that kind; with probability ``unseen_fraction`` one of the
+devices kept out of training (:data:`UNSEEN_DEVICES`), whose samples are only ever test samples.
+
+Every sample records its **structure** (a hash of the logical circuit: the algorithm before transpilation, or
+the random circuit itself) and its **noise draw**; :func:`~workbench.quantum.quest.train.split_by_group` keeps
+every sample of a structure (an algorithm circuit on any device, under any draw) and of a noise draw on one
+side of the split.
 
 Every sample is encoded (:func:`~workbench.quantum.quest.encoding.encode`) with the noise values it was
 simulated under. A density-matrix state fidelity is recorded for a ``fidelity_fraction`` of the samples with at
@@ -38,10 +50,31 @@ from workbench.quantum.calibration import DeviceCalibration, calibration_subset,
 from workbench.quantum.quest.encoding import ENCODING_VERSION, CircuitGraph, encode, gate_count
 
 __all__ = ["DatasetSpec", "QuestDataset", "generate", "load_or_generate", "RANDOM_DEVICES", "ALGORITHM_DEVICES",
-           "GATE_COUNTS", "FAMILIES", "KINDS", "cache_path", "connected_qubits"]
+           "GATE_COUNTS", "FAMILIES", "KINDS", "DEVICE_KINDS", "DEVICES", "TRAIN_DEVICES", "UNSEEN_DEVICES",
+           "cache_path", "connected_qubits", "random_circuit", "structure_hash"]
 
+#: device -> (two-qubit gate, qubits, kept out of training); qubit counts are checked against the snapshots in
+#: the tests. fake_kyoto (ecr edges with error 1) and fake_cairo (both cx and ecr) are left out.
+DEVICES: dict[str, tuple[str, int, bool]] = {
+    "fake_lima": ("cx", 5, False), "fake_manila": ("cx", 5, False), "fake_belem": ("cx", 5, False),
+    "fake_quito": ("cx", 5, False), "fake_jakarta": ("cx", 7, False), "fake_lagos": ("cx", 7, False),
+    "fake_nairobi": ("cx", 7, False), "fake_perth": ("cx", 7, False), "fake_guadalupe": ("cx", 16, False),
+    "fake_montreal": ("cx", 27, False),
+    "fake_athens": ("cx", 5, True), "fake_oslo": ("cx", 7, True), "fake_toronto": ("cx", 27, True),
+    "fake_brisbane": ("ecr", 127, False), "fake_sherbrooke": ("ecr", 127, False), "fake_kyiv": ("ecr", 127, False),
+    "fake_osaka": ("ecr", 127, False), "fake_brussels": ("ecr", 127, False),
+    "fake_peekskill": ("ecr", 27, True), "fake_quebec": ("ecr", 127, True), "fake_cusco": ("ecr", 127, True),
+    "fake_torino": ("cz", 133, False), "fake_fez": ("cz", 156, False), "fake_marrakesh": ("cz", 156, False),
+    "fake_aachen": ("cz", 156, False), "fake_berlin": ("cz", 120, False),
+    "fake_kingston": ("cz", 156, True), "fake_prague": ("cz", 33, True), "fake_miami": ("cz", 120, True),
+}
+DEVICE_KINDS = ("cx", "ecr", "cz")
+TRAIN_DEVICES = tuple(d for d, (_, _, unseen) in DEVICES.items() if not unseen)
+UNSEEN_DEVICES = tuple(d for d, (_, _, unseen) in DEVICES.items() if unseen)
+#: the paper's devices (5-qubit Falcons for random circuits, 7-qubit ones for algorithms): the panel's first choices
 RANDOM_DEVICES = ("fake_lima", "fake_manila", "fake_belem", "fake_quito")
 ALGORITHM_DEVICES = ("fake_jakarta", "fake_lagos", "fake_nairobi", "fake_perth")
+ALGORITHM_MIN_QUBITS = 7
 GATE_COUNTS = (10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 70, 80, 90, 100, 120, 150, 200, 250, 500)
 #: algorithm families and their widths (Grover's multi-controlled gates grow too fast past 5 qubits)
 FAMILY_WIDTHS = {"ghz": range(2, 8), "qft": range(2, 8), "grover": range(2, 6), "bv": range(2, 8),
@@ -62,6 +95,7 @@ class DatasetSpec:
     scale_log2_max: float = 3.0
     fidelity_fraction: float = 0.1
     seed: int = 42
+    unseen_fraction: float = 0.15
 
     def __post_init__(self) -> None:
         for name, lo in (("random_samples", 0), ("algorithm_samples", 0), ("circuits_per_noise", 1),
@@ -75,6 +109,9 @@ class DatasetSpec:
             raise ValueError(f"scale_log2_max={self.scale_log2_max} is out of range: valid range is -3..6")
         if not 0 <= self.fidelity_fraction <= 1:
             raise ValueError(f"fidelity_fraction={self.fidelity_fraction} is out of range: valid range is 0..1")
+        if not 0 <= self.unseen_fraction < 1:
+            raise ValueError(f"unseen_fraction={self.unseen_fraction} is out of range: valid range is 0..1 "
+                             "(1 excluded: some devices must be seen in training)")
 
     def key(self) -> str:
         text = json.dumps({**asdict(self), "encoding": ENCODING_VERSION}, sort_keys=True)
@@ -93,6 +130,14 @@ class _Job:
     seed: Any  # SeedSequence
 
 
+def _pick_device(plan: np.random.Generator, unseen_fraction: float, min_qubits: int) -> str:
+    """A kind of two-qubit gate uniformly, then a device of that kind (unseen with ``unseen_fraction``)."""
+    kind = DEVICE_KINDS[int(plan.integers(len(DEVICE_KINDS)))]
+    unseen = bool(plan.random() < unseen_fraction)
+    pool = sorted(d for d, (k, n, u) in DEVICES.items() if k == kind and u == unseen and n >= min_qubits)
+    return pool[int(plan.integers(len(pool)))]
+
+
 def _jobs(spec: DatasetSpec) -> list[_Job]:
     root = np.random.SeedSequence(spec.seed)
     plan = np.random.default_rng(root.spawn(1)[0])
@@ -100,7 +145,7 @@ def _jobs(spec: DatasetSpec) -> list[_Job]:
     left = spec.random_samples
     while left > 0:
         count = min(spec.circuits_per_noise, left)
-        jobs.append(_Job("random", len(jobs), str(plan.choice(RANDOM_DEVICES)), "random",
+        jobs.append(_Job("random", len(jobs), _pick_device(plan, spec.unseen_fraction, 5), "random",
                          int(plan.integers(1, 6)), int(plan.choice(GATE_COUNTS)), count, None))
         left -= count
     families = [(f, w) for f, widths in FAMILY_WIDTHS.items() for w in widths]
@@ -108,8 +153,8 @@ def _jobs(spec: DatasetSpec) -> list[_Job]:
     while left > 0:
         family, width = families[k % len(families)]
         count = min(spec.noise_draws, left)
-        jobs.append(_Job("algorithm", len(jobs), str(plan.choice(ALGORITHM_DEVICES)), family, width, 0, count,
-                         None))
+        jobs.append(_Job("algorithm", len(jobs), _pick_device(plan, spec.unseen_fraction, ALGORITHM_MIN_QUBITS),
+                         family, width, 0, count, None))
         left -= count
         k += 1
     seeds = root.spawn(len(jobs) + 1)[1:]
@@ -131,16 +176,61 @@ def connected_qubits(calibration: DeviceCalibration, width: int, rng: np.random.
     return tuple(chosen)
 
 
+def random_circuit(num_qubits: int, num_gates: int, edges: Any, two_qubit_gate: str, rng: np.random.Generator,
+                   mix: Any = None) -> Any:
+    """A random device circuit of ``num_gates`` gates: ``rz`` (angle ~ U[0, 2 pi)), ``sx``, ``x`` and
+    ``two_qubit_gate`` (``cx``, ``ecr`` or ``cz``) on a random directed edge of ``edges`` (pairs among
+    ``0..num_qubits-1``), drawn with probabilities ``mix`` (4 weights; default uniform: the paper's); without
+    edges no two-qubit gate is drawn."""
+    from qiskit import QuantumCircuit
+    from qiskit.circuit.library import CXGate, CZGate, ECRGate
+
+    gate = {"cx": CXGate, "ecr": ECRGate, "cz": CZGate}.get(two_qubit_gate)
+    if gate is None:
+        raise ValueError(f"two_qubit_gate={two_qubit_gate!r} is unknown: valid gates are cx, ecr, cz")
+    edges = [tuple(int(q) for q in e) for e in edges if max(e) < num_qubits]
+    weights = np.ones(4) if mix is None else np.asarray(mix, dtype=np.float64).copy()
+    if not edges:
+        weights[3] = 0.0
+    weights = weights / weights.sum()
+    kinds = rng.choice(4, size=num_gates, p=weights)
+    qc = QuantumCircuit(num_qubits)
+    for kind in kinds:
+        if kind == 0:
+            qc.rz(float(rng.uniform(0, 2 * math.pi)), int(rng.integers(num_qubits)))
+        elif kind == 1:
+            qc.sx(int(rng.integers(num_qubits)))
+        elif kind == 2:
+            qc.x(int(rng.integers(num_qubits)))
+        else:
+            a, b = edges[int(rng.integers(len(edges)))]
+            qc.append(gate(), [a, b])
+    return qc
+
+
+def structure_hash(circuit: Any) -> int:
+    """A 56-bit hash of a circuit's gate sequence (names, qubit indices, parameters to 1e-9): equal for
+    gate-for-gate equal circuits."""
+    index = {q: i for i, q in enumerate(circuit.qubits)}
+    parts = [f"{circuit.num_qubits}"]
+    for inst in circuit.data:
+        params = ",".join(f"{float(p):.9f}" for p in inst.operation.params)
+        parts.append(f"{inst.operation.name}({params}){[index[q] for q in inst.qubits]}")
+    return int.from_bytes(hashlib.sha256(";".join(parts).encode()).digest()[:7], "big")
+
+
 def _sample_row(graph: CircuitGraph, pst: float, fidelity: float, job: _Job, group: int, scale: float,
-                gates: int) -> dict[str, Any]:
+                gates: int, structure: int, noise: int) -> dict[str, Any]:
+    kind, _, unseen = DEVICES[job.device]
     return {"graph": graph, "pst": pst, "fidelity": fidelity, "kind": KINDS.index(job.kind),
             "family": FAMILIES.index(job.family), "device": job.device, "width": job.width, "gates": gates,
-            "scale": scale, "group": group}
+            "scale": scale, "group": group, "structure": structure, "noise": noise,
+            "device_kind": DEVICE_KINDS.index(kind), "unseen": int(unseen)}
 
 
 def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list[dict[str, Any]]:
     """Generate, simulate and encode one job's samples (runs in a worker process)."""
-    from workbench.quantum.circuits import random_device_circuit, transpile_to_device
+    from workbench.quantum.circuits import transpile_to_device
     from workbench.quantum.quest.algorithms import algorithm_circuit
     from workbench.quantum.quest.labels import effective_calibration, noise_model, pst, state_fidelity
 
@@ -151,18 +241,24 @@ def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list
         physical = connected_qubits(cal, job.width, rng)
         noisy = effective_calibration(calibration_subset(cal, physical), rng)
         model = noise_model(noisy)
-        circuits = [random_device_circuit(job.width, job.gates, noisy.coupling_map, rng) for _ in range(job.count)]
+        mix = None if rng.random() < 0.5 else rng.dirichlet(np.ones(4))
+        two = DEVICES[job.device][0]
+        circuits = [random_circuit(job.width, job.gates, noisy.coupling_map, two, rng, mix)
+                    for _ in range(job.count)]
         labels = pst(circuits, model)
-        for i, (qc, label) in enumerate(zip(circuits, labels)):
+        noise = job.index * 1000  # one noise draw for the job's circuits: they form one group
+        for qc, label in zip(circuits, labels):
             fid = math.nan
             if job.width <= MAX_FIDELITY_WIDTH and rng.random() < fidelity_fraction:
                 fid = state_fidelity(qc, model)
-            rows.append(_sample_row(encode(qc, noisy), float(label), fid, job, job.index * 1000 + i, 1.0, job.gates))
+            rows.append(_sample_row(encode(qc, noisy), float(label), fid, job, noise, 1.0, job.gates,
+                                    structure_hash(qc), noise))
         return rows
     logical = algorithm_circuit(job.family, job.width, int(rng.integers(2**31)))
+    structure = structure_hash(logical)  # the group: every placement and draw of this logical circuit
     placed = transpile_to_device(logical, job.device, seed=int(rng.integers(2**31)))
     gates = gate_count(placed.circuit)
-    for _ in range(job.count):
+    for draw in range(job.count):
         scale = float(2.0 ** rng.uniform(-3.0, scale_log2_max))
         noisy = effective_calibration(placed.calibration, rng, scale)
         model = noise_model(noisy)
@@ -170,7 +266,8 @@ def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list
         fid = math.nan
         if placed.circuit.num_qubits <= MAX_FIDELITY_WIDTH and rng.random() < fidelity_fraction:
             fid = state_fidelity(placed.circuit, model)
-        rows.append(_sample_row(encode(placed.circuit, noisy), label, fid, job, job.index * 1000, scale, gates))
+        rows.append(_sample_row(encode(placed.circuit, noisy), label, fid, job, structure, scale, gates, structure,
+                                job.index * 1000 + draw))
     return rows
 
 
@@ -192,7 +289,9 @@ class QuestDataset:
     """Samples as concatenated arrays: node features ``x [N_total, 24]`` with ``node_ptr [S+1]``, edges
     ``[2, E_total]`` (local node indices) with ``edge_ptr [S+1]``, ``globals [S, 6]``, ``liu [S, 110]``,
     labels ``pst [S]``, ``fidelity [S]`` (NaN where not computed) and per-sample ``meta`` columns (kind,
-    family, width, gates, scale, group: int/float tensors ``[S]``) and ``devices`` (names)."""
+    family, width, gates, scale, group (the split unit), structure (logical-circuit hash), noise (noise-draw id),
+    device_kind (index into :data:`DEVICE_KINDS`), unseen (1: a device kept out of training): int/float tensors
+    ``[S]``) and ``devices`` (names)."""
 
     x: torch.Tensor
     node_ptr: torch.Tensor
@@ -219,7 +318,9 @@ class QuestDataset:
                 "width": torch.tensor([r["width"] for r in rows], dtype=torch.int64),
                 "gates": torch.tensor([r["gates"] for r in rows], dtype=torch.int64),
                 "scale": torch.tensor([r["scale"] for r in rows], dtype=torch.float64),
-                "group": torch.tensor([r["group"] for r in rows], dtype=torch.int64)}
+                "group": torch.tensor([r["group"] for r in rows], dtype=torch.int64),
+                **{k: torch.tensor([r[k] for r in rows], dtype=torch.int64)
+                   for k in ("structure", "noise", "device_kind", "unseen")}}
         return cls(x=cat([g.x for g in graphs], 0), node_ptr=torch.from_numpy(nodes),
                    edges=cat([g.edges for g in graphs], 1), edge_ptr=torch.from_numpy(edges),
                    globals=torch.from_numpy(np.stack([g.globals for g in graphs])),

@@ -5,17 +5,33 @@ Nodes are one input node per used wire, one node per gate (circuit order) and on
 barriers and final measurements are dropped, idle wires too. Edges follow the wires (predecessor -> gate),
 one per wire, so a cx after a cx on the same two wires gives two parallel edges, as in qiskit's DAG.
 
-Node feature (24, raw units; :class:`~workbench.quantum.quest.normalize.Normalizer` standardises them)::
+Node feature (29, raw units; :class:`~workbench.quantum.quest.batching.Normalizer` standardises them). The
+paper's 24 columns, with the two-qubit gate widened from ``cx`` to today's ``cx``, ``ecr`` and ``cz`` (IBM's
+Eagle devices use ``ecr``, Heron devices ``cz``) and, the workbench's extension (encoding version 2), each gate's
+calibrated duration and what relaxation over it costs::
 
-    0-5    one-hot type: in, out, rz, x, sx, cx
-    6-15   one-hot (two-hot for cx) qubit, wires renumbered in first-use order (at most 10)
-    16-19  T1, T2 of qubit a, T1, T2 of qubit b (us; b = 0 for one-qubit nodes)
-    20     gate error (1 - average gate fidelity; 0 for in/out and virtual rz)
-    21-22  readout P(0|1), P(1|0) of qubit a
-    23     topological index (position in the order in-nodes, gates, out-nodes)
+    0-7    one-hot type: in, out, rz, x, sx, cx, ecr, cz
+    8-17   one-hot (two-hot for two-qubit gates) qubit, wires renumbered in first-use order (at most 10)
+    18-21  T1, T2 of qubit a, T1, T2 of qubit b (us; b = 0 for one-qubit nodes)
+    22     gate error (1 - average gate fidelity; 0 for in/out and virtual rz)
+    23-24  readout P(0|1), P(1|0) of qubit a
+    25     gate duration (ns; 0 for in/out and virtual rz)
+    26     relaxation infidelity r: 1 - average gate fidelity of thermal relaxation (T1, T2) of the gate's
+           qubits over its duration, r = 1 - (d F_pro + 1)/(d + 1), F_pro = prod_q (2 - g_q + 2 l_q)/4 with
+           g = 1 - exp(-t/T1), l = exp(-t/T2), d = 2**k (T2 capped at 2 T1, as the noise model does)
+    27     effective error max(gate error, r): aer's device model adds depolarizing only for the error the
+           relaxation leaves, so a gate whose relaxation exceeds its reported error costs r (e.g. fake_toronto's
+           5-8 us cx gates)
+    28     topological index (position in the order in-nodes, gates, out-nodes)
 
-Global feature (6): depth, width, and the counts of rz, x, sx, cx. The Liu baseline's feature (110): per-wire
-one-qubit gate counts (10) and the cx count of every (control, target) wire pair (10 x 10).
+Why durations: without them a device whose gates are slow for its T1/T2 looks like one whose gates are fast,
+and the model cannot tell them apart (fake_toronto's cx take 5-8 us against fake_lima's 0.3-0.5 us).
+
+Global feature (8): depth, width, the counts of rz, x, sx and two-qubit gates, and two calibration sums
+(workbench extension): ``sum_gates -log(1 - effective error)`` and ``sum_wires -log(1 - P(1|0))`` (the
+log of the estimated success probability of the circuit's gates and of reading all-zero). The Liu baseline's
+feature (110): per-wire one-qubit gate counts (10) and the two-qubit gate count of every (qubit a, qubit b)
+wire pair (10 x 10).
 """
 
 from __future__ import annotations
@@ -28,27 +44,35 @@ import numpy as np
 
 from workbench.quantum.calibration import DeviceCalibration
 
-__all__ = ["CircuitGraph", "encode", "GATE_TYPES", "NODE_TYPES", "MAX_QUBITS", "NODE_FEATURES", "GLOBAL_FEATURES",
-           "LIU_FEATURES", "CONTINUOUS_COLUMNS", "ENCODING_VERSION", "gate_count"]
+__all__ = ["CircuitGraph", "encode", "GATE_TYPES", "NODE_TYPES", "ONE_QUBIT_GATES", "TWO_QUBIT_GATES", "MAX_QUBITS",
+           "NODE_FEATURES", "GLOBAL_FEATURES", "LIU_FEATURES", "CONTINUOUS_COLUMNS", "QUBIT_COLUMN", "PHYSICAL_COLUMN",
+           "ENCODING_VERSION", "gate_count"]
 
-NODE_TYPES = ("in", "out", "rz", "x", "sx", "cx")
-GATE_TYPES = ("rz", "x", "sx", "cx")
+NODE_TYPES = ("in", "out", "rz", "x", "sx", "cx", "ecr", "cz")
+GATE_TYPES = ("rz", "x", "sx", "cx", "ecr", "cz")
+ONE_QUBIT_GATES = ("rz", "x", "sx")
+TWO_QUBIT_GATES = ("cx", "ecr", "cz")
 MAX_QUBITS = 10
-NODE_FEATURES = 24
-GLOBAL_FEATURES = 6
+NODE_FEATURES = 29
+GLOBAL_FEATURES = 8
 LIU_FEATURES = MAX_QUBITS + MAX_QUBITS * MAX_QUBITS
+#: first qubit one-hot column, first physical column
+QUBIT_COLUMN = len(NODE_TYPES)
+PHYSICAL_COLUMN = QUBIT_COLUMN + MAX_QUBITS
 #: node-feature columns with physical values (standardised); the rest are one-hot
-CONTINUOUS_COLUMNS = tuple(range(16, 24))
+CONTINUOUS_COLUMNS = tuple(range(PHYSICAL_COLUMN, NODE_FEATURES))
 #: bump when the encoding changes: cached datasets carry it in their key
-ENCODING_VERSION = 1
+ENCODING_VERSION = 2
 _IGNORED = frozenset({"barrier", "measure"})
+_CODE = {name: i for i, name in enumerate(GATE_TYPES)}
+_FIRST_TWO = GATE_TYPES.index(TWO_QUBIT_GATES[0])
 _T_CAP_US = 1e4  # an unreported (infinite) T1/T2 is encoded as 10 ms
 
 
 @dataclass(frozen=True, eq=False)
 class CircuitGraph:
-    """``x [N, 24]`` float32 node features (raw units), ``edges [2, E]`` int64 (source, target node),
-    ``globals [6]`` and ``liu [110]`` float32."""
+    """``x [N, 29]`` float32 node features (raw units), ``edges [2, E]`` int64 (source, target node),
+    ``globals [8]`` and ``liu [110]`` float32."""
 
     x: np.ndarray
     edges: np.ndarray
@@ -61,15 +85,11 @@ def gate_count(circuit: Any) -> int:
     return sum(1 for inst in circuit.data if inst.name not in _IGNORED)
 
 
-def _t_us(t: float) -> float:
-    return min(t * 1e6, _T_CAP_US) if math.isfinite(t) else _T_CAP_US
-
-
 def _gate_list(circuit: Any) -> tuple[list[int], list[int], list[int], int]:
     """Type index (into GATE_TYPES), qubit a and qubit b (-1 for one-qubit gates) of every gate, and the
-    circuit depth over them (one pass over the instructions)."""
+    circuit depth over them (one pass over the instructions; the hot loop of prediction, kept tight)."""
     index = {q: i for i, q in enumerate(circuit.qubits)}
-    code = {name: i for i, name in enumerate(GATE_TYPES)}
+    code = _CODE
     kinds, qa, qb = [], [], []
     level = [0] * circuit.num_qubits
     for inst in circuit.data:
@@ -84,10 +104,14 @@ def _gate_list(circuit: Any) -> tuple[list[int], list[int], list[int], int]:
         a = index[qubits[0]]
         kinds.append(k)
         qa.append(a)
-        if len(qubits) == 2:
+        if k >= _FIRST_TWO:
+            if len(qubits) != 2:
+                raise ValueError(f"gate {name!r} on {len(qubits)} qubits: QuEst encodes one-qubit "
+                                 f"{', '.join(ONE_QUBIT_GATES)} and two-qubit {', '.join(TWO_QUBIT_GATES)}")
             b = index[qubits[1]]
             qb.append(b)
-            level[a] = level[b] = max(level[a], level[b]) + 1
+            la, lb = level[a], level[b]
+            level[a] = level[b] = (la if la > lb else lb) + 1
         else:
             qb.append(-1)
             level[a] += 1
@@ -113,18 +137,24 @@ def _wire_edges(a: np.ndarray, b: np.ndarray, remap: np.ndarray, width: int, gat
 
 
 def encode(circuit: Any, calibration: DeviceCalibration) -> CircuitGraph:
-    """The QuEst graph of ``circuit`` (a qiskit circuit over ``rz, x, sx, cx``; qubit i of the circuit is
-    qubit i of ``calibration``) with the noise values of ``calibration``.
+    """The QuEst graph of ``circuit`` (a qiskit circuit over ``rz, x, sx`` and one of ``cx, ecr, cz``; qubit i of
+    the circuit is qubit i of ``calibration``) with the noise values of ``calibration``.
 
     Raises ValueError for other gates, an empty circuit, more than 10 used wires or a circuit wider than the
-    calibration.
+    calibration. Example::
+
+        >>> from qiskit import QuantumCircuit
+        >>> from workbench.quantum.calibration import calibration_subset, load_calibration
+        >>> qc = QuantumCircuit(2); _ = qc.sx(0); _ = qc.ecr(0, 1)
+        >>> encode(qc, calibration_subset(load_calibration("fake_brisbane"), (0, 1))).x.shape
+        (6, 29)
     """
     if circuit.num_qubits > calibration.num_qubits:
         raise ValueError(f"circuit has {circuit.num_qubits} qubits but the calibration {calibration.name} has "
                          f"{calibration.num_qubits}: valid widths are 1..{calibration.num_qubits}")
     kinds, qa, qb, depth = _gate_list(circuit)
     if not kinds:
-        raise ValueError("circuit has no gates: QuEst needs at least one rz, x, sx or cx gate")
+        raise ValueError("circuit has no gates: QuEst needs at least one rz, x, sx, cx, ecr or cz gate")
     kind = np.asarray(kinds, dtype=np.int64)
     a = np.asarray(qa, dtype=np.int64)
     b = np.asarray(qb, dtype=np.int64)
@@ -143,46 +173,85 @@ def encode(circuit: Any, calibration: DeviceCalibration) -> CircuitGraph:
     remap = np.full(calibration.num_qubits, -1, dtype=np.int64)
     remap[phys] = np.arange(width)
 
-    t1 = np.array([_t_us(t) for t in calibration.t1])
-    t2 = np.array([_t_us(t) for t in calibration.t2])
+    t1_s, t2_s = _times(calibration)
+    t1, t2 = np.minimum(t1_s * 1e6, _T_CAP_US), np.minimum(t2_s * 1e6, _T_CAP_US)
     p10 = np.asarray(calibration.readout_p10, dtype=np.float64)
     p01 = np.asarray(calibration.readout_p01, dtype=np.float64)
-    table = _error_table(calibration)
-    error = table[kind, a, np.where(two, b, a)]
+    errors, durations = _gate_tables(calibration)
+    b_or_a = np.where(two, b, a)
+    error = errors[kind, a, b_or_a]  # [G]
+    duration = durations[kind, a, b_or_a]  # [G] seconds
+    relax = _relaxation_infidelity(duration, t1_s[a], t2_s[a], np.where(two, t1_s[b_or_a], np.inf),
+                                   np.where(two, t2_s[b_or_a], np.inf), two)  # [G]
+    effective = np.maximum(error, relax)
 
     x = np.zeros((n, NODE_FEATURES), dtype=np.float32)
     ins, outs, ops = np.arange(width), np.arange(width + gates, n), np.arange(width, width + gates)
+    q0, p0 = QUBIT_COLUMN, PHYSICAL_COLUMN
     x[ins, 0] = 1
     x[outs, 1] = 1
     x[ops, 2 + kind] = 1
     for nodes in (ins, outs):
-        x[nodes, 6 + np.arange(width)] = 1
-        x[nodes, 16], x[nodes, 17] = t1[phys], t2[phys]
-        x[nodes, 21], x[nodes, 22] = p10[phys], p01[phys]
-    x[ops, 6 + remap[a]] = 1
-    x[ops[two], 6 + remap[b[two]]] = 1
-    x[ops, 16], x[ops, 17] = t1[a], t2[a]
-    x[ops[two], 18], x[ops[two], 19] = t1[b[two]], t2[b[two]]
-    x[ops, 20] = error
-    x[ops, 21], x[ops, 22] = p10[a], p01[a]
-    x[:, 23] = np.arange(n)
+        x[nodes, q0 + np.arange(width)] = 1
+        x[nodes, p0], x[nodes, p0 + 1] = t1[phys], t2[phys]
+        x[nodes, p0 + 5], x[nodes, p0 + 6] = p10[phys], p01[phys]
+    x[ops, q0 + remap[a]] = 1
+    x[ops[two], q0 + remap[b[two]]] = 1
+    x[ops, p0], x[ops, p0 + 1] = t1[a], t2[a]
+    x[ops[two], p0 + 2], x[ops[two], p0 + 3] = t1[b[two]], t2[b[two]]
+    x[ops, p0 + 4] = error
+    x[ops, p0 + 5], x[ops, p0 + 6] = p10[a], p01[a]
+    x[ops, p0 + 7] = duration * 1e9
+    x[ops, p0 + 8] = relax
+    x[ops, p0 + 9] = effective
+    x[:, p0 + 10] = np.arange(n)
 
     counts = np.bincount(kind, minlength=len(GATE_TYPES))
-    globals_ = np.array([depth, width, *counts], dtype=np.float32)
+    gate_log = float(-np.log1p(-np.minimum(effective, 0.999)).sum())
+    readout_log = float(-np.log1p(-np.minimum(p01[phys], 0.5)).sum())
+    globals_ = np.array([depth, width, counts[0], counts[1], counts[2], counts[3:].sum(), gate_log, readout_log],
+                        dtype=np.float32)
     liu = np.zeros(LIU_FEATURES, dtype=np.float32)
     np.add.at(liu, remap[a[~two]], 1)
     np.add.at(liu, MAX_QUBITS + remap[a[two]] * MAX_QUBITS + remap[b[two]], 1)
     return CircuitGraph(x, _wire_edges(a, b, remap, width, gates), globals_, liu)
 
 
-def _error_table(calibration: DeviceCalibration) -> np.ndarray:
-    """``[4, n, n]`` gate error by (type, qubit a, qubit b; b = a for one-qubit gates), 0 where not calibrated."""
+def _relaxation_infidelity(t: np.ndarray, t1a: np.ndarray, t2a: np.ndarray, t1b: np.ndarray, t2b: np.ndarray,
+                           two: np.ndarray) -> np.ndarray:
+    """``[G]`` 1 - average gate fidelity of thermal relaxation over each gate's duration ``t`` (s) on its
+    qubit(s) (qubit b's T1 = T2 = inf for one-qubit gates: no factor)."""
+    def process_fidelity(t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
+        t2 = np.minimum(t2, 2 * t1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = 1 - np.exp(-np.where(np.isfinite(t1), t / t1, 0.0))
+            lam = np.exp(-np.where(np.isfinite(t2), t / t2, 0.0))
+        return (2 - g + 2 * lam) / 4  # (1 + PTM_XX + PTM_YY + PTM_ZZ) / 4
+
+    f_pro = process_fidelity(t1a, t2a) * process_fidelity(t1b, t2b)
+    d = np.where(two, 4.0, 2.0)
+    return np.clip(1 - (d * f_pro + 1) / (d + 1), 0.0, 1.0)
+
+
+def _times(calibration: DeviceCalibration) -> tuple[np.ndarray, np.ndarray]:
+    """T1, T2 ``[n]`` in seconds; an unreported (infinite) value becomes the 10 ms cap."""
+    cap = _T_CAP_US * 1e-6
+    t1 = np.array([t if math.isfinite(t) else cap for t in calibration.t1])
+    t2 = np.array([t if math.isfinite(t) else cap for t in calibration.t2])
+    return t1, t2
+
+
+def _gate_tables(calibration: DeviceCalibration) -> tuple[np.ndarray, np.ndarray]:
+    """``[6, n, n]`` gate error and duration (s) by (type, qubit a, qubit b; b = a for one-qubit gates), 0 where
+    not calibrated."""
     n = calibration.num_qubits
-    table = np.zeros((len(GATE_TYPES), n, n))
+    errors = np.zeros((len(GATE_TYPES), n, n))
+    durations = np.zeros((len(GATE_TYPES), n, n))
     for g in calibration.gates:
-        if g.name in GATE_TYPES and len(g.qubits) in (1, 2):
+        k = _CODE.get(g.name)
+        if k is not None and len(g.qubits) in (1, 2):
             q0 = g.qubits[0]
             q1 = g.qubits[1] if len(g.qubits) == 2 else q0
-            table[GATE_TYPES.index(g.name), q0, q1] = g.error
-    return table
-
+            errors[k, q0, q1] = g.error
+            durations[k, q0, q1] = g.duration
+    return errors, durations

@@ -18,16 +18,16 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from workbench.quantum.quest.encoding import GLOBAL_FEATURES, LIU_FEATURES, NODE_FEATURES
+from workbench.quantum.quest.encoding import GLOBAL_FEATURES, LIU_FEATURES, NODE_FEATURES, PHYSICAL_COLUMN
 
 __all__ = ["GraphBatch", "TransformerConv", "QuestTransformer", "GlobalMLP", "LiuMLP", "MODELS", "ABLATIONS",
-           "NOISE_COLUMNS", "build_model", "mean_pool"]
+           "NOISE_COLUMNS", "NOISE_GLOBALS", "DURATION_COLUMN", "build_model", "mean_pool"]
 
 
 @dataclass(frozen=True, eq=False)
 class GraphBatch:
-    """Graphs stacked into one: ``x [N, 24]`` (normalised), ``edge_index [2, E]`` (global node indices),
-    ``batch [N]`` graph of each node, ``globals [B, 6]``, ``liu [B, 110]`` (normalised)."""
+    """Graphs stacked into one: ``x [N, 29]`` (normalised), ``edge_index [2, E]`` (global node indices),
+    ``batch [N]`` graph of each node, ``globals [B, 8]``, ``liu [B, 110]`` (normalised)."""
 
     x: Tensor
     edge_index: Tensor
@@ -80,13 +80,15 @@ def _mlp(*sizes: int) -> nn.Sequential:
 
 
 class QuestTransformer(nn.Module):
-    """``layers`` x TransformerConv(24->24)+ReLU, mean pool, concat MLP(6->12->12) of the globals, then
-    MLP(36->128->128->1). Returns ``[B]``. ``drop_columns``: node-feature columns set to 0 (their standardised
+    """``layers`` x TransformerConv(29->29)+ReLU, mean pool, concat MLP(8->12->12) of the globals, then
+    MLP(41->128->128->1) (the paper's 24/6/36 widened by encoding version 2's columns). Returns ``[B]``. ``drop_columns``: node-feature columns set to 0 (their standardised
     mean) before the first layer, for ablations."""
 
-    def __init__(self, layers: int = 2, drop_columns: tuple[int, ...] = ()) -> None:
+    def __init__(self, layers: int = 2, drop_columns: tuple[int, ...] = (), drop_globals: tuple[int, ...] = ()
+                 ) -> None:
         super().__init__()
         self.drop_columns = list(drop_columns)
+        self.drop_globals = list(drop_globals)
         self.convs = nn.ModuleList(TransformerConv(NODE_FEATURES, NODE_FEATURES) for _ in range(layers))
         self.global_mlp = nn.Sequential(nn.Linear(GLOBAL_FEATURES, 12), nn.ReLU(), nn.Linear(12, 12), nn.ReLU())
         self.head = _mlp(NODE_FEATURES + 12, 128, 128, 1)
@@ -96,14 +98,18 @@ class QuestTransformer(nn.Module):
         if self.drop_columns:
             x = x.clone()
             x[:, self.drop_columns] = 0
+        glob = g.globals
+        if self.drop_globals:
+            glob = glob.clone()
+            glob[:, self.drop_globals] = 0
         for conv in self.convs:
-            x = torch.relu(conv(x, g.edge_index))
-        pooled = mean_pool(x, g.batch, g.num_graphs)
-        return self.head(torch.cat([pooled, self.global_mlp(g.globals)], dim=1)).squeeze(-1)
+            x = torch.relu(conv(x, g.edge_index))  # [N, 29]
+        pooled = mean_pool(x, g.batch, g.num_graphs)  # [B, 29]
+        return self.head(torch.cat([pooled, self.global_mlp(glob)], dim=1)).squeeze(-1)  # [B]
 
 
 class GlobalMLP(nn.Module):
-    """Baseline: MLP(6->128->128->1) on the global features only."""
+    """Baseline: MLP(8->128->128->1) on the global features only."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -114,7 +120,7 @@ class GlobalMLP(nn.Module):
 
 
 class LiuMLP(nn.Module):
-    """Baseline ("simple NN" of Liu and Zhou): MLP(116->128->128->1) on the globals and per-qubit / per-pair
+    """Baseline ("simple NN" of Liu and Zhou): MLP(118->128->128->1) on the globals and per-qubit / per-pair
     gate counts."""
 
     def __init__(self) -> None:
@@ -128,16 +134,23 @@ class LiuMLP(nn.Module):
 MODELS = ("transformer", "global", "liu")
 #: the paper's ablation that matters most here: the transformer without the device-noise node features
 ABLATIONS = ("no-noise",)
-#: node-feature columns carrying device noise: T1/T2 of qubits a and b, gate error, readout P(0|1), P(1|0)
-NOISE_COLUMNS = tuple(range(16, 23))
+#: node-feature columns carrying device noise: T1/T2 of qubits a and b, gate error, readout P(0|1), P(1|0),
+#: duration, relaxation infidelity, effective error (the topological index is kept)
+NOISE_COLUMNS = tuple(range(PHYSICAL_COLUMN, PHYSICAL_COLUMN + 10))
+#: global columns carrying device noise: the two calibration sums
+NOISE_GLOBALS = (6, 7)
+#: the raw gate duration: the transformer reads it only through the relaxation columns (r and max(error, r)).
+#: Fed raw, it let the model extrapolate wildly on a snapshot whose durations lie far outside the training
+#: devices' (fake_toronto's 5-8 us cx, 35 standard deviations out: held-out RMSE 0.38 there, 0.01-0.07 elsewhere)
+DURATION_COLUMN = PHYSICAL_COLUMN + 7
 
 
 def build_model(name: str, layers: int = 2) -> nn.Module:
     """A fresh model: ``transformer`` (QuEst), ``global`` or ``liu`` (baselines), ``no-noise`` (ablation)."""
     if name == "transformer":
-        return QuestTransformer(layers)
+        return QuestTransformer(layers, (DURATION_COLUMN,))
     if name == "no-noise":
-        return QuestTransformer(layers, NOISE_COLUMNS)
+        return QuestTransformer(layers, NOISE_COLUMNS, NOISE_GLOBALS)
     if name == "global":
         return GlobalMLP()
     if name == "liu":

@@ -205,9 +205,13 @@ def format_table(result: dict[str, Any]) -> str:
             lines.append(f"target {t['target']}: {_f(t['value'])} {'met' if t['met'] else 'NOT met'}")
     if "speed" in result:
         s = result["speed"]
-        lines.append(f"speed ({s['circuits']} circuits): simulate {s['seconds_per_circuit']['simulate'] * 1e3:.2f} ms, "
-                     f"predict {s['seconds_per_circuit']['predict_batched'] * 1e3:.3f} ms per circuit batched: "
-                     f"{s['speedup_batched_vs_simulate']:.0f}x ({s['speedup_batched_vs_aer_run']:.0f}x vs the aer run alone)")
+        per = s["seconds_per_circuit"]
+        lines.append(f"speed ({s['circuits']} circuits), like for like: batched vs batched {s['speedup_like_for_like']:.1f}x "
+                     f"(aer {per['aer_batched'] * 1e3:.2f} ms, {s['aer_method']}; QuEst {per['predict_batched'] * 1e3:.3f} ms "
+                     f"per circuit), one vs one {s['speedup_one_vs_one']:.1f}x; goal >= {s['goal']:.0f}x "
+                     f"{'met' if s['goal_met'] else 'NOT met'}")
+        for p in s["pairings"][2:]:
+            lines.append(f"  other pairing: {p['pairing']}: {p['speedup']:.1f}x")
     if "checkpoint" in result and result["mode"] == "train":
         lines.append(f"checkpoint: {result['checkpoint']}")
     if result["mode"] == "predict":

@@ -24,14 +24,16 @@ import torch
 
 from workbench.config import Config, param
 from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_names, load_calibration
-from workbench.quantum.circuits import mirror, random_device_circuit
+from workbench.quantum.circuits import mirror
 from workbench.quantum.quest.batching import NormalizedSet, Normalizer
 from workbench.quantum.quest.checkpoint import Checkpoint, load_checkpoint
-from workbench.quantum.quest.dataset import (ALGORITHM_DEVICES, FAMILIES, FAMILY_WIDTHS, GATE_COUNTS, KINDS,
-                                             RANDOM_DEVICES, DatasetSpec, QuestDataset, connected_qubits)
+from workbench.quantum.quest.dataset import (ALGORITHM_DEVICES, DEVICE_KINDS, FAMILIES, FAMILY_WIDTHS, GATE_COUNTS, KINDS,
+                                             RANDOM_DEVICES, DatasetSpec, QuestDataset, connected_qubits,
+                                             random_circuit)
 from workbench.quantum.quest.net import ABLATIONS, MODELS, build_model
 from workbench.quantum.quest.predict import check_device, place, predict_pst, quest_devices, simulate_pst
-from workbench.quantum.quest.train import TrainSettings, fit, metrics_by_kind, predict_indices, split_by_group
+from workbench.quantum.quest.train import (TrainSettings, fit, metrics_by_device, metrics_by_kind, predict_indices,
+                                           split_by_group)
 
 __all__ = ["dataset_summary", "fidelity_check", "train_checkpoint", "evaluate_checkpoint", "targets",
            "SCALES", "MAX_WIDTH", "MIRROR_REPS", "NOISE_MODELS", "QUBIT_COLORS", "QuestViewConfig", "width_range",
@@ -57,7 +59,12 @@ def dataset_summary(data: QuestDataset) -> dict[str, Any]:
     return {"samples": len(data),
             "by_kind": {name: int((kind == k).sum()) for k, name in enumerate(KINDS)},
             "by_family": {name: int((family == k).sum()) for k, name in enumerate(FAMILIES) if (family == k).any()},
-            "circuits": int(torch.unique(data.meta["group"]).numel()),
+            "circuits": int(torch.unique(data.meta["structure"]).numel()) if "structure" in data.meta
+            else int(torch.unique(data.meta["group"]).numel()),
+            "groups": int(torch.unique(data.meta["group"]).numel()),
+            "by_device_kind": ({name: int((data.meta["device_kind"] == k).sum()) for k, name in enumerate(DEVICE_KINDS)}
+                               if "device_kind" in data.meta else {}),
+            "unseen_device_samples": int(data.meta["unseen"].sum()) if "unseen" in data.meta else 0,
             "pst": {"min": float(data.pst.min()), "mean": float(data.pst.mean()), "max": float(data.pst.max())},
             "fidelity_check": fidelity_check(data)}
 
@@ -82,12 +89,14 @@ def train_checkpoint(data: QuestDataset, spec: DatasetSpec, settings: TrainSetti
     normed = NormalizedSet.build(data, norm)
     models, history, preds = {}, {}, {}
     for name in MODELS + ABLATIONS:
+        torch.manual_seed(settings.seed)  # the initial weights: training is reproducible from the seed
         model = build_model(name, layers)
         hook = (lambda e, a, b, name=name: on_epoch(name, e, a, b)) if on_epoch is not None else None
         history[name] = fit(model, normed, split, settings, progress=progress, on_epoch=hook).to_dict()
         models[name] = model.eval()
         preds[name] = predict_indices(model, normed, split.test)
-    metric = {name: metrics_by_kind(preds[name], data, split.test) for name in preds}
+    metric = {name: {**metrics_by_kind(preds[name], data, split.test),
+                     **metrics_by_device(preds[name], data, split.test)} for name in preds}
     return Checkpoint(norm, models, layers, spec, spec.seed, settings, history, metric,
                       _test_record(data, split.test, preds), dataset_summary(data), command)
 
@@ -98,7 +107,8 @@ def evaluate_checkpoint(ckpt: Checkpoint, data: QuestDataset) -> dict[str, Any]:
     normed = NormalizedSet.build(data, ckpt.normalizer)
     out = {}
     for name, model in ckpt.models.items():
-        out[name] = metrics_by_kind(predict_indices(model, normed, split.test), data, split.test)
+        pred = predict_indices(model, normed, split.test)
+        out[name] = {**metrics_by_kind(pred, data, split.test), **metrics_by_device(pred, data, split.test)}
     return out
 
 
@@ -147,7 +157,7 @@ class QuestViewConfig(Config):
     """The view's parameters (the panel's controls); ``QuestConfig`` is the CLI's (generate / train / evaluate /
     predict)."""
 
-    device: str = param("fake_lima", choices=device_names(), label="device", help="device snapshot (cx basis)")
+    device: str = param("fake_lima", choices=device_names(), label="device", help="device snapshot (cx, ecr or cz basis)")
     noise_model: str = param("calibrated", choices=NOISE_MODELS, label="noise",
                              help="calibrated: the snapshot as it is; randomized: one QuEst noise draw of the "
                                   "device (every T1, T2, gate and readout error x U(0.5, 1.5), from the seed)")
@@ -217,14 +227,15 @@ def placement(device: str, family: str, width: int, depth: int, seed: int) -> Pl
         rng = np.random.default_rng(seed)
         cal = load_calibration(device)
         physical = connected_qubits(cal, width, rng)
-        circuit = random_device_circuit(width, depth, calibration_subset(cal, physical).coupling_map, rng)
+        circuit = random_circuit(width, depth, calibration_subset(cal, physical).coupling_map,
+                                 cal.two_qubit_gate or "cx", rng)
     else:
         placed = _algorithm(device, family, width, seed)
         circuit, physical = mirror(placed.circuit, depth), placed.physical
     ops = [inst for inst in circuit.data if inst.operation.name not in ("barrier", "measure")]
     index = {q: i for i, q in enumerate(circuit.qubits)}
-    pairs = {tuple(sorted(physical[index[q]] for q in inst.qubits)) for inst in ops if inst.operation.name == "cx"}
-    return Placement(circuit, tuple(physical), len(ops), sum(inst.operation.name == "cx" for inst in ops),
+    pairs = {tuple(sorted(physical[index[q]] for q in inst.qubits)) for inst in ops if len(inst.qubits) == 2}
+    return Placement(circuit, tuple(physical), len(ops), sum(len(inst.qubits) == 2 for inst in ops),
                      tuple(sorted(pairs)))
 
 
@@ -302,7 +313,7 @@ def coupler_errors(cal: DeviceCalibration) -> tuple[list[tuple[int, int]], np.nd
     """Every coupler (sorted qubit pair) and its cx error, averaged over both directions."""
     errors: dict[tuple[int, int], list[float]] = {}
     for g in cal.gates:
-        if g.name == "cx" and len(g.qubits) == 2:
+        if len(g.qubits) == 2:
             errors.setdefault(tuple(sorted(g.qubits)), []).append(g.error)
     pairs = sorted(errors)
     return pairs, np.array([np.mean(errors[p]) for p in pairs])

@@ -1,50 +1,122 @@
-"""Training and evaluation of QuEst's models: split by circuit, MSE loss, Adam, early stopping on the
-validation RMSE (the best epoch's weights are kept), metrics per sample kind.
+"""Training and evaluation of QuEst's models: split by structure and noise draw, MSE loss, Adam, early stopping
+on the validation RMSE (the best epoch's weights are kept), metrics per sample kind and per kind of device.
 
-The split is by circuit group (an algorithm circuit's noise draws stay together; random circuits are all
-distinct), 80/10/10, from a seed, so no test circuit is seen in training (the brief's leakage pitfall).
+The split (:func:`split_by_group`) keeps each group on one side: an algorithm's logical circuit with every
+placement and noise draw of it (deterministic families such as GHZ-3 are one group), and a random-circuit noise
+draw with every circuit simulated under it. Groups are split 80/10/10 from a seed; groups entirely on devices
+kept out of training go to the test part, and samples on those devices whose group is not a test group are left
+out, so no test sample shares a structure or a noise draw with a training sample and no training or validation
+sample comes from an unseen device (``tests/quantum/quest/test_quest_split.py`` checks all three).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
 from workbench.quantum.quest.batching import NormalizedSet
-from workbench.quantum.quest.dataset import KINDS, QuestDataset
+from workbench.quantum.quest.dataset import DEVICE_KINDS, KINDS, QuestDataset
 
-__all__ = ["Split", "split_by_group", "TrainSettings", "fit", "predict_indices", "metrics", "metrics_by_kind", "History"]
+__all__ = ["Split", "split_by_group", "TrainSettings", "fit", "predict_indices", "metrics", "metrics_by_kind",
+           "metrics_by_device", "History", "torch_threads", "linked_groups", "skeleton_keys"]
 
 
 @dataclass(frozen=True, eq=False)
 class Split:
-    """Sample indices ``[k]`` (int64) of each part."""
+    """Sample indices ``[k]`` (int64) of each part; ``excluded``: samples on unseen devices whose group is a
+    training or validation group (in no part)."""
 
     train: Tensor
     val: Tensor
     test: Tensor
+    excluded: Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
+
+
+def skeleton_keys(data: QuestDataset) -> np.ndarray:
+    """``[S]`` int64 hash of each sample's device circuit as the model sees it without noise: gate types, wires
+    (first-use order) and edges (rz angles are not encoded, so circuits differing only in angles share a key)."""
+    import hashlib
+
+    from workbench.quantum.quest.encoding import PHYSICAL_COLUMN
+
+    keys = np.zeros(len(data), dtype=np.int64)
+    for i in range(len(data)):
+        g = data.graph(i)
+        digest = hashlib.sha256(np.ascontiguousarray(g.x[:, :PHYSICAL_COLUMN]).tobytes() + g.edges.tobytes())
+        keys[i] = int.from_bytes(digest.digest()[:7], "big")
+    return keys
+
+
+def linked_groups(data: QuestDataset) -> np.ndarray:
+    """``[S]`` group of each sample: the connected components of samples linked by a shared ``group`` (a
+    logical circuit or a random-circuit noise draw), ``structure``, ``noise`` draw or skeleton
+    (:func:`skeleton_keys`), by union-find."""
+    columns = [data.meta["group"].numpy()]
+    columns += [data.meta[k].numpy() for k in ("structure", "noise") if k in data.meta]
+    columns.append(skeleton_keys(data))
+    parent = list(range(len(data)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for column in columns:
+        first: dict[int, int] = {}
+        for i, key in enumerate(column.tolist()):
+            j = first.setdefault(key, i)
+            if j != i:
+                ri, rj = find(i), find(j)
+                if ri != rj:
+                    parent[ri] = rj
+    return np.array([find(i) for i in range(len(data))], dtype=np.int64)
 
 
 def split_by_group(data: QuestDataset, seed: int = 42, fractions: tuple[float, float] = (0.8, 0.1)) -> Split:
-    """80/10/10 split of the circuit groups (every sample of a group in one part), reproducible from ``seed``."""
-    groups = data.meta["group"].numpy()
+    """80/10/10 split of the linked groups (:func:`linked_groups`: every sample sharing a logical circuit, a
+    noise draw or a noise-free device circuit with another is on its side), reproducible from ``seed``; groups
+    whose samples are all on unseen devices are test groups (see the module docstring)."""
+    groups = linked_groups(data)
+    unseen = data.meta["unseen"].numpy().astype(bool) if "unseen" in data.meta else np.zeros(len(groups), bool)
     unique = np.unique(groups)
-    order = np.random.default_rng(seed).permutation(unique)
+    seen_groups = np.unique(groups[~unseen])
+    forced = np.setdiff1d(unique, seen_groups)  # groups only on unseen devices
+    order = np.random.default_rng(seed).permutation(seen_groups)
     n_train = int(round(fractions[0] * len(order)))
     n_val = int(round(fractions[1] * len(order)))
     if len(order) >= 3:
         n_train, n_val = min(max(n_train, 1), len(order) - 2), max(n_val, 1)
     part = {int(g): 0 if i < n_train else 1 if i < n_train + n_val else 2 for i, g in enumerate(order)}
+    part.update({int(g): 2 for g in forced})
     which = np.array([part[int(g)] for g in groups])
+    which[unseen & (which != 2)] = 3
     pick = lambda k: torch.from_numpy(np.flatnonzero(which == k)).long()  # noqa: E731
-    return Split(pick(0), pick(1), pick(2))
+    return Split(pick(0), pick(1), pick(2), pick(3))
+
+
+@contextlib.contextmanager
+def torch_threads(count: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to ``count`` inside the block (None: unchanged), restored after."""
+    if count is None:
+        yield
+        return
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(f"threads={count!r} is out of range: valid values are None or 1.. (threads)")
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @dataclass(frozen=True)
@@ -58,6 +130,10 @@ class TrainSettings:
     weight_decay: float = 1e-4
     patience: int = 30
     seed: int = 42
+    #: torch intra-op threads while training (None: torch's setting). These graphs are small: splitting their
+    #: kernels over threads gains little and, on a busy machine, costs a lot (measured on 2 shared cores at load
+    #: 10: 71 s for the first epoch with 2 threads, 2.5 s with 1)
+    threads: int | None = 1
 
 
 @dataclass
@@ -74,7 +150,7 @@ class History:
                 "seconds": self.seconds}
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def predict_indices(model: nn.Module, data: NormalizedSet, indices: Tensor, chunk: int = 2048) -> Tensor:
     """Model outputs ``[k]`` for samples ``indices``."""
     model.eval()
@@ -89,6 +165,12 @@ def _rmse(a: Tensor, b: Tensor) -> float:
 def fit(model: nn.Module, data: NormalizedSet, split: Split, settings: TrainSettings = TrainSettings(), *,
         progress: bool = False, on_epoch: Callable[[int, float, float], None] | None = None) -> History:
     """Train ``model`` in place (best validation epoch kept); ``on_epoch(epoch, train_rmse, val_rmse)``."""
+    with torch_threads(settings.threads):
+        return _fit(model, data, split, settings, progress=progress, on_epoch=on_epoch)
+
+
+def _fit(model: nn.Module, data: NormalizedSet, split: Split, settings: TrainSettings, *, progress: bool,
+         on_epoch: Callable[[int, float, float], None] | None) -> History:
     from tqdm.auto import tqdm
 
     torch.manual_seed(settings.seed)
@@ -152,4 +234,20 @@ def metrics_by_kind(pred: Tensor, data: QuestDataset, indices: Tensor) -> dict[s
     for k, name in enumerate(KINDS):
         mask = kind == k
         out[name] = metrics(pred[mask], true[mask])
+    return out
+
+
+def metrics_by_device(pred: Tensor, data: QuestDataset, indices: Tensor) -> dict[str, dict[str, float]]:
+    """:func:`metrics` of ``pred`` (for ``indices``) per kind of device (``cx``, ``ecr``, ``cz``) on devices seen
+    in training and on devices kept out of it (``"cx/seen"``, ``"cx/unseen"``, ..., ``"all/unseen"``)."""
+    true = data.pst[indices]
+    kind = data.meta["device_kind"][indices]
+    unseen = data.meta["unseen"][indices].bool()
+    out = {}
+    for k, name in [(k, n) for k, n in enumerate(DEVICE_KINDS)] + [(None, "all")]:
+        for flag, label in ((False, "seen"), (True, "unseen")):
+            mask = unseen == flag
+            if k is not None:
+                mask &= kind == k
+            out[f"{name}/{label}"] = metrics(pred[mask], true[mask])
     return out

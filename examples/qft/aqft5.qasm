@@ -1,0 +1,20 @@
+// approximate QFT on 5 qubits of |10010>: controlled phases below pi/8 dropped, no final swaps
+OPENQASM 3.0;
+include "stdgates.inc";
+qubit[5] q;
+x q[0];
+x q[3];
+h q[0];
+cp(pi/2) q[1], q[0];
+cp(pi/4) q[2], q[0];
+cp(pi/8) q[3], q[0];
+h q[1];
+cp(pi/2) q[2], q[1];
+cp(pi/4) q[3], q[1];
+cp(pi/8) q[4], q[1];
+h q[2];
+cp(pi/2) q[3], q[2];
+cp(pi/4) q[4], q[2];
+h q[3];
+cp(pi/2) q[4], q[3];
+h q[4];

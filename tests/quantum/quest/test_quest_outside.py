@@ -1,0 +1,52 @@
+"""QuEst on hand-written controlled-phase circuits (``examples/qft*``) on devices kept out of training, against
+aer's PST (``outside.outside_check``), and training reproducible from the seed (``study.train_checkpoint``)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from workbench.quantum.quest.checkpoint import load_checkpoint
+from workbench.quantum.quest.dataset import DEVICES, DatasetSpec, generate
+from workbench.quantum.quest.outside import outside_check, outside_programs
+from workbench.quantum.quest.study import train_checkpoint
+from workbench.quantum.quest.train import TrainSettings
+
+
+def test_outside_programs_are_controlled_phase_circuits():
+    from workbench.quantum.quest.predict import read_qasm
+
+    programs = outside_programs()
+    assert {"qft4", "qft3", "iqft4_input", "qpe3", "aqft5", "cp_ring4"} <= set(programs)
+    for path in programs.values():
+        ops = read_qasm(path).count_ops()
+        assert ops.get("cp", 0) + ops.get("cu1", 0) >= 3
+
+
+def test_outside_check_on_one_unseen_device_of_each_kind():
+    devices = ("fake_oslo", "fake_peekskill", "fake_prague")
+    assert all(DEVICES[d][2] for d in devices)  # kept out of training
+    programs = outside_programs()
+    out = outside_check(load_checkpoint(), {"qft4": programs["qft4"]}, devices)
+    assert [r["device"] for r in out["rows"]] == list(devices)
+    assert {r["kind"] for r in out["rows"]} == {"cx", "ecr", "cz"} and not any(r["seen"] for r in out["rows"])
+    for r in out["rows"]:
+        assert 0 <= r["predicted"] <= 1 and 0 < r["simulated"] <= 1
+        assert r["error"] == pytest.approx(r["predicted"] - r["simulated"])
+    errors = [r["error"] for r in out["rows"]]
+    assert out["all"]["rmse"] == pytest.approx(math.sqrt(sum(e * e for e in errors) / 3))
+    assert out["all"]["worst"] == pytest.approx(max(abs(e) for e in errors))
+
+
+def test_training_is_reproducible_from_the_seed():
+    spec = DatasetSpec(random_samples=24, algorithm_samples=0, seed=5)
+    data = generate(spec)
+    settings = TrainSettings(epochs=2, batch_size=8, patience=2, seed=3)
+    a = train_checkpoint(data, spec, settings)
+    torch.rand(5)  # state left behind by other code must not matter
+    b = train_checkpoint(data, spec, settings)
+    for name in a.models:
+        sa, sb = a.models[name].state_dict(), b.models[name].state_dict()
+        assert all(torch.equal(sa[k], sb[k]) for k in sa), name
