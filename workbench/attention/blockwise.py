@@ -5,7 +5,10 @@ block and returns the partial output with its LSE; ``merge_partials`` combines t
 query rows exactly (online softmax); ``block_attn_backward`` is the FlashAttention-2 backward of one block
 given the *global* LSE and ``delta = rowsum(dout * out)``. ``attend_ranges`` / ``attend_ranges_backward``
 run those over a local tensor whose rows are pieces of the global sequence (zigzag half-chunks, padding), so
-causal masks and padding come from global positions and fully masked pieces are skipped.
+causal masks and padding come from global positions and fully masked pieces are skipped. They compute each
+block with torch's fused attention kernels (``fused.py``: one op per block, forward and backward) when
+``fused.usable`` says so, else with ``block_attn_forward`` / ``block_attn_backward`` (the pure-torch
+reference path, also what ``fused.ENABLED = False`` forces).
 
 Partials stay in the working dtype (float64 stays float64, float32 partials are float32, never lower).
 Layout as ``torch.nn.functional.scaled_dot_product_attention``: q, k, v of shape [B, H, S, D].
@@ -17,10 +20,12 @@ merge: https://github.com/zhuzilin/ring-flash-attention/blob/main/ring_flash_att
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import torch
 import torch.nn.functional as F
+
+from workbench.attention import fused
 
 Ranges = Sequence[tuple[int, int]]  # (global start, length) of each piece of a local tensor, in order
 DTYPES = (torch.float32, torch.float64)
@@ -184,6 +189,29 @@ def _pair_mask(
     return True, rows >= cols  # [q_len, k_len]
 
 
+def _tasks(
+    q_ranges: Ranges, k_ranges: Ranges, *, seq_len: int, causal: bool, use_fused: bool, like: torch.Tensor,
+) -> Iterator[tuple[slice, slice, torch.Tensor | None, bool]]:
+    """Blocks to compute: (local rows, local cols, mask, diag).
+
+    Pure path: one block per piece pair (pieces cut to ``_block_len`` rows), ``mask`` from ``_pair_mask``.
+    Fused path: pieces uncut (the kernels never hold a whole score matrix), each pair cut by
+    ``fused.split_pair`` into fully visible and square causal (``diag``) blocks; ``mask`` is None.
+    Fully masked pairs yield nothing.
+    """
+    block = max(1, seq_len) if use_fused else _block_len(like)
+    k_pieces = _pieces(k_ranges, seq_len, block)
+    for q_off, q_start, q_len in _pieces(q_ranges, seq_len, block):
+        for k_off, k_start, k_len in k_pieces:
+            if use_fused:
+                for r0, r1, c0, c1, diag in fused.split_pair(q_start, q_len, k_start, k_len, causal):
+                    yield slice(q_off + r0, q_off + r1), slice(k_off + c0, k_off + c1), None, diag
+                continue
+            run, mask = _pair_mask(q_start, q_len, k_start, k_len, causal, like.device)
+            if run:
+                yield slice(q_off, q_off + q_len), slice(k_off, k_off + k_len), mask, False
+
+
 def attend_ranges(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, q_ranges: Ranges, k_ranges: Ranges, *,
     scale: float, causal: bool, seq_len: int,
@@ -197,26 +225,21 @@ def attend_ranges(
 
     Returns:
         out [B, H, Lq, D], lse [B, H, Lq]; rows that saw no key have (0, -inf). Fully masked piece pairs
-        are skipped; the others are merged with ``merge_partials``.
+        are skipped; the others are merged with ``merge_partials``. Blocks run on the fused kernels
+        (``fused.py``) when ``fused.usable(q)``, else on ``block_attn_forward``.
     """
+    use_fused = fused.usable(q)
     out = q.new_zeros(q.shape)  # [B, H, Lq, D]
     lse = q.new_full(q.shape[:-1], float("-inf"))  # [B, H, Lq]
-    block = _block_len(q)
-    k_pieces = _pieces(k_ranges, seq_len, block)
-    for q_off, q_start, q_len in _pieces(q_ranges, seq_len, block):
-        rows = slice(q_off, q_off + q_len)
-        first = True
-        for k_off, k_start, k_len in k_pieces:
-            run, mask = _pair_mask(q_start, q_len, k_start, k_len, causal, q.device)
-            if not run:
-                continue
-            cols = slice(k_off, k_off + k_len)
-            blk_out, blk_lse = block_attn_forward(q[:, :, rows], k[:, :, cols], v[:, :, cols], scale=scale, mask=mask)
-            if first:
-                out[:, :, rows], lse[:, :, rows] = blk_out, blk_lse
-                first = False
-            else:
-                out[:, :, rows], lse[:, :, rows] = merge_partials(out[:, :, rows], lse[:, :, rows], blk_out, blk_lse)
+    for rows, cols, mask, diag in _tasks(q_ranges, k_ranges, seq_len=seq_len, causal=causal, use_fused=use_fused,
+                                         like=q):
+        q_b, k_b, v_b = q[:, :, rows], k[:, :, cols], v[:, :, cols]
+        if use_fused:
+            blk_out, blk_lse = fused.forward(q_b, k_b, v_b, scale=scale, causal=diag)
+        else:
+            blk_out, blk_lse = block_attn_forward(q_b, k_b, v_b, scale=scale, mask=mask)
+        # merging into (0, -inf) returns the block exactly, so untouched rows need no special case
+        out[:, :, rows], lse[:, :, rows] = merge_partials(out[:, :, rows], lse[:, :, rows], blk_out, blk_lse)
     return out, lse
 
 
@@ -228,25 +251,24 @@ def attend_ranges_backward(
 
     Returns dq [B, H, Lq, D], dk [B, H, Lk, D], dv [B, H, Lk, D] (zero on padding and skipped pieces).
     """
+    use_fused = fused.usable(q)
     dq = torch.zeros_like(q)
     dk = torch.zeros_like(k)
     dv = torch.zeros_like(v)
-    block = _block_len(q)
-    k_pieces = _pieces(k_ranges, seq_len, block)
-    for q_off, q_start, q_len in _pieces(q_ranges, seq_len, block):
-        rows = slice(q_off, q_off + q_len)
-        for k_off, k_start, k_len in k_pieces:
-            run, mask = _pair_mask(q_start, q_len, k_start, k_len, causal, q.device)
-            if not run:
-                continue
-            cols = slice(k_off, k_off + k_len)
-            g_q, g_k, g_v = block_attn_backward(
-                dout[:, :, rows], q[:, :, rows], k[:, :, cols], v[:, :, cols], None, lse[:, :, rows],
-                scale=scale, mask=mask, delta=delta[:, :, rows],
-            )
-            dq[:, :, rows] += g_q
-            dk[:, :, cols] += g_k
-            dv[:, :, cols] += g_v
+    if use_fused:  # the kernels take (out, lse): an out carrying delta, and an lse with no -inf
+        out, lse = fused.out_for_delta(dout, delta), _finite(lse)
+    for rows, cols, mask, diag in _tasks(q_ranges, k_ranges, seq_len=seq_len, causal=causal, use_fused=use_fused,
+                                         like=q):
+        d_b, q_b, k_b, v_b = dout[:, :, rows], q[:, :, rows], k[:, :, cols], v[:, :, cols]
+        if use_fused:
+            g_q, g_k, g_v = fused.backward(d_b, q_b, k_b, v_b, out[:, :, rows], lse[:, :, rows], scale=scale,
+                                           causal=diag)
+        else:
+            g_q, g_k, g_v = block_attn_backward(d_b, q_b, k_b, v_b, None, lse[:, :, rows], scale=scale, mask=mask,
+                                                delta=delta[:, :, rows])
+        dq[:, :, rows] += g_q
+        dk[:, :, cols] += g_k
+        dv[:, :, cols] += g_v
     return dq, dk, dv
 
 
