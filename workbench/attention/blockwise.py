@@ -91,6 +91,17 @@ def _finite(lse: torch.Tensor) -> torch.Tensor:
     return lse.masked_fill(torch.isneginf(lse), 0.0)
 
 
+def merge_weights(lse: torch.Tensor, block_lse: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Weight of the block side and the merged LSE ([B, H, S] each) for ``merge_partials``.
+
+    w = sigmoid(block_lse - lse) = exp(block_lse) / (exp(lse) + exp(block_lse)); new_lse = logaddexp(lse,
+    block_lse). A side whose LSE is -inf (no visible key) gets weight 0; both -inf gives w = 0, lse -inf.
+    """
+    both_none = torch.isneginf(lse) & torch.isneginf(block_lse)
+    w = torch.sigmoid(torch.where(both_none, float("-inf"), block_lse - lse))  # NaN (-inf - -inf) -> 0
+    return w, torch.logaddexp(lse, block_lse)
+
+
 def merge_partials(
     out: torch.Tensor, lse: torch.Tensor, block_out: torch.Tensor, block_lse: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -99,21 +110,16 @@ def merge_partials(
     Naive formula (overflows for large LSE):
         new_lse = log(exp(lse) + exp(block_lse))
         out = (exp(lse) * out + exp(block_lse) * block_out) / exp(new_lse)
-    Stable formula used here (ring-flash-attention ``utils.py``, link in the module docstring):
-        out = out - sigmoid(block_lse - lse) * (out - block_out)
-        lse = lse - logsigmoid(lse - block_lse)
-    Rows whose LSE is -inf on one side (a fully masked block) keep the other side; -inf on both stays
-    (0, -inf), never NaN.
+    Stable formula used here (as ring-flash-attention ``utils.py``, link in the module docstring):
+        out = out + sigmoid(block_lse - lse) * (block_out - out)   (one ``torch.lerp``)
+        lse = logaddexp(lse, block_lse)
+    Rows whose LSE is -inf on one side (a fully masked block) keep the other side exactly; -inf on both
+    stays (out, -inf), never NaN.
 
     Parameters: out, block_out [B, H, S, D]; lse, block_lse [B, H, S]. Returns new (out, lse).
     """
-    lse_none = torch.isneginf(lse)  # [B, H, S]
-    blk_none = torch.isneginf(block_lse)
-    diff = torch.where(lse_none & blk_none, float("-inf"), block_lse - lse)  # NaN (-inf - -inf) -> keep out
-    new_out = out - torch.sigmoid(diff)[..., None] * (out - block_out)  # [B, H, S, D]
-    stable = lse - F.logsigmoid(lse - block_lse)
-    new_lse = torch.where(lse_none, block_lse, torch.where(blk_none, lse, stable))
-    return new_out, new_lse
+    w, new_lse = merge_weights(lse, block_lse)
+    return torch.lerp(out, block_out, w[..., None]), new_lse  # [B, H, S, D], [B, H, S]
 
 
 def block_attn_backward(
@@ -238,8 +244,9 @@ def attend_ranges(
             blk_out, blk_lse = fused.forward(q_b, k_b, v_b, scale=scale, causal=diag)
         else:
             blk_out, blk_lse = block_attn_forward(q_b, k_b, v_b, scale=scale, mask=mask)
-        # merging into (0, -inf) returns the block exactly, so untouched rows need no special case
-        out[:, :, rows], lse[:, :, rows] = merge_partials(out[:, :, rows], lse[:, :, rows], blk_out, blk_lse)
+        # merge in place (one lerp over out); merging into (0, -inf) gives the block exactly
+        w, lse[:, :, rows] = merge_weights(lse[:, :, rows], blk_lse)
+        out[:, :, rows].lerp_(blk_out, w[..., None])
     return out, lse
 
 
