@@ -138,6 +138,26 @@ def test_blockwise_attention_fused_equals_pure(monkeypatch, dtype, causal, seq_q
         assert _max_diff(a, b) <= TOL[dtype], name
 
 
+@pytest.mark.parametrize("layout", ["strided last dim", "expanded"])
+def test_odd_strides_fused_equals_pure(monkeypatch, layout: str) -> None:
+    """The CPU kernels misread a strided last dimension (SDPA copies such inputs first): so must we."""
+    if layout == "expanded":
+        q = _randn(1, 3, 10, 8, dtype=torch.float64, seed=14).expand(2, 3, 10, 8)
+        k = _randn(2, 1, 1, 8, dtype=torch.float64, seed=15).expand(2, 3, 10, 8)
+    else:
+        q, k = (_randn(2, 3, 8, 10, dtype=torch.float64, seed=s).transpose(-1, -2) for s in (14, 15))
+    v = _randn(2, 3, 10, 8, dtype=torch.float64, seed=16)
+    dout = _randn(2, 3, 8, 10, dtype=torch.float64, seed=17).transpose(-1, -2)
+    found = []
+    for enabled in (True, False):
+        monkeypatch.setattr(fused, "ENABLED", enabled)
+        leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+        out = blockwise_attention(*leaves, causal=True, block_size=3)
+        found.append((out, *torch.autograd.grad(out, leaves, dout)))
+    for name, a, b in zip(("out", "dq", "dk", "dv"), *found):
+        assert _max_diff(a, b) <= 1e-12, name
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_out_for_delta_reproduces_delta(dtype) -> None:
     dout = _randn(2, 3, 6, 8, dtype=dtype, seed=9)

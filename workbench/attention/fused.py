@@ -94,6 +94,7 @@ def forward(
             q.contiguous(), k.contiguous(), v.contiguous(), None, True, 0.0, causal, scale=scale
         )
         return out, lse[..., : q.shape[2]].to(q.dtype)
+    q, k, v = (_unit_stride(t) for t in (q, k, v))
     return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
         q, k, v, 0.0, causal, attn_mask=None, scale=scale
     )
@@ -118,9 +119,16 @@ def backward(
             seed, seed, 0.0, [True, True, True, False], causal, scale=scale,
         )
         return dq, dk, dv
+    dout, q, k, v, out, lse = (_unit_stride(t) for t in (dout, q, k, v, out, lse))
     return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
         dout, q, k, v, out, lse, 0.0, causal, attn_mask=None, scale=scale
     )
+
+
+def _unit_stride(x: torch.Tensor) -> torch.Tensor:
+    """``x``, copied if its last dimension is strided: the CPU kernels read it as dense and silently return
+    wrong numbers otherwise (SDPA's front end copies such inputs before calling them)."""
+    return x if x.stride(-1) == 1 else x.contiguous()
 
 
 def out_for_delta(dout: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
