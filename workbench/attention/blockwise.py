@@ -23,7 +23,6 @@ import math
 from typing import Iterator, Sequence
 
 import torch
-import torch.nn.functional as F
 
 from workbench.attention import fused
 
@@ -262,12 +261,13 @@ def attend_ranges_backward(
     dq = torch.zeros_like(q)
     dk = torch.zeros_like(k)
     dv = torch.zeros_like(v)
-    if use_fused:  # the kernels take (out, lse): an out carrying delta, and an lse with no -inf
-        out, lse = fused.out_for_delta(dout, delta), _finite(lse)
+    out = fused.out_for_delta(dout, delta) if use_fused else None  # the kernels read delta off an out
+    lse = _finite(lse)  # as block_attn_backward does per block: the kernels need no -inf
     for rows, cols, mask, diag in _tasks(q_ranges, k_ranges, seq_len=seq_len, causal=causal, use_fused=use_fused,
                                          like=q):
         d_b, q_b, k_b, v_b = dout[:, :, rows], q[:, :, rows], k[:, :, cols], v[:, :, cols]
         if use_fused:
+            assert out is not None
             g_q, g_k, g_v = fused.backward(d_b, q_b, k_b, v_b, out[:, :, rows], lse[:, :, rows], scale=scale,
                                            causal=diag)
         else:

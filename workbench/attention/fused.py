@@ -58,7 +58,9 @@ def usable(x: torch.Tensor) -> bool:
     return _works[kind]
 
 
-def split_pair(q_start: int, q_len: int, k_start: int, k_len: int, causal: bool) -> list[tuple[int, int, int, int, bool]]:
+def split_pair(
+    q_start: int, q_len: int, k_start: int, k_len: int, causal: bool
+) -> list[tuple[int, int, int, int, bool]]:
     """Blocks a fused kernel can run for query positions [q_start, q_start+q_len) against keys [k_start, ...).
 
     Returns ``(row0, row1, col0, col1, diag)`` offsets into the two pieces: ``diag`` blocks are square with
@@ -151,7 +153,7 @@ def probe(kind: str) -> bool:
         device = torch.device(kind)
         for dtype in DTYPES[kind]:
             _check(device, dtype)
-    except Exception as err:  # missing op, changed signature or convention: all mean "use the pure path"
+    except Exception as err:  # noqa: BLE001 -- missing op, changed signature or convention: use the pure path
         reason = " ".join(f"{type(err).__name__}: {err}".split())[:200]
         warnings.warn(f"workbench.attention.fused: fused attention ops unusable on {kind} with torch "
                       f"{torch.__version__} ({reason}); using the pure-torch blockwise path", RuntimeWarning,
@@ -174,8 +176,8 @@ def _check(device: torch.device, dtype: torch.dtype) -> None:
     ref_grads = torch.autograd.grad(ref_out, (q, k, v), dout)
     causal_s = s[..., :5].masked_fill(~torch.ones(5, 5, dtype=torch.bool).tril(), -math.inf)
     ref_causal = torch.softmax(causal_s, -1) @ v[:, :, :5]
-    x = {name: t.detach().to(device=device, dtype=dtype) for name, t in
-         dict(q=q, k=k, v=v, dout=dout, out=ref_out, lse=ref_lse).items()}
+    named = {"q": q, "k": k, "v": v, "dout": dout, "out": ref_out, "lse": ref_lse}
+    x = {name: t.detach().to(device=device, dtype=dtype) for name, t in named.items()}
 
     def close(name: str, got: torch.Tensor, want: torch.Tensor) -> None:
         err = (got.detach().to("cpu", torch.float64) - want.detach()).abs().max().item()
