@@ -17,8 +17,8 @@ Ops (private aten; probed, see below):
   (padded for the backward's 32-row loads), cut to Sq here and re-padded for the backward.
 
 LSE convention (measured on torch 2.13.0+cpu): natural log of sum_j exp(scale * q_i . k_j), scale included;
-shape [B, H, Sq] (stored as [B, Sq, H]: strides (Sq*H, 1, H)), dtype of q; outputs and gradients come back
-[B, H, S, D] with the same [B, S, H, D] storage. ``is_causal`` is top-left (query i sees keys 0..i); only
+shape [B, H, Sq] (stored as [B, Sq, H]: strides (Sq*H, 1, H)), dtype of q; out comes back [B, H, Sq, D]
+(contiguous for contiguous q), gradients [B, H, S, D] stored as [B, S, H, D]. ``is_causal`` is top-left (query i sees keys 0..i); only
 square blocks get it here, where top-left and bottom-right agree. A row fully masked by an ``attn_mask``
 would come back as out 0, lse 0 (not -inf): never used here.
 
