@@ -138,6 +138,29 @@ def test_blockwise_attention_fused_equals_pure(monkeypatch, dtype, causal, seq_q
         assert _max_diff(a, b) <= TOL[dtype], name
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the CUDA path is untested here")
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("q_ranges, k_ranges, seq_len", RANGE_CASES)
+def test_cuda_fused_equals_pure(monkeypatch, causal, q_ranges, k_ranges, seq_len) -> None:
+    """CUDA float32 runs on the memory-efficient kernel (float64 stays on the pure path): same results as
+    the pure path on the same device, to the float32 tolerance."""
+    cuda = torch.device("cuda")
+    assert not fused.usable(torch.zeros(1, dtype=torch.float64, device=cuda))
+    assert fused.usable(torch.zeros(1, dtype=torch.float32, device=cuda)), "CUDA probe failed (see its warning)"
+    lq, lk = sum(n for _, n in q_ranges), sum(n for _, n in k_ranges)
+    q, dout, k, v = (_randn(2, 3, n, 8, dtype=torch.float32, seed=s).to(cuda) for s, n in
+                     ((1, lq), (2, lq), (3, lk), (4, lk)))
+    kw = {"scale": 0.4, "causal": causal, "seq_len": seq_len}
+    found = []
+    for enabled in (True, False):
+        monkeypatch.setattr(fused, "ENABLED", enabled)
+        out, lse = attend_ranges(q, k, v, q_ranges, k_ranges, **kw)
+        delta = (dout * out).sum(-1)
+        found.append((out, *attend_ranges_backward(dout, q, k, v, delta, lse, q_ranges, k_ranges, **kw)))
+    for name, a, b in zip(("out", "dq", "dk", "dv"), *found):
+        assert _max_diff(a, b) <= 1e-5, name
+
+
 @pytest.mark.parametrize("layout", ["strided last dim", "expanded"])
 def test_odd_strides_fused_equals_pure(monkeypatch, layout: str) -> None:
     """The CPU kernels misread a strided last dimension (SDPA copies such inputs first): so must we."""
