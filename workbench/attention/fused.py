@@ -149,7 +149,9 @@ def out_for_delta(dout: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
 def probe(kind: str) -> bool:
     """Run the fused ops of device type ``kind`` once on tiny tensors against plain-torch math; on any
     failure warn once (one line) and return False."""
+    threads = torch.get_num_threads()
     try:
+        torch.set_num_threads(1)  # tiny tensors: waking a second thread on a busy machine costs ~100x the work
         device = torch.device(kind)
         for dtype in DTYPES[kind]:
             _check(device, dtype)
@@ -159,6 +161,8 @@ def probe(kind: str) -> bool:
                       f"{torch.__version__} ({reason}); using the pure-torch blockwise path", RuntimeWarning,
                       stacklevel=2)
         return False
+    finally:
+        torch.set_num_threads(threads)
     return True
 
 
