@@ -67,8 +67,9 @@ def measure(setup: CommSetup) -> list[dict[str, Any]]:
     for gpus in setup.gpus:
         for causal in (False, True):
             log.info("bytes: P=%d causal=%s", gpus, causal)
-            common = dict(gpus=gpus, seq=setup.seq, heads=setup.heads, head_dim=setup.head_dim, causal=causal,
-                          dtype=setup.dtype)
+            common = dict(
+                gpus=gpus, seq=setup.seq, heads=setup.heads, head_dim=setup.head_dim, causal=causal, dtype=setup.dtype
+            )
             results = run_check(**common, methods=METHODS)
             u = hybrid_degree(gpus, setup.heads)
             default_u = next((r.get("ulysses_degree") for r in results if r["method"] == "usp"), None)
@@ -79,15 +80,24 @@ def measure(setup: CommSetup) -> list[dict[str, Any]]:
                 rec = {"gpus": gpus, "causal": causal, **r}
                 if "error" not in r:
                     model = predict_bytes_per_rank(
-                        r["method"], gpus=gpus, seq=setup.seq, heads=setup.heads, head_dim=setup.head_dim,
-                        causal=causal, dtype_bytes=dtype_bytes, tile=r["tile"], ulysses_degree=r["ulysses_degree"],
+                        r["method"],
+                        gpus=gpus,
+                        seq=setup.seq,
+                        heads=setup.heads,
+                        head_dim=setup.head_dim,
+                        causal=causal,
+                        dtype_bytes=dtype_bytes,
+                        tile=r["tile"],
+                        ulysses_degree=r["ulysses_degree"],
                     )
                     rec["model_total"] = [int(x) for x in model["total"]]
                     rec["diff_total"] = max(abs(int(m) - int(c)) for m, c in zip(model["total"], r["bytes_per_rank"]))
-                    rec["diff_fwd_sent"] = max(abs(int(m) - int(c)) for m, c in
-                                               zip(model["forward_sent"], r["forward_bytes_sent_per_rank"]))
-                    rec["diff_attached"] = max(abs(int(m) - int(c)) for m, c in
-                                               zip(r["model_bytes_per_rank"], r["bytes_per_rank"]))
+                    rec["diff_fwd_sent"] = max(
+                        abs(int(m) - int(c)) for m, c in zip(model["forward_sent"], r["forward_bytes_sent_per_rank"])
+                    )
+                    rec["diff_attached"] = max(
+                        abs(int(m) - int(c)) for m, c in zip(r["model_bytes_per_rank"], r["bytes_per_rank"])
+                    )
                 records.append(rec)
     return records
 
@@ -100,8 +110,10 @@ def run(*, quick: bool) -> tuple[Section, Section]:
     """Run the real byte counts once and return (group 2 section, group 3 section)."""
     setup = QUICK if quick else FULL
     records = measure(setup)
-    shape = (f"S = {setup.seq} tokens, H = {setup.heads} heads, D = {setup.head_dim}, B = 1, {setup.dtype}, "
-             "forward + backward")
+    shape = (
+        f"S = {setup.seq} tokens, H = {setup.heads} heads, D = {setup.head_dim}, B = 1, {setup.dtype}, "
+        "forward + backward"
+    )
 
     # ---- group 2: bytes per rank (max over ranks), Ring / Mesh --------------------------------------
     rows2, errors, headline = [], [], []
@@ -109,22 +121,48 @@ def run(*, quick: bool) -> tuple[Section, Section]:
         for causal in (False, True):
             recs = [r for r in records if r["gpus"] == gpus and r["causal"] == causal]
             ok = {_label(r): r for r in recs if "error" not in r}
-            errors += [f"P = {gpus}, causal = {causal}: {r['method']} not run: {r['error']}"
-                       for r in recs if "error" in r]
+            errors += [
+                f"P = {gpus}, causal = {causal}: {r['method']} not run: {r['error']}" for r in recs if "error" in r
+            ]
             ring, mesh = max(ok["ring"]["bytes_per_rank"]), max(ok["mesh"]["bytes_per_rank"])
             ratio = ring / mesh
             usp_labels = sorted(k for k in ok if k.startswith("usp"))
             usp = "; ".join(f"{_mb(max(ok[k]['bytes_per_rank']))} ({_layout(ok[k])})" for k in usp_labels) or "-"
             ulysses = _mb(max(ok["ulysses"]["bytes_per_rank"])) if "ulysses" in ok else "not run"
-            rows2.append((str(gpus), "yes" if causal else "no", _layout(ok["mesh"]), _mb(ring), _mb(mesh), ulysses,
-                          usp, fmt_ratio(ratio), fmt_ratio((math.sqrt(gpus) + 1) / 2),
-                          fmt_ratio(6 / 11 * (math.sqrt(gpus) + 1))))
+            rows2.append(
+                (
+                    str(gpus),
+                    "yes" if causal else "no",
+                    _layout(ok["mesh"]),
+                    _mb(ring),
+                    _mb(mesh),
+                    ulysses,
+                    usp,
+                    fmt_ratio(ratio),
+                    fmt_ratio((math.sqrt(gpus) + 1) / 2),
+                    fmt_ratio(6 / 11 * (math.sqrt(gpus) + 1)),
+                )
+            )
             if not causal:
-                headline.append((f"Ring / Mesh bytes per rank, P = {gpus} (paper (sqrt(P)+1)/2)",
-                                 f"{ratio:.2f} ({(math.sqrt(gpus) + 1) / 2:.2f})"))
+                headline.append(
+                    (
+                        f"Ring / Mesh bytes per rank, P = {gpus} (paper (sqrt(P)+1)/2)",
+                        f"{ratio:.2f} ({(math.sqrt(gpus) + 1) / 2:.2f})",
+                    )
+                )
     table2 = Table(
-        headers=("P", "causal", "Mesh tile", "Ring (MB)", "Mesh (MB)", "Ulysses (MB)", "USP (MB, degree)",
-                 "Ring / Mesh", "(sqrt(P)+1)/2", "(6/11)(sqrt(P)+1)"),
+        headers=(
+            "P",
+            "causal",
+            "Mesh tile",
+            "Ring (MB)",
+            "Mesh (MB)",
+            "Ulysses (MB)",
+            "USP (MB, degree)",
+            "Ring / Mesh",
+            "(sqrt(P)+1)/2",
+            "(6/11)(sqrt(P)+1)",
+        ),
         rows=tuple(rows2),
     )
     intro2 = (
@@ -137,9 +175,14 @@ def run(*, quick: bool) -> tuple[Section, Section]:
         "Causal runs use the zigzag layout; bytes do not depend on the mask beyond padding. Ulysses and USP are "
         "listed where the head count allows their degree."
     )
-    section2 = Section(title="2. Per-rank bytes: Mesh vs Ring (real multi-process runs)", intro=intro2,
-                       tables=(table2,), notes=tuple(errors), summary=tuple(headline),
-                       data={"records": records})
+    section2 = Section(
+        title="2. Per-rank bytes: Mesh vs Ring (real multi-process runs)",
+        intro=intro2,
+        tables=(table2,),
+        notes=tuple(errors),
+        summary=tuple(headline),
+        data={"records": records},
+    )
 
     # ---- group 3: model vs counted, every method and P -----------------------------------------------
     rows3, worst = [], 0
@@ -147,12 +190,29 @@ def run(*, quick: bool) -> tuple[Section, Section]:
         if "error" in r:
             continue
         worst = max(worst, r["diff_total"], r["diff_fwd_sent"], r["diff_attached"])
-        rows3.append((str(r["gpus"]), "yes" if r["causal"] else "no", r["method"], _layout(r),
-                      f"{max(r['bytes_per_rank']):,}", f"{max(r['model_total']):,}", str(r["diff_total"]),
-                      str(r["diff_fwd_sent"])))
+        rows3.append(
+            (
+                str(r["gpus"]),
+                "yes" if r["causal"] else "no",
+                r["method"],
+                _layout(r),
+                f"{max(r['bytes_per_rank']):,}",
+                f"{max(r['model_total']):,}",
+                str(r["diff_total"]),
+                str(r["diff_fwd_sent"]),
+            )
+        )
     table3 = Table(
-        headers=("P", "causal", "method", "layout", "counted max bytes/rank", "model max bytes/rank",
-                 "max abs(model - counted), total", "max abs(model - counted), fwd sent"),
+        headers=(
+            "P",
+            "causal",
+            "method",
+            "layout",
+            "counted max bytes/rank",
+            "model max bytes/rank",
+            "max abs(model - counted), total",
+            "max abs(model - counted), fwd sent",
+        ),
         rows=tuple(rows3),
     )
     attached = max((r["diff_attached"] for r in records if "error" not in r), default=0)
@@ -163,7 +223,11 @@ def run(*, quick: bool) -> tuple[Section, Section]:
         "0 means the model is exact to the byte on every rank. (The prediction `run_check` attaches itself was "
         f"compared too: max difference {attached} bytes.)"
     )
-    section3 = Section(title="3. Model vs counted bytes", intro=intro3, tables=(table3,),
-                       summary=((f"max abs(model - counted) bytes over {len(rows3)} runs x ranks", str(worst)),),
-                       data={"records": records, "max_diff": worst})
+    section3 = Section(
+        title="3. Model vs counted bytes",
+        intro=intro3,
+        tables=(table3,),
+        summary=((f"max abs(model - counted) bytes over {len(rows3)} runs x ranks", str(worst)),),
+        data={"records": records, "max_diff": worst},
+    )
     return section2, section3

@@ -20,8 +20,8 @@ from workbench.quantum.quest.batching import NormalizedSet
 from workbench.quantum.quest.checkpoint import SHIPPED, load_checkpoint
 from workbench.quantum.quest.dataset import DatasetSpec, generate
 from workbench.quantum.quest.speed import speed_comparison
-from workbench.quantum.quest.train import metrics_by_device, metrics_by_kind, predict_indices
 from workbench.quantum.quest.study import fidelity_check, targets
+from workbench.quantum.quest.train import metrics_by_device, metrics_by_kind, predict_indices
 
 log = logging.getLogger(__name__)
 PAPER = "paper (abstract): RMSE 0.04, R^2 0.99 random / 0.95 algorithm; >200x faster than simulation"
@@ -37,17 +37,21 @@ def _metric_rows(metric: dict, source: str) -> list[tuple[str, ...]]:
     for model, by_kind in metric.items():
         for kind in ("random", "algorithm", "all") + tuple(k for k in by_kind if "/" in k):
             m = by_kind[kind]
-            rows.append((source, model, kind, str(m["n"]), _f(m["rmse"]), _f(m["mae"]), _f(m["r2"]),
-                         _f(m["spearman"])))
+            rows.append((source, model, kind, str(m["n"]), _f(m["rmse"]), _f(m["mae"]), _f(m["r2"]), _f(m["spearman"])))
     return rows
 
 
 def run(*, quick: bool) -> Section:
     ckpt = load_checkpoint()
     recorded = ckpt.metrics
-    spec = DatasetSpec(random_samples=16 if quick else 400, algorithm_samples=8 if quick else 240,
-                       noise_draws=ckpt.spec.noise_draws, scale_log2_max=ckpt.spec.scale_log2_max,
-                       fidelity_fraction=ckpt.spec.fidelity_fraction, seed=FRESH_SEED)
+    spec = DatasetSpec(
+        random_samples=16 if quick else 400,
+        algorithm_samples=8 if quick else 240,
+        noise_draws=ckpt.spec.noise_draws,
+        scale_log2_max=ckpt.spec.scale_log2_max,
+        fidelity_fraction=ckpt.spec.fidelity_fraction,
+        seed=FRESH_SEED,
+    )
     log.info("quest: fresh held-out set (%d samples)", spec.random_samples + spec.algorithm_samples)
     start = time.perf_counter()
     fresh = generate(spec, workers=2)
@@ -64,28 +68,47 @@ def run(*, quick: bool) -> Section:
 
     metric_table = Table(
         headers=("set", "model", "kind", "n", "RMSE", "MAE", "R^2", "Spearman"),
-        rows=tuple(_metric_rows(recorded, "training run's test split") + _metric_rows(measured, "fresh set (now)")))
+        rows=tuple(_metric_rows(recorded, "training run's test split") + _metric_rows(measured, "fresh set (now)")),
+    )
     target_rows = [(t["target"], _f(t["value"]), "met" if t["met"] else "NOT met") for t in targets(recorded)]
-    target_rows += [(f"{t['target']} (fresh set)", _f(t["value"]), "met" if t["met"] else "NOT met")
-                    for t in targets(measured)]
+    target_rows += [
+        (f"{t['target']} (fresh set)", _f(t["value"]), "met" if t["met"] else "NOT met") for t in targets(measured)
+    ]
     ratio = speed["speedup_like_for_like"]
-    target_rows.append((f"prediction >= {speed['goal']:.0f}x faster than aer, like for like (batched vs batched)",
-                        f"{ratio:.1f}x", "met" if speed["goal_met"] else "NOT met"))
+    target_rows.append(
+        (
+            f"prediction >= {speed['goal']:.0f}x faster than aer, like for like (batched vs batched)",
+            f"{ratio:.1f}x",
+            "met" if speed["goal_met"] else "NOT met",
+        )
+    )
     target_table = Table(headers=("target (issue)", "value", "verdict"), rows=tuple(target_rows))
-    names = {"aer_batched": f"aer batched: shared noise model, one run over the list ({speed['aer_method']})",
-             "aer_batched_density_matrix": "aer batched, density matrix (exact), experiments in parallel",
-             "aer_batched_density_matrix_serial": "aer batched, density matrix (exact), one after another",
-             "aer_batched_statevector_shots": f"aer batched, statevector, {speed['shots']} shots",
-             "aer_single": "aer one circuit per run (shared noise model)",
-             "labelling_single": "aer labelling: noise model per circuit + one run each",
-             "predict_batched": "QuEst: encode + transformer, batched",
-             "predict_single": "QuEst: encode + transformer, one circuit at a time"}
+    names = {
+        "aer_batched": f"aer batched: shared noise model, one run over the list ({speed['aer_method']})",
+        "aer_batched_density_matrix": "aer batched, density matrix (exact), experiments in parallel",
+        "aer_batched_density_matrix_serial": "aer batched, density matrix (exact), one after another",
+        "aer_batched_statevector_shots": f"aer batched, statevector, {speed['shots']} shots",
+        "aer_single": "aer one circuit per run (shared noise model)",
+        "labelling_single": "aer labelling: noise model per circuit + one run each",
+        "predict_batched": "QuEst: encode + transformer, batched",
+        "predict_single": "QuEst: encode + transformer, one circuit at a time",
+    }
     speed_table = Table(
         headers=("pairing (aer path / QuEst path)", "aer ms per circuit", "QuEst ms per circuit", "speed-up"),
-        rows=tuple((p["pairing"], f"{per[p['aer']] * 1e3:.3f}", f"{per[p['quest']] * 1e3:.3f}",
-                    f"{p['speedup']:.1f}x") for p in speed["pairings"])
-        + tuple((f"path: {names[k]}", f"{per[k] * 1e3:.3f}" if k.startswith(("aer", "label")) else "",
-                 f"{per[k] * 1e3:.3f}" if k.startswith("predict") else "", "") for k in names))
+        rows=tuple(
+            (p["pairing"], f"{per[p['aer']] * 1e3:.3f}", f"{per[p['quest']] * 1e3:.3f}", f"{p['speedup']:.1f}x")
+            for p in speed["pairings"]
+        )
+        + tuple(
+            (
+                f"path: {names[k]}",
+                f"{per[k] * 1e3:.3f}" if k.startswith(("aer", "label")) else "",
+                f"{per[k] * 1e3:.3f}" if k.startswith("predict") else "",
+                "",
+            )
+            for k in names
+        ),
+    )
     rank = ckpt.dataset.get("fidelity_check", {})
     fresh_rank = fidelity_check(fresh)
     intro = (
@@ -114,20 +137,31 @@ def run(*, quick: bool) -> Section:
         f"Load average at the end: {load_average()} (2 shared cores).",
     )
     summary = (
-        ("QuEst random circuits RMSE / R^2 (held out)", f"{_f(recorded['transformer']['random']['rmse'])} / "
-                                                        f"{_f(recorded['transformer']['random']['r2'])}"),
+        (
+            "QuEst random circuits RMSE / R^2 (held out)",
+            f"{_f(recorded['transformer']['random']['rmse'])} / {_f(recorded['transformer']['random']['r2'])}",
+        ),
         ("QuEst algorithm circuits R^2 (held out)", _f(recorded["transformer"]["algorithm"]["r2"])),
-        ("QuEst RMSE: transformer / global MLP / Liu MLP (held out, all)",
-         " / ".join(_f(recorded[m]["all"]["rmse"]) for m in ("transformer", "global", "liu"))),
-        ("QuEst ablation: RMSE without the noise node features (held out, all)",
-         _f(recorded["no-noise"]["all"]["rmse"]) if "no-noise" in recorded else "-"),
+        (
+            "QuEst RMSE: transformer / global MLP / Liu MLP (held out, all)",
+            " / ".join(_f(recorded[m]["all"]["rmse"]) for m in ("transformer", "global", "liu")),
+        ),
+        (
+            "QuEst ablation: RMSE without the noise node features (held out, all)",
+            _f(recorded["no-noise"]["all"]["rmse"]) if "no-noise" in recorded else "-",
+        ),
         ("QuEst prediction speed-up vs aer, like for like (batched vs batched)", f"{ratio:.1f}x"),
         ("QuEst prediction speed-up vs aer, one vs one", f"{speed['speedup_one_vs_one']:.1f}x"),
         ("QuEst PST vs fidelity Spearman", _f(rank.get("spearman", float("nan")))),
     )
-    return Section(title="QuEst: circuit reliability prediction vs baselines and vs simulation", intro=intro,
-                   tables=(target_table, metric_table, speed_table), notes=notes, summary=summary,
-                   data={"recorded": recorded, "fresh": measured, "speed": speed})
+    return Section(
+        title="QuEst: circuit reliability prediction vs baselines and vs simulation",
+        intro=intro,
+        tables=(target_table, metric_table, speed_table),
+        notes=notes,
+        summary=summary,
+        data={"recorded": recorded, "fresh": measured, "speed": speed},
+    )
 
 
 if __name__ == "__main__":

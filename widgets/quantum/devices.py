@@ -107,7 +107,9 @@ class DevicesPanel(Panel):
             else:
                 fig.data[2].x = fig.data[2].y = fig.data[3].x = fig.data[3].y = []
         c = view.config
-        figures[0].layout.title.text = (
+        figures[
+            0
+        ].layout.title.text = (
             f"Fidelity vs width: {c.family.upper()} on {c.device}, depth {c.depth}, {c.noise_model} x{c.noise_scale:g}"
         )
 

@@ -21,21 +21,40 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from widgets.base import Panel
+from widgets.quantum.quest_figures import (
+    MODEL_COLORS,
+    MODEL_DASH,
+    MODEL_LABELS,
+    fill_heldout_scatter,
+    fill_training_curves,
+    heldout_scatter_figure,
+    label_colors,
+    training_curves_figure,
+)
 from workbench.quantum.calibration import load_calibration
 from workbench.quantum.quest.net import MODELS
-from workbench.quantum.quest.study import (SCALES, PointKey, QuestView, QuestViewConfig, coupler_errors,
-                                           depth_options, device_choices, device_layout, quest_view, qubit_values,
-                                           simulate_points, width_range)
-from widgets.base import Panel
-from widgets.quantum.quest_figures import (MODEL_COLORS, MODEL_DASH, MODEL_LABELS, fill_heldout_scatter,
-                                         fill_training_curves, heldout_scatter_figure, label_colors,
-                                         training_curves_figure)
+from workbench.quantum.quest.study import (
+    SCALES,
+    PointKey,
+    QuestView,
+    QuestViewConfig,
+    coupler_errors,
+    depth_options,
+    device_choices,
+    device_layout,
+    qubit_values,
+    quest_view,
+    simulate_points,
+    width_range,
+)
 
 EDGE_BINS = 6
 
 
 #: the device map's two colourbars (couplers, qubits) side by side under the map, never over each other
 COLORBAR_BELOW = dict(orientation="h", xanchor="left", y=-0.02, yanchor="top", len=0.42, thickness=12)
+
 
 class QuestPanel(Panel):
     """Device, noise, family, width, depth, seed; predicted PST live, aer on a button; test scatter, training
@@ -50,9 +69,12 @@ class QuestPanel(Panel):
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         self.simulated: dict[PointKey, float] = {}  # points simulated in this panel (shown as aer markers)
         self._depth_memory = {"random": 40, "algorithm": 1}
-        self.simulate_button = W.Button(description="simulate with qiskit-aer", button_style="primary",
-                                        tooltip="density-matrix PST of every point on the curves (memoised)",
-                                        layout=W.Layout(width="220px"))
+        self.simulate_button = W.Button(
+            description="simulate with qiskit-aer",
+            button_style="primary",
+            tooltip="density-matrix PST of every point on the curves (memoised)",
+            layout=W.Layout(width="220px"),
+        )
         self.progress = W.IntProgress(value=0, min=0, max=1, description="aer", layout=W.Layout(width="300px"))
         self.simulate_button.on_click(lambda _: self.simulate())
         family = values.get("family", QuestViewConfig.__dataclass_fields__["family"].default)
@@ -97,48 +119,137 @@ class QuestPanel(Panel):
 
     # ---- figures --------------------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
-        sweep = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
-                              subplot_titles=("vs noise scale (at the chosen width)", "vs width (at the chosen scale)"))
+        sweep = make_subplots(
+            rows=1,
+            cols=2,
+            shared_yaxes=True,
+            horizontal_spacing=0.06,
+            subplot_titles=("vs noise scale (at the chosen width)", "vs width (at the chosen scale)"),
+        )
         for col in (1, 2):
             for m in MODELS:
-                sweep.add_trace(go.Scatter(
-                    x=[], y=[], mode="lines+markers",
-                    name=MODEL_LABELS[m] + (" (predicted)" if m == "transformer" else " (baseline)"),
-                    legendgroup=m, showlegend=col == 1, marker=dict(size=5),
-                    line=dict(color=MODEL_COLORS[m], dash=MODEL_DASH[m], width=3 if m == "transformer" else 2),
-                    hovertemplate="%{x}: predicted PST %{y:.3f}<extra>" + MODEL_LABELS[m] + "</extra>"), row=1, col=col)
-            sweep.add_trace(go.Scatter(x=[], y=[], mode="markers", name="qiskit-aer (simulated)", legendgroup="aer",
-                                       showlegend=col == 1, marker=dict(symbol="x", size=10, color="black"),
-                                       hovertemplate="%{x}: simulated PST %{y:.3f}<extra>qiskit-aer</extra>"),
-                            row=1, col=col)
-            sweep.add_trace(go.Scatter(x=[], y=[], mode="markers", name="current setting", legendgroup="current",
-                                       showlegend=col == 1, hoverinfo="skip",
-                                       marker=dict(symbol="circle-open", size=16, color="#d62728",
-                                                   line=dict(width=2))), row=1, col=col)
-        sweep.update_xaxes(title_text="noise scale (x gate and readout errors)", type="log",
-                           tickvals=list(SCALES), ticktext=[f"{s:g}" for s in SCALES], row=1, col=1)
+                sweep.add_trace(
+                    go.Scatter(
+                        x=[],
+                        y=[],
+                        mode="lines+markers",
+                        name=MODEL_LABELS[m] + (" (predicted)" if m == "transformer" else " (baseline)"),
+                        legendgroup=m,
+                        showlegend=col == 1,
+                        marker=dict(size=5),
+                        line=dict(color=MODEL_COLORS[m], dash=MODEL_DASH[m], width=3 if m == "transformer" else 2),
+                        hovertemplate="%{x}: predicted PST %{y:.3f}<extra>" + MODEL_LABELS[m] + "</extra>",
+                    ),
+                    row=1,
+                    col=col,
+                )
+            sweep.add_trace(
+                go.Scatter(
+                    x=[],
+                    y=[],
+                    mode="markers",
+                    name="qiskit-aer (simulated)",
+                    legendgroup="aer",
+                    showlegend=col == 1,
+                    marker=dict(symbol="x", size=10, color="black"),
+                    hovertemplate="%{x}: simulated PST %{y:.3f}<extra>qiskit-aer</extra>",
+                ),
+                row=1,
+                col=col,
+            )
+            sweep.add_trace(
+                go.Scatter(
+                    x=[],
+                    y=[],
+                    mode="markers",
+                    name="current setting",
+                    legendgroup="current",
+                    showlegend=col == 1,
+                    hoverinfo="skip",
+                    marker=dict(symbol="circle-open", size=16, color="#d62728", line=dict(width=2)),
+                ),
+                row=1,
+                col=col,
+            )
+        sweep.update_xaxes(
+            title_text="noise scale (x gate and readout errors)",
+            type="log",
+            tickvals=list(SCALES),
+            ticktext=[f"{s:g}" for s in SCALES],
+            row=1,
+            col=1,
+        )
         sweep.update_xaxes(title_text="width (qubits)", dtick=1, row=1, col=2)
         sweep.update_yaxes(title_text="PST  P(0...0) after U U^-1", range=[-0.02, 1.04], row=1, col=1)
-        sweep.update_layout(title="Predicted PST", height=420, legend=dict(orientation="h", y=-0.22),
-                            margin=dict(t=80))
+        sweep.update_layout(title="Predicted PST", height=420, legend=dict(orientation="h", y=-0.22), margin=dict(t=80))
 
-        device = go.Figure(layout=dict(height=460, xaxis=dict(visible=False), plot_bgcolor="white",
-                                       yaxis=dict(visible=False, scaleanchor="x"), showlegend=False,
-                                       margin=dict(t=70, l=10, r=10, b=90)))
+        device = go.Figure(
+            layout=dict(
+                height=460,
+                xaxis=dict(visible=False),
+                plot_bgcolor="white",
+                yaxis=dict(visible=False, scaleanchor="x"),
+                showlegend=False,
+                margin=dict(t=70, l=10, r=10, b=90),
+            )
+        )
         for color in pc.sample_colorscale("Reds", [0.3 + 0.7 * i / (EDGE_BINS - 1) for i in range(EDGE_BINS)]):
             device.add_trace(go.Scatter(x=[], y=[], mode="lines", line=dict(color=color, width=7), hoverinfo="skip"))
-        device.add_trace(go.Scatter(x=[], y=[], mode="lines", line=dict(color="black", width=2.5), hoverinfo="skip",
-                                    name="used by the circuit's two-qubit gates"))
-        device.add_trace(go.Scatter(x=[], y=[], mode="markers", hovertemplate="%{text}<extra></extra>", text=[],
-                                    marker=dict(size=9, color=[], colorscale="Reds", symbol="diamond", colorbar=dict(
-                                        title=dict(text="2q error", side="top"), **COLORBAR_BELOW, x=0))))
-        device.add_trace(go.Scatter(x=[], y=[], mode="markers+text", text=[], hovertext=[], hoverinfo="text",
-                                    textfont=dict(size=10),
-                                    marker=dict(size=24, color=[], line=dict(color="#333", width=1), colorbar=dict(
-                                        title=dict(text="", side="top"), **COLORBAR_BELOW, x=0.55))))
-        device.add_trace(go.Scatter(x=[], y=[], mode="markers+text", text=[], textposition="top center",
-                                    hoverinfo="skip", textfont=dict(size=11, color="black"),
-                                    marker=dict(symbol="circle-open", size=34, color="black", line=dict(width=3))))
+        device.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="lines",
+                line=dict(color="black", width=2.5),
+                hoverinfo="skip",
+                name="used by the circuit's two-qubit gates",
+            )
+        )
+        device.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="markers",
+                hovertemplate="%{text}<extra></extra>",
+                text=[],
+                marker=dict(
+                    size=9,
+                    color=[],
+                    colorscale="Reds",
+                    symbol="diamond",
+                    colorbar=dict(title=dict(text="2q error", side="top"), **COLORBAR_BELOW, x=0),
+                ),
+            )
+        )
+        device.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="markers+text",
+                text=[],
+                hovertext=[],
+                hoverinfo="text",
+                textfont=dict(size=10),
+                marker=dict(
+                    size=24,
+                    color=[],
+                    line=dict(color="#333", width=1),
+                    colorbar=dict(title=dict(text="", side="top"), **COLORBAR_BELOW, x=0.55),
+                ),
+            )
+        )
+        device.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="markers+text",
+                text=[],
+                textposition="top center",
+                hoverinfo="skip",
+                textfont=dict(size=11, color="black"),
+                marker=dict(symbol="circle-open", size=34, color="black", line=dict(width=3)),
+            )
+        )
         return [sweep, heldout_scatter_figure(), training_curves_figure(), device]
 
     def compute(self, values: dict[str, Any]) -> QuestView:
@@ -148,8 +259,9 @@ class QuestPanel(Panel):
         sweep, scatter, curves, device = figures
         c = view.config
         per_col = len(MODELS) + 2
-        for col, (xs, preds, keys) in enumerate(((view.scales, view.by_scale, view.scale_keys),
-                                                 (view.widths, view.by_width, view.width_keys))):
+        for col, (xs, preds, keys) in enumerate(
+            ((view.scales, view.by_scale, view.scale_keys), (view.widths, view.by_width, view.width_keys))
+        ):
             for i, m in enumerate(MODELS):
                 sweep.data[col * per_col + i].x, sweep.data[col * per_col + i].y = list(xs), preds[m].tolist()
             done = [(x, self.simulated[k]) for x, k in zip(xs, keys) if k in self.simulated]
@@ -160,8 +272,10 @@ class QuestPanel(Panel):
         noise = "calibrated" if c.noise_model == "calibrated" else f"randomized draw (seed {c.seed})"
         name = c.family.upper() if c.family != "random" else "a random circuit"
         depth = "" if c.family == "random" else f"depth {c.depth}, "
-        sweep.layout.title.text = (f"Predicted PST of {name} (width {c.width}, {depth}{view.placement.gates} gates) "
-                                   f"on {c.device}, {noise} noise x{c.noise_scale:g}")
+        sweep.layout.title.text = (
+            f"Predicted PST of {name} (width {c.width}, {depth}{view.placement.gates} gates) "
+            f"on {c.device}, {noise} noise x{c.noise_scale:g}"
+        )
         fill_heldout_scatter(scatter, view.checkpoint, highlight=c.family)
         fill_training_curves(curves, view.checkpoint)
         self._draw_device(device, view, values)
@@ -191,8 +305,11 @@ class QuestPanel(Panel):
         mids.y = [(pos[a, 1] + pos[b, 1]) / 2 for a, b in pairs]
         mids.text = [f"Q{a}-Q{b}: two-qubit gate error {e:.2e}" for (a, b), e in zip(pairs, err)]
         mids.marker.color, mids.marker.cmin, mids.marker.cmax = log_err.tolist(), lo, hi
-        ticks = [t for t in (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2, 0.5, 1.0)
-                 if lo - 0.05 <= math.log10(t) <= hi + 0.05]
+        ticks = [
+            t
+            for t in (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2, 0.5, 1.0)
+            if lo - 0.05 <= math.log10(t) <= hi + 0.05
+        ]
         mids.marker.colorbar.tickvals = [math.log10(t) for t in ticks]
         mids.marker.colorbar.ticktext = [f"{t:g}" for t in ticks]
         size = 26 if cal.num_qubits <= 7 else 20 if cal.num_qubits <= 16 else 16 if cal.num_qubits <= 28 else 9
@@ -205,7 +322,9 @@ class QuestPanel(Panel):
         nodes.hovertext = [
             f"Q{q}: T1 {cal.t1[q] * 1e6:.0f} us, T2 {cal.t2[q] * 1e6:.0f} us<br>"
             f"readout P(1|0) {cal.readout_p01[q]:.3f}, P(0|1) {cal.readout_p10[q]:.3f}<br>sx error {sx.get(q, 0.0):.2e}"
-            + (f"<br><b>circuit qubit {wire[q]}</b>" if q in wire else "") for q in range(cal.num_qubits)]
+            + (f"<br><b>circuit qubit {wire[q]}</b>" if q in wire else "")
+            for q in range(cal.num_qubits)
+        ]
         shade = qubit_values(cal, values["qubit_color"])
         scale, title = ("Viridis", "T1 (us)") if values["qubit_color"] == "T1" else ("YlOrRd", "readout error")
         nodes.marker.color, nodes.marker.colorscale, nodes.marker.colorbar.title.text = shade, scale, title
@@ -215,15 +334,19 @@ class QuestPanel(Panel):
         rings.marker.size, rings.marker.line.width = size + 10, 3 if size > 9 else 2
         rings.text = [f"c{i}" for i in range(len(placed.physical))]
         noise = "as calibrated" if c.noise_model == "calibrated" else f"randomized draw, seed {c.seed}"
-        fig.layout.title.text = (f"{c.device} ({noise}, errors x{c.noise_scale:g}): qubits by {values['qubit_color']}, "
-                                 f"couplers by two-qubit gate error;<br>circled: qubits c0..c{len(placed.physical) - 1} of the "
-                                 "circuit, black: its two-qubit couplers")
+        fig.layout.title.text = (
+            f"{c.device} ({noise}, errors x{c.noise_scale:g}): qubits by {values['qubit_color']}, "
+            f"couplers by two-qubit gate error;<br>circled: qubits c0..c{len(placed.physical) - 1} of the "
+            "circuit, black: its two-qubit couplers"
+        )
 
     def notes(self, view: QuestView, values: dict[str, Any]) -> str:
         c, p, now = view.config, view.placement, view.current
-        text = (f"{c.family} width {c.width} on qubits {list(p.physical)} of {c.device}: {p.gates} gates ({p.cx} two-qubit); "
-                f"predicted PST <b>{now['transformer']:.3f}</b> (global MLP {now['global']:.3f}, Liu MLP "
-                f"{now['liu']:.3f})")
+        text = (
+            f"{c.family} width {c.width} on qubits {list(p.physical)} of {c.device}: {p.gates} gates ({p.cx} two-qubit); "
+            f"predicted PST <b>{now['transformer']:.3f}</b> (global MLP {now['global']:.3f}, Liu MLP "
+            f"{now['liu']:.3f})"
+        )
         if view.current_key in self.simulated:
             text += f"; qiskit-aer <b>{self.simulated[view.current_key]:.3f}</b>"
         n, rmse = view.rmse_vs(self.simulated)
@@ -231,8 +354,10 @@ class QuestPanel(Panel):
             text += f" &middot; transformer RMSE vs aer on {n} points: <b>{rmse:.3f}</b>"
         largest = max(view.checkpoint.test.get("gates", [0]) or [0])
         if p.gates > largest:
-            text += (f' &middot; <span style="color:#b35900">{p.gates} gates: beyond the test set\'s largest circuit '
-                     f"({largest} gates), an extrapolation</span>")
+            text += (
+                f' &middot; <span style="color:#b35900">{p.gates} gates: beyond the test set\'s largest circuit '
+                f"({largest} gates), an extrapolation</span>"
+            )
         return text
 
     # ---- aer on demand ----------------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ def test_merge_is_order_independent() -> None:
     """Merging the partials of 5 key blocks in every order gives the same result as one softmax."""
     q, k, v, _ = _inputs((2, 2, 7, 4), (2, 2, 20, 4), torch.float64, seed=3)
     q, k, v = q.detach(), k.detach(), v.detach()
-    blocks = [block_attn_forward(q, k[:, :, s:s + 4], v[:, :, s:s + 4], scale=0.5) for s in range(0, 20, 4)]
+    blocks = [block_attn_forward(q, k[:, :, s : s + 4], v[:, :, s : s + 4], scale=0.5) for s in range(0, 20, 4)]
     full_out, full_lse = block_attn_forward(q, k, v, scale=0.5)
     for perm in itertools.islice(itertools.permutations(range(5)), 0, 120, 7):
         out, lse = blocks[perm[0]]
@@ -100,17 +100,26 @@ def test_block_backward_matches_autograd_of_one_block() -> None:
     mask[:, 0] = True
     out, lse = block_attn_forward(q, k, v, scale=0.7, mask=mask)
     ref = torch.autograd.grad(out, (q, k, v), dout)
-    mine = block_attn_backward(dout, q.detach(), k.detach(), v.detach(), out.detach(), lse.detach(), scale=0.7, mask=mask)
+    mine = block_attn_backward(
+        dout, q.detach(), k.detach(), v.detach(), out.detach(), lse.detach(), scale=0.7, mask=mask
+    )
     for g, r in zip(mine, ref):
         assert (g - r).abs().max().item() <= 1e-12
 
 
-@pytest.mark.parametrize("kwargs, error, message", [
-    ({"dtype": torch.float16}, ValueError, r"q.dtype=torch.float16 is not supported: valid dtypes are float32, float64"),
-    ({"block_size": 0}, ValueError, r"block_size=0 is out of range: valid range is >= 1"),
-    ({"shape_k": (1, 3, 5, 4)}, ValueError, r"batch, heads and head_dim must match"),
-    ({"shape_q": (3, 5, 4)}, ValueError, r"q has shape \(3, 5, 4\): expected 4 dims \[B, H, S, D\]"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (
+            {"dtype": torch.float16},
+            ValueError,
+            r"q.dtype=torch.float16 is not supported: valid dtypes are float32, float64",
+        ),
+        ({"block_size": 0}, ValueError, r"block_size=0 is out of range: valid range is >= 1"),
+        ({"shape_k": (1, 3, 5, 4)}, ValueError, r"batch, heads and head_dim must match"),
+        ({"shape_q": (3, 5, 4)}, ValueError, r"q has shape \(3, 5, 4\): expected 4 dims \[B, H, S, D\]"),
+    ],
+)
 def test_bad_inputs(kwargs, error, message) -> None:
     shape_q = kwargs.get("shape_q", (1, 2, 5, 4))
     shape_k = kwargs.get("shape_k", (1, 2, 5, 4))

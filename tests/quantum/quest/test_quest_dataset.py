@@ -11,10 +11,9 @@ import torch
 
 from workbench.quantum.calibration import load_calibration
 from workbench.quantum.quest.algorithms import ALGORITHMS, algorithm_circuit
-from workbench.quantum.quest.dataset import (FAMILIES, DatasetSpec, connected_qubits, generate, load_or_generate,
-                                             _jobs)
-from workbench.quantum.quest.train import split_by_group
+from workbench.quantum.quest.dataset import FAMILIES, DatasetSpec, _jobs, connected_qubits, generate, load_or_generate
 from workbench.quantum.quest.study import dataset_summary
+from workbench.quantum.quest.train import split_by_group
 
 TINY = DatasetSpec(random_samples=10, algorithm_samples=6, noise_draws=3, fidelity_fraction=1.0, seed=3)
 

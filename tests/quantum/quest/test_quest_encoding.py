@@ -11,8 +11,8 @@ from qiskit.circuit.library import CZGate, ECRGate
 from qiskit.converters import circuit_to_dag
 
 from workbench.quantum import channels as ch
-from workbench.quantum.circuits import random_device_circuit
 from workbench.quantum.calibration import calibration_subset, load_calibration
+from workbench.quantum.circuits import random_device_circuit
 from workbench.quantum.quest.encoding import LIU_FEATURES, MAX_QUBITS, NODE_FEATURES, encode
 
 
@@ -23,8 +23,9 @@ def lima():
 
 def _relax_infidelity(cal, qubits, duration):
     """Reference: 1 - average gate fidelity of the workbench's thermal-relaxation superoperator."""
-    sup = ch.tensor_superops([ch.thermal_relaxation_superop(cal.t1[q], min(cal.t2[q], 2 * cal.t1[q]), duration)
-                              for q in qubits])
+    sup = ch.tensor_superops(
+        [ch.thermal_relaxation_superop(cal.t1[q], min(cal.t2[q], 2 * cal.t1[q]), duration) for q in qubits]
+    )
     return 1 - ch.average_gate_fidelity(sup)
 
 
@@ -40,9 +41,13 @@ def test_two_gate_circuit_features(lima):
     r_sx, r_cx = _relax_infidelity(lima, (2,), sx.duration), _relax_infidelity(lima, (2, 1), cx.duration)
     expected = np.zeros((6, 29))
     rows = [  # type, wires, qubit a, qubit b, gate error, duration, relaxation infidelity
-        (0, [0], 2, None, 0.0, 0.0, 0.0), (0, [1], 1, None, 0.0, 0.0, 0.0),
-        (4, [0], 2, None, sx.error, sx.duration, r_sx), (5, [0, 1], 2, 1, cx.error, cx.duration, r_cx),
-        (1, [0], 2, None, 0.0, 0.0, 0.0), (1, [1], 1, None, 0.0, 0.0, 0.0)]
+        (0, [0], 2, None, 0.0, 0.0, 0.0),
+        (0, [1], 1, None, 0.0, 0.0, 0.0),
+        (4, [0], 2, None, sx.error, sx.duration, r_sx),
+        (5, [0, 1], 2, 1, cx.error, cx.duration, r_cx),
+        (1, [0], 2, None, 0.0, 0.0, 0.0),
+        (1, [1], 1, None, 0.0, 0.0, 0.0),
+    ]
     for i, (kind, wires, a, b, err, duration, relax) in enumerate(rows):
         expected[i, kind] = 1
         expected[i, [8 + w for w in wires]] = 1

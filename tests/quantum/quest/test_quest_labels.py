@@ -11,8 +11,8 @@ from qiskit.quantum_info import state_fidelity as qiskit_fidelity
 
 from workbench.quantum import density_matrix, probabilities
 from workbench.quantum.aer import aer_counts
-from workbench.quantum.circuits import random_device_circuit
 from workbench.quantum.calibration import calibration_subset, load_calibration
+from workbench.quantum.circuits import random_device_circuit
 from workbench.quantum.noise import NoiseSpec
 from workbench.quantum.quest.labels import echo_circuit, effective_calibration, noise_model, pst, state_fidelity
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from workbench.quantum.circuits import random_device_circuit
 from workbench.quantum.calibration import calibration_subset, load_calibration
+from workbench.quantum.circuits import random_device_circuit
 from workbench.quantum.quest.batching import NormalizedSet, Normalizer, graphs_batch
 from workbench.quantum.quest.dataset import QuestDataset
 from workbench.quantum.quest.encoding import encode
@@ -59,9 +59,24 @@ def _tiny_rows(count: int, seed: int = 0) -> list[dict]:
         qc = random_device_circuit(3, int(rng.integers(5, 60)), cal.coupling_map, rng)
         graph = encode(qc, cal)
         label = float(np.exp(-0.01 * graph.globals[5] - 0.002 * graph.globals[0]))  # a smooth target
-        rows.append({"graph": graph, "pst": label, "fidelity": math.nan, "kind": 0, "family": 0,
-                     "device": "fake_lima", "width": 3, "gates": int(graph.globals[2:6].sum()), "scale": 1.0,
-                     "group": i, "structure": i, "noise": i, "device_kind": 0, "unseen": 0})
+        rows.append(
+            {
+                "graph": graph,
+                "pst": label,
+                "fidelity": math.nan,
+                "kind": 0,
+                "family": 0,
+                "device": "fake_lima",
+                "width": 3,
+                "gates": int(graph.globals[2:6].sum()),
+                "scale": 1.0,
+                "group": i,
+                "structure": i,
+                "noise": i,
+                "device_kind": 0,
+                "unseen": 0,
+            }
+        )
     return rows
 
 

@@ -9,14 +9,14 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from widgets.quantum.quest import EDGE_BINS, QuestPanel
+from workbench.quantum.quest import study as quest_study
 from workbench.quantum.quest.algorithms import algorithm_circuit
 from workbench.quantum.quest.checkpoint import load_checkpoint
 from workbench.quantum.quest.dataset import FAMILIES, GATE_COUNTS
 from workbench.quantum.quest.net import MODELS
-from workbench.quantum.quest import study as quest_study
 from workbench.quantum.quest.predict import place, predict_pst, simulate_pst
 from workbench.quantum.quest.study import MIRROR_REPS, SCALES
-from widgets.quantum.quest import EDGE_BINS, QuestPanel
 
 CHECKPOINT = ""  # the shipped checkpoint (workbench/quantum/quest/checkpoints/quest.pt)
 
@@ -66,10 +66,20 @@ def test_panel_draws_the_checkpoint_numbers(panel, ckpt):
     assert "predicted PST" in panel.status.value
 
 
-@pytest.mark.parametrize("start, name, value", [
-    ({}, "noise_scale", 2.0), ({}, "width", 2), ({}, "depth", 2), ({}, "family", "random"),
-    ({}, "noise_model", "randomized"), ({"noise_model": "randomized"}, "seed", 7), ({}, "qubit_color", "T1"),
-    ({}, "device", "fake_jakarta"), ({"family": "random", "depth": 20}, "depth", 60)])
+@pytest.mark.parametrize(
+    "start, name, value",
+    [
+        ({}, "noise_scale", 2.0),
+        ({}, "width", 2),
+        ({}, "depth", 2),
+        ({}, "family", "random"),
+        ({}, "noise_model", "randomized"),
+        ({"noise_model": "randomized"}, "seed", 7),
+        ({}, "qubit_color", "T1"),
+        ({}, "device", "fake_jakarta"),
+        ({"family": "random", "depth": 20}, "depth", 60),
+    ],
+)
 def test_every_control_changes_figure_data(start, name, value):
     panel = make(**{"device": "fake_lima", "family": "ghz", "width": 3, "depth": 1, **start})
     before = snapshot(panel)
@@ -121,16 +131,25 @@ def test_simulate_button_fills_the_aer_traces_and_they_agree(monkeypatch):
     assert len(sweep.data[3].x) == len(SCALES) and panel.error is None
 
 
-@pytest.mark.parametrize("values, message", [
-    (dict(device="fake_jakarta", family="grover", width=6),
-     "width=6 is out of range for family='grover' on fake_jakarta: valid widths are 2..5 (Grover's "
-     "multi-controlled gates grow too fast past 5 qubits)"),
-    (dict(device="fake_lima", family="ghz", width=6),
-     "width=6 is out of range for family='ghz' on fake_lima: valid widths are 2..5 (fake_lima has 5 qubits)"),
-    (dict(device="fake_lima", family="qft", width=2, depth=40),
-     "depth=40 is out of range for family='qft': valid mirror repetitions are 1..6 (depth counts gates only "
-     "for random circuits)"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (
+            dict(device="fake_jakarta", family="grover", width=6),
+            "width=6 is out of range for family='grover' on fake_jakarta: valid widths are 2..5 (Grover's "
+            "multi-controlled gates grow too fast past 5 qubits)",
+        ),
+        (
+            dict(device="fake_lima", family="ghz", width=6),
+            "width=6 is out of range for family='ghz' on fake_lima: valid widths are 2..5 (fake_lima has 5 qubits)",
+        ),
+        (
+            dict(device="fake_lima", family="qft", width=2, depth=40),
+            "depth=40 is out of range for family='qft': valid mirror repetitions are 1..6 (depth counts gates only "
+            "for random circuits)",
+        ),
+    ],
+)
 def test_bad_combination_shows_in_status_line(values, message):
     panel = make(**values)  # no exception: the message goes to the status line
     assert panel.error == message

@@ -32,28 +32,68 @@ def workdir(tmp_path_factory) -> Path:
 # groups, devices by kind and the per-device-kind metrics added by issue 11
 METRIC = {"n": "int", "rmse": "float", "mae": "float", "r2": "float", "spearman": "float"}
 DEVICE_METRICS = {f"{k}/{s}": METRIC for k in ("cx", "ecr", "cz", "all") for s in ("seen", "unseen")}
-METRICS = {m: {"all": METRIC, "random": METRIC, "algorithm": METRIC, **DEVICE_METRICS}
-           for m in ("transformer", "global", "liu", "no-noise")}
+METRICS = {
+    m: {"all": METRIC, "random": METRIC, "algorithm": METRIC, **DEVICE_METRICS}
+    for m in ("transformer", "global", "liu", "no-noise")
+}
 TARGETS = [{"target": "str", "value": "float", "met": "bool"}]
-DATASET = {"samples": "int", "by_kind": {"random": "int", "algorithm": "int"}, "by_family": None, "circuits": "int",
-           "groups": "int", "by_device_kind": {"cx": "int", "ecr": "int", "cz": "int"}, "unseen_device_samples": "int",
-           "pst": {"min": "float", "mean": "float", "max": "float"},
-           "fidelity_check": {"n": "int", "spearman": "float", "pearson": "float"},
-           "path": "str", "cached": "bool", "seconds": "float"}
-TRAINING = {m: {"epochs": "int", "best_epoch": "int", "seconds": "float", "best_val_rmse": "float"}
-            for m in ("transformer", "global", "liu", "no-noise")}
+DATASET = {
+    "samples": "int",
+    "by_kind": {"random": "int", "algorithm": "int"},
+    "by_family": None,
+    "circuits": "int",
+    "groups": "int",
+    "by_device_kind": {"cx": "int", "ecr": "int", "cz": "int"},
+    "unseen_device_samples": "int",
+    "pst": {"min": "float", "mean": "float", "max": "float"},
+    "fidelity_check": {"n": "int", "spearman": "float", "pearson": "float"},
+    "path": "str",
+    "cached": "bool",
+    "seconds": "float",
+}
+TRAINING = {
+    m: {"epochs": "int", "best_epoch": "int", "seconds": "float", "best_val_rmse": "float"}
+    for m in ("transformer", "global", "liu", "no-noise")
+}
 SCHEMA = {
     "generate": {"technique": "str", "mode": "str", "dataset": DATASET},
-    "train": {"technique": "str", "mode": "str", "dataset": DATASET, "checkpoint": "str", "command": "str",
-              "training": TRAINING, "metrics": METRICS, "targets": TARGETS},
-    "evaluate": {"technique": "str", "mode": "str", "checkpoint": "str", "dataset": DATASET, "metrics": METRICS,
-                 "targets": TARGETS, "speed": None},
-    "predict": {"technique": "str", "mode": "str", "qasm": "str", "device": "str", "noise_scale": "float",
-                "physical_qubits": ["int"], "gates": "int", "predicted_pst": "float",
-                "baselines": {"global": "float", "liu": "float"}, "seconds": {"predict": "float"}},
+    "train": {
+        "technique": "str",
+        "mode": "str",
+        "dataset": DATASET,
+        "checkpoint": "str",
+        "command": "str",
+        "training": TRAINING,
+        "metrics": METRICS,
+        "targets": TARGETS,
+    },
+    "evaluate": {
+        "technique": "str",
+        "mode": "str",
+        "checkpoint": "str",
+        "dataset": DATASET,
+        "metrics": METRICS,
+        "targets": TARGETS,
+        "speed": None,
+    },
+    "predict": {
+        "technique": "str",
+        "mode": "str",
+        "qasm": "str",
+        "device": "str",
+        "noise_scale": "float",
+        "physical_qubits": ["int"],
+        "gates": "int",
+        "predicted_pst": "float",
+        "baselines": {"global": "float", "liu": "float"},
+        "seconds": {"predict": "float"},
+    },
 }
-SCHEMA["predict_simulate"] = {**{k: v for k, v in SCHEMA["predict"].items() if k != "seconds"},
-                              "simulated_pst": "float", "seconds": {"predict": "float", "simulate": "float"}}
+SCHEMA["predict_simulate"] = {
+    **{k: v for k, v in SCHEMA["predict"].items() if k != "seconds"},
+    "simulated_pst": "float",
+    "seconds": {"predict": "float", "simulate": "float"},
+}
 
 
 def assert_schema(out: dict, mode: str) -> None:
@@ -68,7 +108,8 @@ def assert_schema(out: dict, mode: str) -> None:
     if "dataset" in expected:
         assert list(tree["dataset"]) == list(DATASET)
         assert {k: v for k, v in tree["dataset"].items() if k != "by_family"} == {
-            k: v for k, v in DATASET.items() if k != "by_family"}
+            k: v for k, v in DATASET.items() if k != "by_family"
+        }
     assert json.dumps(json.loads(json.dumps(out))) == json.dumps(out)  # NaN metrics stay NaN
 
 
@@ -77,8 +118,19 @@ def trained(workdir) -> Path:
     mp = pytest.MonkeyPatch()
     mp.setenv("WORKBENCH_CACHE", str(workdir / "cache"))
     ckpt = workdir / "ck.pt"
-    result = run(QuestConfig.from_dict({"mode": "train", "random_samples": 24, "algorithm_samples": 8,
-                                        "noise_draws": 4, "workers": 1, "epochs": 15, "checkpoint": str(ckpt)}))
+    result = run(
+        QuestConfig.from_dict(
+            {
+                "mode": "train",
+                "random_samples": 24,
+                "algorithm_samples": 8,
+                "noise_draws": 4,
+                "workers": 1,
+                "epochs": 15,
+                "checkpoint": str(ckpt),
+            }
+        )
+    )
     mp.undo()
     assert_schema(result.to_json(), "train")
     return ckpt
@@ -105,8 +157,10 @@ def test_train_then_evaluate(trained, workdir, capsys, monkeypatch):
     assert set(ckpt.models) == {"transformer", "global", "liu", "no-noise"}
     assert "--checkpoint" in ckpt.command and "--random-samples 24" in ckpt.command
     assert len(ckpt.test["pst"]) == len(ckpt.test["pred_transformer"]) > 0
-    assert main(["run", "quest", "--mode", "evaluate", "--checkpoint", str(trained), "--speed-circuits", "4",
-                 "--json"]) == 0
+    assert (
+        main(["run", "quest", "--mode", "evaluate", "--checkpoint", str(trained), "--speed-circuits", "4", "--json"])
+        == 0
+    )
     out = _json(capsys)
     assert_schema(out, "evaluate")
     assert out["dataset"]["cached"] is True  # the training run cached it
@@ -124,8 +178,25 @@ def test_predict_qasm2_and_qasm3_with_simulation(trained, tmp_path, capsys):
     for text, device, width in ((GHZ2, "fake_jakarta", 3), (BELL3, "fake_lima", 2)):
         path = tmp_path / "c.qasm"
         path.write_text(text)
-        assert main(["run", "quest", "--mode", "predict", "--qasm", str(path), "--device", device, "--simulate",
-                     "--checkpoint", str(trained), "--json"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "quest",
+                    "--mode",
+                    "predict",
+                    "--qasm",
+                    str(path),
+                    "--device",
+                    device,
+                    "--simulate",
+                    "--checkpoint",
+                    str(trained),
+                    "--json",
+                ]
+            )
+            == 0
+        )
         out = _json(capsys)
         assert_schema(out, "predict_simulate")
         assert isinstance(out["predicted_pst"], float) and set(out["baselines"]) == {"global", "liu"}
@@ -135,14 +206,20 @@ def test_predict_qasm2_and_qasm3_with_simulation(trained, tmp_path, capsys):
         assert 0.5 < out["simulated_pst"] < 1
 
 
-@pytest.mark.parametrize("text,args,message", [
-    ('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\nfoo q[0];\n', [], "not a valid OpenQASM 2 program"),
-    ("OPENQASM 3.0;\nqubit[2] q;\nbogus q[0];\n", [], "not a valid OpenQASM 3 program"),
-    ('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[6];\nh q[5];\n', ["--device", "fake_lima"],
-     "6 qubits but device fake_lima has 5"),
-    (GHZ2, ["--device", "fake_cairo"], "device='fake_cairo' is not allowed: valid values are one of"),
-    (GHZ2, ["--device", "fake_burlington"], "device='fake_burlington' is not allowed: valid values are one of"),
-])
+@pytest.mark.parametrize(
+    "text,args,message",
+    [
+        ('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\nfoo q[0];\n', [], "not a valid OpenQASM 2 program"),
+        ("OPENQASM 3.0;\nqubit[2] q;\nbogus q[0];\n", [], "not a valid OpenQASM 3 program"),
+        (
+            'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[6];\nh q[5];\n',
+            ["--device", "fake_lima"],
+            "6 qubits but device fake_lima has 5",
+        ),
+        (GHZ2, ["--device", "fake_cairo"], "device='fake_cairo' is not allowed: valid values are one of"),
+        (GHZ2, ["--device", "fake_burlington"], "device='fake_burlington' is not allowed: valid values are one of"),
+    ],
+)
 def test_predict_errors_exit_2(trained, tmp_path, capsys, text, args, message):
     path = tmp_path / "bad.qasm"
     path.write_text(text)
@@ -162,8 +239,21 @@ def test_config_errors(capsys):
 
 
 def test_error_in_fresh_process_has_no_traceback():
-    proc = subprocess.run([sys.executable, "-m", "workbench.cli", "run", "quest", "--mode", "predict", "--qasm",
-                           "OPENQASM 2.0; qreg q[1]; zz q[0];"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workbench.cli",
+            "run",
+            "quest",
+            "--mode",
+            "predict",
+            "--qasm",
+            "OPENQASM 2.0; qreg q[1]; zz q[0];",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "error:" in proc.stderr
 
 
@@ -203,8 +293,13 @@ def test_qasm_readers_refuse_binary_files_and_find_the_version_past_comments(tmp
     assert read_qasm(repo / "examples" / "ghz3.qasm").count_ops() == {"cx": 2, "h": 1}
 
 
-@pytest.mark.parametrize("device, message", [("fake_cairo", "has 2 of cx, ecr, cz among its basis gates"),
-                                             ("fake_burlington", "has no rz, x, sx among its basis gates")])
+@pytest.mark.parametrize(
+    "device, message",
+    [
+        ("fake_cairo", "has 2 of cx, ecr, cz among its basis gates"),
+        ("fake_burlington", "has no rz, x, sx among its basis gates"),
+    ],
+)
 def test_library_names_the_gates_a_device_lacks(device, message):
     """The CLI refuses these devices by the config's choices (which `--help` lists); the library says why."""
     from workbench.quantum.quest.config import quest_devices
@@ -215,8 +310,16 @@ def test_library_names_the_gates_a_device_lacks(device, message):
         check_device(device)
 
 
-@pytest.mark.parametrize("device, gate", [("fake_sherbrooke", "ecr"), ("fake_torino", "cz"), ("fake_fez", "cz"),
-                                          ("fake_brisbane", "ecr"), ("fake_toronto", "cx")])
+@pytest.mark.parametrize(
+    "device, gate",
+    [
+        ("fake_sherbrooke", "ecr"),
+        ("fake_torino", "cz"),
+        ("fake_fez", "cz"),
+        ("fake_brisbane", "ecr"),
+        ("fake_toronto", "cx"),
+    ],
+)
 def test_todays_devices_predict(device, gate):
     """Eagle (ecr) and Heron (cz) devices of 127-156 qubits, and a 27-qubit Falcon: a 4-qubit QFT lands on a few
     of their qubits, in their basis, and the shipped checkpoint predicts a PST near aer's."""
@@ -245,7 +348,10 @@ def test_a_circuit_already_on_the_device_is_not_transpiled_again():
     placed = place(qc, "fake_lima")
     assert placed.physical == (3, 4)
     assert [(i.name, [placed.circuit.find_bit(q).index for q in i.qubits]) for i in placed.circuit.data] == [
-        ("sx", [0]), ("cx", [0, 1]), ("rz", [1])]
+        ("sx", [0]),
+        ("cx", [0, 1]),
+        ("rz", [1]),
+    ]
     h = QuantumCircuit(5)
     h.h(0)
     assert not on_device(h, "fake_lima")

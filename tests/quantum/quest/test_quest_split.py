@@ -15,8 +15,9 @@ from workbench.quantum.quest.train import skeleton_keys, split_by_group
 
 # 36 algorithm circuits cycle through the 34 (family, width) pairs: GHZ-2 and GHZ-3 come twice, and the
 # deterministic families (GHZ) repeat gate for gate; unseen devices on a third of the jobs
-SPEC = DatasetSpec(random_samples=24, algorithm_samples=72, noise_draws=2, fidelity_fraction=0.0,
-                   unseen_fraction=0.3, seed=8)
+SPEC = DatasetSpec(
+    random_samples=24, algorithm_samples=72, noise_draws=2, fidelity_fraction=0.0, unseen_fraction=0.3, seed=8
+)
 
 
 @pytest.fixture(scope="module")

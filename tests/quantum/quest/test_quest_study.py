@@ -18,9 +18,23 @@ from workbench.quantum.quest.checkpoint import load_checkpoint
 from workbench.quantum.quest.dataset import GATE_COUNTS
 from workbench.quantum.quest.net import MODELS
 from workbench.quantum.quest.predict import place, predict_pst, simulate_pst
-from workbench.quantum.quest.study import (MIRROR_REPS, SCALES, PointKey, QuestViewConfig, clear_caches,
-                                           coupler_errors, depth_options, device_choices, device_layout,
-                                           placement, point, quest_view, qubit_values, simulate_points, width_range)
+from workbench.quantum.quest.study import (
+    MIRROR_REPS,
+    SCALES,
+    PointKey,
+    QuestViewConfig,
+    clear_caches,
+    coupler_errors,
+    depth_options,
+    device_choices,
+    device_layout,
+    placement,
+    point,
+    qubit_values,
+    quest_view,
+    simulate_points,
+    width_range,
+)
 
 
 @pytest.fixture(scope="module")
@@ -90,28 +104,47 @@ def test_simulated_points_match_aer_and_are_memoised(monkeypatch):
     assert view.rmse_vs({})[0] == 0
 
 
-@pytest.mark.parametrize("values, message", [
-    (dict(device="fake_jakarta", family="grover", width=6),
-     "width=6 is out of range for family='grover' on fake_jakarta: valid widths are 2..5 (Grover's "
-     "multi-controlled gates grow too fast past 5 qubits)"),
-    (dict(device="fake_lima", family="ghz", width=6),
-     "width=6 is out of range for family='ghz' on fake_lima: valid widths are 2..5 (fake_lima has 5 qubits)"),
-    (dict(device="fake_lima", family="qft", width=2, depth=40),
-     "depth=40 is out of range for family='qft': valid mirror repetitions are 1..6 (depth counts gates only "
-     "for random circuits)"),
-    (dict(device="fake_cairo", family="ghz", width=2), "device='fake_cairo' has 2 of cx, ecr, cz among its basis"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (
+            dict(device="fake_jakarta", family="grover", width=6),
+            "width=6 is out of range for family='grover' on fake_jakarta: valid widths are 2..5 (Grover's "
+            "multi-controlled gates grow too fast past 5 qubits)",
+        ),
+        (
+            dict(device="fake_lima", family="ghz", width=6),
+            "width=6 is out of range for family='ghz' on fake_lima: valid widths are 2..5 (fake_lima has 5 qubits)",
+        ),
+        (
+            dict(device="fake_lima", family="qft", width=2, depth=40),
+            "depth=40 is out of range for family='qft': valid mirror repetitions are 1..6 (depth counts gates only "
+            "for random circuits)",
+        ),
+        (dict(device="fake_cairo", family="ghz", width=2), "device='fake_cairo' has 2 of cx, ecr, cz among its basis"),
+    ],
+)
 def test_bad_settings_are_refused(values, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("^", r"\^")):
         QuestViewConfig.from_dict(values)
 
 
 def test_ranges_and_choices():
-    assert width_range("random", 5) == (1, 5) and width_range("grover", 7) == (2, 5) and width_range("qft", 27) == (2, 7)
+    assert (
+        width_range("random", 5) == (1, 5) and width_range("grover", 7) == (2, 5) and width_range("qft", 27) == (2, 7)
+    )
     assert depth_options("random") == GATE_COUNTS and depth_options("bv") == MIRROR_REPS
     choices = device_choices()
-    assert choices[:8] == ("fake_lima", "fake_manila", "fake_belem", "fake_quito", "fake_jakarta", "fake_lagos",
-                           "fake_nairobi", "fake_perth")
+    assert choices[:8] == (
+        "fake_lima",
+        "fake_manila",
+        "fake_belem",
+        "fake_quito",
+        "fake_jakarta",
+        "fake_lagos",
+        "fake_nairobi",
+        "fake_perth",
+    )
     assert "fake_cairo" not in choices and {"fake_sherbrooke", "fake_fez"} <= set(choices)
     assert len(set(choices)) == len(choices)
     assert all(spec.label for spec in QuestViewConfig.specs())
@@ -143,7 +176,9 @@ def test_clear_caches_forgets_views():
 
 
 def test_study_imports_no_ui():
-    code = ("import sys; sys.modules['ipywidgets'] = sys.modules['plotly'] = None; "
-            "import workbench.quantum.quest.study, workbench.quantum.quest.runner")
+    code = (
+        "import sys; sys.modules['ipywidgets'] = sys.modules['plotly'] = None; "
+        "import workbench.quantum.quest.study, workbench.quantum.quest.runner"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

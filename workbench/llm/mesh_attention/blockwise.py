@@ -5,7 +5,10 @@ block and returns the partial output with its LSE; ``merge_partials`` combines t
 query rows exactly (online softmax); ``block_attn_backward`` is the FlashAttention-2 backward of one block
 given the *global* LSE and ``delta = rowsum(dout * out)``. ``attend_ranges`` / ``attend_ranges_backward``
 run those over a local tensor whose rows are pieces of the global sequence (zigzag half-chunks, padding), so
-causal masks and padding come from global positions and fully masked pieces are skipped.
+causal masks and padding come from global positions and fully masked pieces are skipped. They compute each
+block with torch's fused attention kernels (``fused.py``: one op per block, forward and backward) when
+``fused.usable`` says so, else with ``block_attn_forward`` / ``block_attn_backward`` (the pure-torch
+reference path, also what ``fused.ENABLED = False`` forces).
 
 Partials stay in the working dtype (float64 stays float64, float32 partials are float32, never lower).
 Layout as ``torch.nn.functional.scaled_dot_product_attention``: q, k, v of shape [B, H, S, D].
@@ -17,10 +20,11 @@ merge: https://github.com/zhuzilin/ring-flash-attention/blob/main/ring_flash_att
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
-import torch.nn.functional as F
+
+from workbench.llm.mesh_attention import fused
 
 Ranges = Sequence[tuple[int, int]]  # (global start, length) of each piece of a local tensor, in order
 DTYPES = (torch.float32, torch.float64)
@@ -47,9 +51,7 @@ def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, same_length:
     if k.shape != v.shape:
         raise ValueError(f"k has shape {tuple(k.shape)} but v has {tuple(v.shape)}: they must match")
     if q.shape[:2] != k.shape[:2] or q.shape[3] != k.shape[3]:
-        raise ValueError(
-            f"q has shape {tuple(q.shape)} and k {tuple(k.shape)}: batch, heads and head_dim must match"
-        )
+        raise ValueError(f"q has shape {tuple(q.shape)} and k {tuple(k.shape)}: batch, heads and head_dim must match")
     if same_length and q.shape != k.shape:
         raise ValueError(f"q has shape {tuple(q.shape)} but k {tuple(k.shape)}: local chunks must have equal shapes")
     if not (q.dtype == k.dtype == v.dtype) or not (q.device == k.device == v.device):
@@ -86,6 +88,17 @@ def _finite(lse: torch.Tensor) -> torch.Tensor:
     return lse.masked_fill(torch.isneginf(lse), 0.0)
 
 
+def merge_weights(lse: torch.Tensor, block_lse: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Weight of the block side and the merged LSE ([B, H, S] each) for ``merge_partials``.
+
+    w = sigmoid(block_lse - lse) = exp(block_lse) / (exp(lse) + exp(block_lse)); new_lse = logaddexp(lse,
+    block_lse). A side whose LSE is -inf (no visible key) gets weight 0; both -inf gives w = 0, lse -inf.
+    """
+    both_none = torch.isneginf(lse) & torch.isneginf(block_lse)
+    w = torch.sigmoid(torch.where(both_none, float("-inf"), block_lse - lse))  # NaN (-inf - -inf) -> 0
+    return w, torch.logaddexp(lse, block_lse)
+
+
 def merge_partials(
     out: torch.Tensor, lse: torch.Tensor, block_out: torch.Tensor, block_lse: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -94,21 +107,16 @@ def merge_partials(
     Naive formula (overflows for large LSE):
         new_lse = log(exp(lse) + exp(block_lse))
         out = (exp(lse) * out + exp(block_lse) * block_out) / exp(new_lse)
-    Stable formula used here (ring-flash-attention ``utils.py``, link in the module docstring):
-        out = out - sigmoid(block_lse - lse) * (out - block_out)
-        lse = lse - logsigmoid(lse - block_lse)
-    Rows whose LSE is -inf on one side (a fully masked block) keep the other side; -inf on both stays
-    (0, -inf), never NaN.
+    Stable formula used here (as ring-flash-attention ``utils.py``, link in the module docstring):
+        out = out + sigmoid(block_lse - lse) * (block_out - out)   (one ``torch.lerp``)
+        lse = logaddexp(lse, block_lse)
+    Rows whose LSE is -inf on one side (a fully masked block) keep the other side exactly; -inf on both
+    stays (out, -inf), never NaN.
 
     Parameters: out, block_out [B, H, S, D]; lse, block_lse [B, H, S]. Returns new (out, lse).
     """
-    lse_none = torch.isneginf(lse)  # [B, H, S]
-    blk_none = torch.isneginf(block_lse)
-    diff = torch.where(lse_none & blk_none, float("-inf"), block_lse - lse)  # NaN (-inf - -inf) -> keep out
-    new_out = out - torch.sigmoid(diff)[..., None] * (out - block_out)  # [B, H, S, D]
-    stable = lse - F.logsigmoid(lse - block_lse)
-    new_lse = torch.where(lse_none, block_lse, torch.where(blk_none, lse, stable))
-    return new_out, new_lse
+    w, new_lse = merge_weights(lse, block_lse)
+    return torch.lerp(out, block_out, w[..., None]), new_lse  # [B, H, S, D], [B, H, S]
 
 
 def block_attn_backward(
@@ -184,9 +192,45 @@ def _pair_mask(
     return True, rows >= cols  # [q_len, k_len]
 
 
+def _tasks(
+    q_ranges: Ranges,
+    k_ranges: Ranges,
+    *,
+    seq_len: int,
+    causal: bool,
+    use_fused: bool,
+    like: torch.Tensor,
+) -> Iterator[tuple[slice, slice, torch.Tensor | None, bool]]:
+    """Blocks to compute: (local rows, local cols, mask, diag).
+
+    Pure path: one block per piece pair (pieces cut to ``_block_len`` rows), ``mask`` from ``_pair_mask``.
+    Fused path: pieces uncut (the kernels never hold a whole score matrix), each pair cut by
+    ``fused.split_pair`` into fully visible and square causal (``diag``) blocks; ``mask`` is None.
+    Fully masked pairs yield nothing.
+    """
+    block = max(1, seq_len) if use_fused else _block_len(like)
+    k_pieces = _pieces(k_ranges, seq_len, block)
+    for q_off, q_start, q_len in _pieces(q_ranges, seq_len, block):
+        for k_off, k_start, k_len in k_pieces:
+            if use_fused:
+                for r0, r1, c0, c1, diag in fused.split_pair(q_start, q_len, k_start, k_len, causal):
+                    yield slice(q_off + r0, q_off + r1), slice(k_off + c0, k_off + c1), None, diag
+                continue
+            run, mask = _pair_mask(q_start, q_len, k_start, k_len, causal, like.device)
+            if run:
+                yield slice(q_off, q_off + q_len), slice(k_off, k_off + k_len), mask, False
+
+
 def attend_ranges(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, q_ranges: Ranges, k_ranges: Ranges, *,
-    scale: float, causal: bool, seq_len: int,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    q_ranges: Ranges,
+    k_ranges: Ranges,
+    *,
+    scale: float,
+    causal: bool,
+    seq_len: int,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Partial attention of local queries to local keys whose rows are pieces of the global sequence.
 
@@ -197,56 +241,66 @@ def attend_ranges(
 
     Returns:
         out [B, H, Lq, D], lse [B, H, Lq]; rows that saw no key have (0, -inf). Fully masked piece pairs
-        are skipped; the others are merged with ``merge_partials``.
+        are skipped; the others are merged with ``merge_partials``. Blocks run on the fused kernels
+        (``fused.py``) when ``fused.usable(q)``, else on ``block_attn_forward``.
     """
+    use_fused = fused.usable(q)
     out = q.new_zeros(q.shape)  # [B, H, Lq, D]
     lse = q.new_full(q.shape[:-1], float("-inf"))  # [B, H, Lq]
-    block = _block_len(q)
-    k_pieces = _pieces(k_ranges, seq_len, block)
-    for q_off, q_start, q_len in _pieces(q_ranges, seq_len, block):
-        rows = slice(q_off, q_off + q_len)
-        first = True
-        for k_off, k_start, k_len in k_pieces:
-            run, mask = _pair_mask(q_start, q_len, k_start, k_len, causal, q.device)
-            if not run:
-                continue
-            cols = slice(k_off, k_off + k_len)
-            blk_out, blk_lse = block_attn_forward(q[:, :, rows], k[:, :, cols], v[:, :, cols], scale=scale, mask=mask)
-            if first:
-                out[:, :, rows], lse[:, :, rows] = blk_out, blk_lse
-                first = False
-            else:
-                out[:, :, rows], lse[:, :, rows] = merge_partials(out[:, :, rows], lse[:, :, rows], blk_out, blk_lse)
+    for rows, cols, mask, diag in _tasks(
+        q_ranges, k_ranges, seq_len=seq_len, causal=causal, use_fused=use_fused, like=q
+    ):
+        q_b, k_b, v_b = q[:, :, rows], k[:, :, cols], v[:, :, cols]
+        if use_fused:
+            blk_out, blk_lse = fused.forward(q_b, k_b, v_b, scale=scale, causal=diag)
+        else:
+            blk_out, blk_lse = block_attn_forward(q_b, k_b, v_b, scale=scale, mask=mask)
+        # merge in place (one lerp over out); merging into (0, -inf) gives the block exactly
+        w, lse[:, :, rows] = merge_weights(lse[:, :, rows], blk_lse)
+        out[:, :, rows].lerp_(blk_out, w[..., None])
     return out, lse
 
 
 def attend_ranges_backward(
-    dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, delta: torch.Tensor,
-    lse: torch.Tensor, q_ranges: Ranges, k_ranges: Ranges, *, scale: float, causal: bool, seq_len: int,
+    dout: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    delta: torch.Tensor,
+    lse: torch.Tensor,
+    q_ranges: Ranges,
+    k_ranges: Ranges,
+    *,
+    scale: float,
+    causal: bool,
+    seq_len: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Backward of ``attend_ranges`` given the global ``lse`` and ``delta`` ([B, H, Lq]) of the query rows.
 
     Returns dq [B, H, Lq, D], dk [B, H, Lk, D], dv [B, H, Lk, D] (zero on padding and skipped pieces).
     """
+    use_fused = fused.usable(q)
     dq = torch.zeros_like(q)
     dk = torch.zeros_like(k)
     dv = torch.zeros_like(v)
-    block = _block_len(q)
-    k_pieces = _pieces(k_ranges, seq_len, block)
-    for q_off, q_start, q_len in _pieces(q_ranges, seq_len, block):
-        rows = slice(q_off, q_off + q_len)
-        for k_off, k_start, k_len in k_pieces:
-            run, mask = _pair_mask(q_start, q_len, k_start, k_len, causal, q.device)
-            if not run:
-                continue
-            cols = slice(k_off, k_off + k_len)
-            g_q, g_k, g_v = block_attn_backward(
-                dout[:, :, rows], q[:, :, rows], k[:, :, cols], v[:, :, cols], None, lse[:, :, rows],
-                scale=scale, mask=mask, delta=delta[:, :, rows],
+    out = fused.out_for_delta(dout, delta) if use_fused else None  # the kernels read delta off an out
+    lse = _finite(lse)  # as block_attn_backward does per block: the kernels need no -inf
+    for rows, cols, mask, diag in _tasks(
+        q_ranges, k_ranges, seq_len=seq_len, causal=causal, use_fused=use_fused, like=q
+    ):
+        d_b, q_b, k_b, v_b = dout[:, :, rows], q[:, :, rows], k[:, :, cols], v[:, :, cols]
+        if use_fused:
+            assert out is not None
+            g_q, g_k, g_v = fused.backward(
+                d_b, q_b, k_b, v_b, out[:, :, rows], lse[:, :, rows], scale=scale, causal=diag
             )
-            dq[:, :, rows] += g_q
-            dk[:, :, cols] += g_k
-            dv[:, :, cols] += g_v
+        else:
+            g_q, g_k, g_v = block_attn_backward(
+                d_b, q_b, k_b, v_b, None, lse[:, :, rows], scale=scale, mask=mask, delta=delta[:, :, rows]
+            )
+        dq[:, :, rows] += g_q
+        dk[:, :, cols] += g_k
+        dv[:, :, cols] += g_v
     return dq, dk, dv
 
 
@@ -278,7 +332,12 @@ class _BlockwiseFn(torch.autograd.Function):
 
 
 def blockwise_attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False, block_size: int = 64,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    causal: bool = False,
+    block_size: int = 64,
     scale: float | None = None,
 ) -> torch.Tensor:
     """Single-process blockwise attention with LSE merging; differentiable (custom backward).

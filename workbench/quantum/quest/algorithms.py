@@ -14,7 +14,8 @@ problem graph, angles), so a (family, width, seed) triple names one circuit::
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

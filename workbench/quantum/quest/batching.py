@@ -91,16 +91,24 @@ class NormalizedSet:
 
     @classmethod
     def build(cls, data: QuestDataset, norm: Normalizer) -> NormalizedSet:
-        return cls(norm.nodes(data.x), data.node_ptr, data.edges, data.edge_ptr, norm.globals(data.globals),
-                   norm.liu(data.liu), data.pst.float())
+        return cls(
+            norm.nodes(data.x),
+            data.node_ptr,
+            data.edges,
+            data.edge_ptr,
+            norm.globals(data.globals),
+            norm.liu(data.liu),
+            data.pst.float(),
+        )
 
     def batch(self, indices: Tensor) -> GraphBatch:
         node_ids, counts, offsets = _segments(self.node_ptr, indices)  # offsets: first node of each graph
         edge_ids, e_counts, _ = _segments(self.edge_ptr, indices)
         graph_of_node = torch.repeat_interleave(torch.arange(len(indices)), counts)
         shift = torch.repeat_interleave(offsets, e_counts)
-        return GraphBatch(self.x[node_ids], self.edges[:, edge_ids] + shift, graph_of_node, self.globals[indices],
-                          self.liu[indices])
+        return GraphBatch(
+            self.x[node_ids], self.edges[:, edge_ids] + shift, graph_of_node, self.globals[indices], self.liu[indices]
+        )
 
 
 def graphs_batch(graphs: list[CircuitGraph], norm: Normalizer) -> GraphBatch:
@@ -113,4 +121,3 @@ def graphs_batch(graphs: list[CircuitGraph], norm: Normalizer) -> GraphBatch:
     glob = torch.from_numpy(np.stack([g.globals for g in graphs]))
     liu = torch.from_numpy(np.stack([g.liu for g in graphs]))
     return GraphBatch(norm.nodes(x), edges, batch, norm.globals(glob), norm.liu(liu))
-

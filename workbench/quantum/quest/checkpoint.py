@@ -57,11 +57,20 @@ def save_checkpoint(ckpt: Checkpoint, path: str | os.PathLike[str]) -> Path:
     """Write ``ckpt`` atomically to ``path`` (parent folders created)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"format": FORMAT, "normalizer": ckpt.normalizer.to_dict(),
-               "models": {k: m.state_dict() for k, m in ckpt.models.items()}, "layers": ckpt.layers,
-               "spec": asdict(ckpt.spec), "split_seed": ckpt.split_seed, "settings": asdict(ckpt.settings),
-               "history": ckpt.history, "metrics": ckpt.metrics, "test": ckpt.test, "dataset": ckpt.dataset,
-               "command": ckpt.command}
+    payload = {
+        "format": FORMAT,
+        "normalizer": ckpt.normalizer.to_dict(),
+        "models": {k: m.state_dict() for k, m in ckpt.models.items()},
+        "layers": ckpt.layers,
+        "spec": asdict(ckpt.spec),
+        "split_seed": ckpt.split_seed,
+        "settings": asdict(ckpt.settings),
+        "history": ckpt.history,
+        "metrics": ckpt.metrics,
+        "test": ckpt.test,
+        "dataset": ckpt.dataset,
+        "command": ckpt.command,
+    }
     with atomic_write(path) as f:  # temp file, fsync, rename: a crash never leaves half a checkpoint
         torch.save(payload, f)
     return path
@@ -71,24 +80,39 @@ def load_checkpoint(path: str | os.PathLike[str] | None = None) -> Checkpoint:
     """The checkpoint at ``path`` (default: the shipped one); cached per file and modification time."""
     path = Path(path) if path else SHIPPED
     if not path.is_file():
-        raise FileNotFoundError(f"checkpoint={str(path)!r} does not exist: train one with "
-                                "`workbench run quest --mode train --checkpoint PATH`")
+        raise FileNotFoundError(
+            f"checkpoint={str(path)!r} does not exist: train one with "
+            "`workbench run quest --mode train --checkpoint PATH`"
+        )
     return _load(str(path.resolve()), path.stat().st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=8)
 def _load(path: str, mtime: int) -> Checkpoint:
-    verify_zip(path, what="QuEst checkpoint", remedy="retrain it with `workbench run quest --mode train --checkpoint PATH`")
+    verify_zip(
+        path, what="QuEst checkpoint", remedy="retrain it with `workbench run quest --mode train --checkpoint PATH`"
+    )
     payload = torch.load(path, weights_only=True)
     if payload.get("format") != FORMAT:
-        raise ValueError(f"checkpoint={path!r} has format {payload.get('format')!r}: valid format is {FORMAT}; "
-                         "retrain it with `workbench run quest --mode train`")
+        raise ValueError(
+            f"checkpoint={path!r} has format {payload.get('format')!r}: valid format is {FORMAT}; "
+            "retrain it with `workbench run quest --mode train`"
+        )
     models = {}
     for name in payload["models"]:
         model = build_model(name, payload["layers"])
         model.load_state_dict(payload["models"][name])
         models[name] = model.eval()
-    return Checkpoint(Normalizer.from_dict(payload["normalizer"]), models, payload["layers"],
-                      DatasetSpec(**payload["spec"]), payload["split_seed"], TrainSettings(**payload["settings"]),
-                      payload["history"], payload["metrics"], payload["test"], payload.get("dataset", {}),
-                      payload["command"])
+    return Checkpoint(
+        Normalizer.from_dict(payload["normalizer"]),
+        models,
+        payload["layers"],
+        DatasetSpec(**payload["spec"]),
+        payload["split_seed"],
+        TrainSettings(**payload["settings"]),
+        payload["history"],
+        payload["metrics"],
+        payload["test"],
+        payload.get("dataset", {}),
+        payload["command"],
+    )

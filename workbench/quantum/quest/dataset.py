@@ -37,10 +37,11 @@ import json
 import math
 import os
 import sys
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import torch
@@ -49,24 +50,58 @@ from workbench.atomic import atomic_write, verify_zip
 from workbench.quantum.calibration import DeviceCalibration, calibration_subset, load_calibration
 from workbench.quantum.quest.encoding import ENCODING_VERSION, CircuitGraph, encode, gate_count
 
-__all__ = ["DatasetSpec", "QuestDataset", "generate", "load_or_generate", "RANDOM_DEVICES", "ALGORITHM_DEVICES",
-           "GATE_COUNTS", "FAMILIES", "KINDS", "DEVICE_KINDS", "DEVICES", "TRAIN_DEVICES", "UNSEEN_DEVICES",
-           "cache_path", "connected_qubits", "random_circuit", "structure_hash"]
+__all__ = [
+    "DatasetSpec",
+    "QuestDataset",
+    "generate",
+    "load_or_generate",
+    "RANDOM_DEVICES",
+    "ALGORITHM_DEVICES",
+    "GATE_COUNTS",
+    "FAMILIES",
+    "KINDS",
+    "DEVICE_KINDS",
+    "DEVICES",
+    "TRAIN_DEVICES",
+    "UNSEEN_DEVICES",
+    "cache_path",
+    "connected_qubits",
+    "random_circuit",
+    "structure_hash",
+]
 
 #: device -> (two-qubit gate, qubits, kept out of training); qubit counts are checked against the snapshots in
 #: the tests. fake_kyoto (ecr edges with error 1) and fake_cairo (both cx and ecr) are left out.
 DEVICES: dict[str, tuple[str, int, bool]] = {
-    "fake_lima": ("cx", 5, False), "fake_manila": ("cx", 5, False), "fake_belem": ("cx", 5, False),
-    "fake_quito": ("cx", 5, False), "fake_jakarta": ("cx", 7, False), "fake_lagos": ("cx", 7, False),
-    "fake_nairobi": ("cx", 7, False), "fake_perth": ("cx", 7, False), "fake_guadalupe": ("cx", 16, False),
+    "fake_lima": ("cx", 5, False),
+    "fake_manila": ("cx", 5, False),
+    "fake_belem": ("cx", 5, False),
+    "fake_quito": ("cx", 5, False),
+    "fake_jakarta": ("cx", 7, False),
+    "fake_lagos": ("cx", 7, False),
+    "fake_nairobi": ("cx", 7, False),
+    "fake_perth": ("cx", 7, False),
+    "fake_guadalupe": ("cx", 16, False),
     "fake_montreal": ("cx", 27, False),
-    "fake_athens": ("cx", 5, True), "fake_oslo": ("cx", 7, True), "fake_toronto": ("cx", 27, True),
-    "fake_brisbane": ("ecr", 127, False), "fake_sherbrooke": ("ecr", 127, False), "fake_kyiv": ("ecr", 127, False),
-    "fake_osaka": ("ecr", 127, False), "fake_brussels": ("ecr", 127, False),
-    "fake_peekskill": ("ecr", 27, True), "fake_quebec": ("ecr", 127, True), "fake_cusco": ("ecr", 127, True),
-    "fake_torino": ("cz", 133, False), "fake_fez": ("cz", 156, False), "fake_marrakesh": ("cz", 156, False),
-    "fake_aachen": ("cz", 156, False), "fake_berlin": ("cz", 120, False),
-    "fake_kingston": ("cz", 156, True), "fake_prague": ("cz", 33, True), "fake_miami": ("cz", 120, True),
+    "fake_athens": ("cx", 5, True),
+    "fake_oslo": ("cx", 7, True),
+    "fake_toronto": ("cx", 27, True),
+    "fake_brisbane": ("ecr", 127, False),
+    "fake_sherbrooke": ("ecr", 127, False),
+    "fake_kyiv": ("ecr", 127, False),
+    "fake_osaka": ("ecr", 127, False),
+    "fake_brussels": ("ecr", 127, False),
+    "fake_peekskill": ("ecr", 27, True),
+    "fake_quebec": ("ecr", 127, True),
+    "fake_cusco": ("ecr", 127, True),
+    "fake_torino": ("cz", 133, False),
+    "fake_fez": ("cz", 156, False),
+    "fake_marrakesh": ("cz", 156, False),
+    "fake_aachen": ("cz", 156, False),
+    "fake_berlin": ("cz", 120, False),
+    "fake_kingston": ("cz", 156, True),
+    "fake_prague": ("cz", 33, True),
+    "fake_miami": ("cz", 120, True),
 }
 DEVICE_KINDS = ("cx", "ecr", "cz")
 TRAIN_DEVICES = tuple(d for d, (_, _, unseen) in DEVICES.items() if not unseen)
@@ -77,8 +112,14 @@ ALGORITHM_DEVICES = ("fake_jakarta", "fake_lagos", "fake_nairobi", "fake_perth")
 ALGORITHM_MIN_QUBITS = 7
 GATE_COUNTS = (10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 70, 80, 90, 100, 120, 150, 200, 250, 500)
 #: algorithm families and their widths (Grover's multi-controlled gates grow too fast past 5 qubits)
-FAMILY_WIDTHS = {"ghz": range(2, 8), "qft": range(2, 8), "grover": range(2, 6), "bv": range(2, 8),
-                 "qaoa": range(2, 8), "hea": range(2, 8)}
+FAMILY_WIDTHS = {
+    "ghz": range(2, 8),
+    "qft": range(2, 8),
+    "grover": range(2, 6),
+    "bv": range(2, 8),
+    "qaoa": range(2, 8),
+    "hea": range(2, 8),
+}
 FAMILIES = ("random",) + tuple(FAMILY_WIDTHS)
 KINDS = ("random", "algorithm")
 MAX_FIDELITY_WIDTH = 4
@@ -98,8 +139,12 @@ class DatasetSpec:
     unseen_fraction: float = 0.15
 
     def __post_init__(self) -> None:
-        for name, lo in (("random_samples", 0), ("algorithm_samples", 0), ("circuits_per_noise", 1),
-                         ("noise_draws", 1)):
+        for name, lo in (
+            ("random_samples", 0),
+            ("algorithm_samples", 0),
+            ("circuits_per_noise", 1),
+            ("noise_draws", 1),
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < lo:
                 raise ValueError(f"{name}={value!r} is out of range: valid range is {lo}.. (integer)")
@@ -110,8 +155,10 @@ class DatasetSpec:
         if not 0 <= self.fidelity_fraction <= 1:
             raise ValueError(f"fidelity_fraction={self.fidelity_fraction} is out of range: valid range is 0..1")
         if not 0 <= self.unseen_fraction < 1:
-            raise ValueError(f"unseen_fraction={self.unseen_fraction} is out of range: valid range is 0..1 "
-                             "(1 excluded: some devices must be seen in training)")
+            raise ValueError(
+                f"unseen_fraction={self.unseen_fraction} is out of range: valid range is 0..1 "
+                "(1 excluded: some devices must be seen in training)"
+            )
 
     def key(self) -> str:
         text = json.dumps({**asdict(self), "encoding": ENCODING_VERSION}, sort_keys=True)
@@ -145,16 +192,36 @@ def _jobs(spec: DatasetSpec) -> list[_Job]:
     left = spec.random_samples
     while left > 0:
         count = min(spec.circuits_per_noise, left)
-        jobs.append(_Job("random", len(jobs), _pick_device(plan, spec.unseen_fraction, 5), "random",
-                         int(plan.integers(1, 6)), int(plan.choice(GATE_COUNTS)), count, None))
+        jobs.append(
+            _Job(
+                "random",
+                len(jobs),
+                _pick_device(plan, spec.unseen_fraction, 5),
+                "random",
+                int(plan.integers(1, 6)),
+                int(plan.choice(GATE_COUNTS)),
+                count,
+                None,
+            )
+        )
         left -= count
     families = [(f, w) for f, widths in FAMILY_WIDTHS.items() for w in widths]
     left, k = spec.algorithm_samples, 0
     while left > 0:
         family, width = families[k % len(families)]
         count = min(spec.noise_draws, left)
-        jobs.append(_Job("algorithm", len(jobs), _pick_device(plan, spec.unseen_fraction, ALGORITHM_MIN_QUBITS),
-                         family, width, 0, count, None))
+        jobs.append(
+            _Job(
+                "algorithm",
+                len(jobs),
+                _pick_device(plan, spec.unseen_fraction, ALGORITHM_MIN_QUBITS),
+                family,
+                width,
+                0,
+                count,
+                None,
+            )
+        )
         left -= count
         k += 1
     seeds = root.spawn(len(jobs) + 1)[1:]
@@ -176,8 +243,9 @@ def connected_qubits(calibration: DeviceCalibration, width: int, rng: np.random.
     return tuple(chosen)
 
 
-def random_circuit(num_qubits: int, num_gates: int, edges: Any, two_qubit_gate: str, rng: np.random.Generator,
-                   mix: Any = None) -> Any:
+def random_circuit(
+    num_qubits: int, num_gates: int, edges: Any, two_qubit_gate: str, rng: np.random.Generator, mix: Any = None
+) -> Any:
     """A random device circuit of ``num_gates`` gates: ``rz`` (angle ~ U[0, 2 pi)), ``sx``, ``x`` and
     ``two_qubit_gate`` (``cx``, ``ecr`` or ``cz``) on a random directed edge of ``edges`` (pairs among
     ``0..num_qubits-1``), drawn with probabilities ``mix`` (4 weights; default uniform: the paper's); without
@@ -219,13 +287,34 @@ def structure_hash(circuit: Any) -> int:
     return int.from_bytes(hashlib.sha256(";".join(parts).encode()).digest()[:7], "big")
 
 
-def _sample_row(graph: CircuitGraph, pst: float, fidelity: float, job: _Job, group: int, scale: float,
-                gates: int, structure: int, noise: int) -> dict[str, Any]:
+def _sample_row(
+    graph: CircuitGraph,
+    pst: float,
+    fidelity: float,
+    job: _Job,
+    group: int,
+    scale: float,
+    gates: int,
+    structure: int,
+    noise: int,
+) -> dict[str, Any]:
     kind, _, unseen = DEVICES[job.device]
-    return {"graph": graph, "pst": pst, "fidelity": fidelity, "kind": KINDS.index(job.kind),
-            "family": FAMILIES.index(job.family), "device": job.device, "width": job.width, "gates": gates,
-            "scale": scale, "group": group, "structure": structure, "noise": noise,
-            "device_kind": DEVICE_KINDS.index(kind), "unseen": int(unseen)}
+    return {
+        "graph": graph,
+        "pst": pst,
+        "fidelity": fidelity,
+        "kind": KINDS.index(job.kind),
+        "family": FAMILIES.index(job.family),
+        "device": job.device,
+        "width": job.width,
+        "gates": gates,
+        "scale": scale,
+        "group": group,
+        "structure": structure,
+        "noise": noise,
+        "device_kind": DEVICE_KINDS.index(kind),
+        "unseen": int(unseen),
+    }
 
 
 def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list[dict[str, Any]]:
@@ -243,16 +332,16 @@ def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list
         model = noise_model(noisy)
         mix = None if rng.random() < 0.5 else rng.dirichlet(np.ones(4))
         two = DEVICES[job.device][0]
-        circuits = [random_circuit(job.width, job.gates, noisy.coupling_map, two, rng, mix)
-                    for _ in range(job.count)]
+        circuits = [random_circuit(job.width, job.gates, noisy.coupling_map, two, rng, mix) for _ in range(job.count)]
         labels = pst(circuits, model)
         noise = job.index * 1000  # one noise draw for the job's circuits: they form one group
         for qc, label in zip(circuits, labels):
             fid = math.nan
             if job.width <= MAX_FIDELITY_WIDTH and rng.random() < fidelity_fraction:
                 fid = state_fidelity(qc, model)
-            rows.append(_sample_row(encode(qc, noisy), float(label), fid, job, noise, 1.0, job.gates,
-                                    structure_hash(qc), noise))
+            rows.append(
+                _sample_row(encode(qc, noisy), float(label), fid, job, noise, 1.0, job.gates, structure_hash(qc), noise)
+            )
         return rows
     logical = algorithm_circuit(job.family, job.width, int(rng.integers(2**31)))
     structure = structure_hash(logical)  # the group: every placement and draw of this logical circuit
@@ -266,8 +355,19 @@ def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list
         fid = math.nan
         if placed.circuit.num_qubits <= MAX_FIDELITY_WIDTH and rng.random() < fidelity_fraction:
             fid = state_fidelity(placed.circuit, model)
-        rows.append(_sample_row(encode(placed.circuit, noisy), label, fid, job, structure, scale, gates, structure,
-                                job.index * 1000 + draw))
+        rows.append(
+            _sample_row(
+                encode(placed.circuit, noisy),
+                label,
+                fid,
+                job,
+                structure,
+                scale,
+                gates,
+                structure,
+                job.index * 1000 + draw,
+            )
+        )
     return rows
 
 
@@ -313,26 +413,44 @@ class QuestDataset:
         nodes = np.cumsum([0] + [g.x.shape[0] for g in graphs])
         edges = np.cumsum([0] + [g.edges.shape[1] for g in graphs])
         cat = lambda arrays, dim: torch.from_numpy(np.concatenate(arrays, axis=dim))  # noqa: E731
-        meta = {"kind": torch.tensor([r["kind"] for r in rows], dtype=torch.int64),
-                "family": torch.tensor([r["family"] for r in rows], dtype=torch.int64),
-                "width": torch.tensor([r["width"] for r in rows], dtype=torch.int64),
-                "gates": torch.tensor([r["gates"] for r in rows], dtype=torch.int64),
-                "scale": torch.tensor([r["scale"] for r in rows], dtype=torch.float64),
-                "group": torch.tensor([r["group"] for r in rows], dtype=torch.int64),
-                **{k: torch.tensor([r[k] for r in rows], dtype=torch.int64)
-                   for k in ("structure", "noise", "device_kind", "unseen")}}
-        return cls(x=cat([g.x for g in graphs], 0), node_ptr=torch.from_numpy(nodes),
-                   edges=cat([g.edges for g in graphs], 1), edge_ptr=torch.from_numpy(edges),
-                   globals=torch.from_numpy(np.stack([g.globals for g in graphs])),
-                   liu=torch.from_numpy(np.stack([g.liu for g in graphs])),
-                   pst=torch.tensor([r["pst"] for r in rows], dtype=torch.float64),
-                   fidelity=torch.tensor([r["fidelity"] for r in rows], dtype=torch.float64),
-                   meta=meta, devices=tuple(r["device"] for r in rows))
+        meta = {
+            "kind": torch.tensor([r["kind"] for r in rows], dtype=torch.int64),
+            "family": torch.tensor([r["family"] for r in rows], dtype=torch.int64),
+            "width": torch.tensor([r["width"] for r in rows], dtype=torch.int64),
+            "gates": torch.tensor([r["gates"] for r in rows], dtype=torch.int64),
+            "scale": torch.tensor([r["scale"] for r in rows], dtype=torch.float64),
+            "group": torch.tensor([r["group"] for r in rows], dtype=torch.int64),
+            **{
+                k: torch.tensor([r[k] for r in rows], dtype=torch.int64)
+                for k in ("structure", "noise", "device_kind", "unseen")
+            },
+        }
+        return cls(
+            x=cat([g.x for g in graphs], 0),
+            node_ptr=torch.from_numpy(nodes),
+            edges=cat([g.edges for g in graphs], 1),
+            edge_ptr=torch.from_numpy(edges),
+            globals=torch.from_numpy(np.stack([g.globals for g in graphs])),
+            liu=torch.from_numpy(np.stack([g.liu for g in graphs])),
+            pst=torch.tensor([r["pst"] for r in rows], dtype=torch.float64),
+            fidelity=torch.tensor([r["fidelity"] for r in rows], dtype=torch.float64),
+            meta=meta,
+            devices=tuple(r["device"] for r in rows),
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"x": self.x, "node_ptr": self.node_ptr, "edges": self.edges, "edge_ptr": self.edge_ptr,
-                "globals": self.globals, "liu": self.liu, "pst": self.pst, "fidelity": self.fidelity,
-                "meta": self.meta, "devices": list(self.devices)}
+        return {
+            "x": self.x,
+            "node_ptr": self.node_ptr,
+            "edges": self.edges,
+            "edge_ptr": self.edge_ptr,
+            "globals": self.globals,
+            "liu": self.liu,
+            "pst": self.pst,
+            "fidelity": self.fidelity,
+            "meta": self.meta,
+            "devices": list(self.devices),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QuestDataset:
@@ -342,16 +460,18 @@ class QuestDataset:
         """Sample ``i``'s graph (numpy views)."""
         n0, n1 = int(self.node_ptr[i]), int(self.node_ptr[i + 1])
         e0, e1 = int(self.edge_ptr[i]), int(self.edge_ptr[i + 1])
-        return CircuitGraph(self.x[n0:n1].numpy(), self.edges[:, e0:e1].numpy(), self.globals[i].numpy(),
-                            self.liu[i].numpy())
+        return CircuitGraph(
+            self.x[n0:n1].numpy(), self.edges[:, e0:e1].numpy(), self.globals[i].numpy(), self.liu[i].numpy()
+        )
 
 
 def cache_path(spec: DatasetSpec, cache_dir: str | os.PathLike[str]) -> Path:
     return Path(cache_dir) / f"quest-{spec.key()}.pt"
 
 
-def generate(spec: DatasetSpec, *, workers: int = 1, progress: bool = False,
-             on_job: Callable[[int, int], None] | None = None) -> QuestDataset:
+def generate(
+    spec: DatasetSpec, *, workers: int = 1, progress: bool = False, on_job: Callable[[int, int], None] | None = None
+) -> QuestDataset:
     """Simulate and encode every sample of ``spec`` on ``workers`` processes (1: in this process).
 
     ``progress`` shows a tqdm bar (jobs done / total); ``on_job(done, total)`` is called after each job.
@@ -372,8 +492,9 @@ def generate(spec: DatasetSpec, *, workers: int = 1, progress: bool = False,
     return QuestDataset.from_rows(rows)
 
 
-def load_or_generate(spec: DatasetSpec, cache_dir: str | os.PathLike[str], *, workers: int = 1,
-                     progress: bool = False) -> tuple[QuestDataset, Path, bool]:
+def load_or_generate(
+    spec: DatasetSpec, cache_dir: str | os.PathLike[str], *, workers: int = 1, progress: bool = False
+) -> tuple[QuestDataset, Path, bool]:
     """The cached dataset of ``spec`` under ``cache_dir`` (generated and saved atomically when absent):
     ``(dataset, path, was_cached)``."""
     path = cache_path(spec, cache_dir)
@@ -383,8 +504,11 @@ def load_or_generate(spec: DatasetSpec, cache_dir: str | os.PathLike[str], *, wo
     if progress:  # say what is coming before minutes of aer simulation (measured: 5,600 samples in 382 s)
         samples = spec.random_samples + spec.algorithm_samples
         minutes = samples * 0.07 / 60 / max(workers, 1)
-        print(f"generating the QuEst dataset once: {samples:,} circuits simulated with qiskit-aer, about "
-              f"{minutes:.0f} min on {workers} process(es); cached in {path}", file=sys.stderr)
+        print(
+            f"generating the QuEst dataset once: {samples:,} circuits simulated with qiskit-aer, about "
+            f"{minutes:.0f} min on {workers} process(es); cached in {path}",
+            file=sys.stderr,
+        )
     data = generate(spec, workers=workers, progress=progress)
     with atomic_write(path) as f:  # temp file, fsync, rename: concurrent generators each publish a whole file
         torch.save(data.to_dict(), f)

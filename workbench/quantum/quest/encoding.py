@@ -44,9 +44,23 @@ import numpy as np
 
 from workbench.quantum.calibration import DeviceCalibration
 
-__all__ = ["CircuitGraph", "encode", "GATE_TYPES", "NODE_TYPES", "ONE_QUBIT_GATES", "TWO_QUBIT_GATES", "MAX_QUBITS",
-           "NODE_FEATURES", "GLOBAL_FEATURES", "LIU_FEATURES", "CONTINUOUS_COLUMNS", "QUBIT_COLUMN", "PHYSICAL_COLUMN",
-           "ENCODING_VERSION", "gate_count"]
+__all__ = [
+    "CircuitGraph",
+    "encode",
+    "GATE_TYPES",
+    "NODE_TYPES",
+    "ONE_QUBIT_GATES",
+    "TWO_QUBIT_GATES",
+    "MAX_QUBITS",
+    "NODE_FEATURES",
+    "GLOBAL_FEATURES",
+    "LIU_FEATURES",
+    "CONTINUOUS_COLUMNS",
+    "QUBIT_COLUMN",
+    "PHYSICAL_COLUMN",
+    "ENCODING_VERSION",
+    "gate_count",
+]
 
 NODE_TYPES = ("in", "out", "rz", "x", "sx", "cx", "ecr", "cz")
 GATE_TYPES = ("rz", "x", "sx", "cx", "ecr", "cz")
@@ -98,16 +112,20 @@ def _gate_list(circuit: Any) -> tuple[list[int], list[int], list[int], int]:
         if k is None:
             if name in _IGNORED:
                 continue
-            raise ValueError(f"gate {name!r} is not in the device basis QuEst encodes: valid gates are "
-                             f"{', '.join(GATE_TYPES)} (transpile the circuit to the device first)")
+            raise ValueError(
+                f"gate {name!r} is not in the device basis QuEst encodes: valid gates are "
+                f"{', '.join(GATE_TYPES)} (transpile the circuit to the device first)"
+            )
         qubits = inst.qubits
         a = index[qubits[0]]
         kinds.append(k)
         qa.append(a)
         if k >= _FIRST_TWO:
             if len(qubits) != 2:
-                raise ValueError(f"gate {name!r} on {len(qubits)} qubits: QuEst encodes one-qubit "
-                                 f"{', '.join(ONE_QUBIT_GATES)} and two-qubit {', '.join(TWO_QUBIT_GATES)}")
+                raise ValueError(
+                    f"gate {name!r} on {len(qubits)} qubits: QuEst encodes one-qubit "
+                    f"{', '.join(ONE_QUBIT_GATES)} and two-qubit {', '.join(TWO_QUBIT_GATES)}"
+                )
             b = index[qubits[1]]
             qb.append(b)
             la, lb = level[a], level[b]
@@ -150,8 +168,10 @@ def encode(circuit: Any, calibration: DeviceCalibration) -> CircuitGraph:
         (6, 29)
     """
     if circuit.num_qubits > calibration.num_qubits:
-        raise ValueError(f"circuit has {circuit.num_qubits} qubits but the calibration {calibration.name} has "
-                         f"{calibration.num_qubits}: valid widths are 1..{calibration.num_qubits}")
+        raise ValueError(
+            f"circuit has {circuit.num_qubits} qubits but the calibration {calibration.name} has "
+            f"{calibration.num_qubits}: valid widths are 1..{calibration.num_qubits}"
+        )
     kinds, qa, qb, depth = _gate_list(circuit)
     if not kinds:
         raise ValueError("circuit has no gates: QuEst needs at least one rz, x, sx, cx, ecr or cz gate")
@@ -166,8 +186,9 @@ def encode(circuit: Any, calibration: DeviceCalibration) -> CircuitGraph:
     phys = used[np.argsort(first_at)]  # physical qubit of renumbered wire w
     width = len(phys)
     if width > MAX_QUBITS:
-        raise ValueError(f"circuit uses {width} qubits: QuEst's encoding holds at most {MAX_QUBITS} "
-                         f"(valid range 1..{MAX_QUBITS})")
+        raise ValueError(
+            f"circuit uses {width} qubits: QuEst's encoding holds at most {MAX_QUBITS} (valid range 1..{MAX_QUBITS})"
+        )
     gates = len(kinds)
     n = 2 * width + gates
     remap = np.full(calibration.num_qubits, -1, dtype=np.int64)
@@ -181,8 +202,9 @@ def encode(circuit: Any, calibration: DeviceCalibration) -> CircuitGraph:
     b_or_a = np.where(two, b, a)
     error = errors[kind, a, b_or_a]  # [G]
     duration = durations[kind, a, b_or_a]  # [G] seconds
-    relax = _relaxation_infidelity(duration, t1_s[a], t2_s[a], np.where(two, t1_s[b_or_a], np.inf),
-                                   np.where(two, t2_s[b_or_a], np.inf), two)  # [G]
+    relax = _relaxation_infidelity(
+        duration, t1_s[a], t2_s[a], np.where(two, t1_s[b_or_a], np.inf), np.where(two, t2_s[b_or_a], np.inf), two
+    )  # [G]
     effective = np.maximum(error, relax)
 
     x = np.zeros((n, NODE_FEATURES), dtype=np.float32)
@@ -209,18 +231,21 @@ def encode(circuit: Any, calibration: DeviceCalibration) -> CircuitGraph:
     counts = np.bincount(kind, minlength=len(GATE_TYPES))
     gate_log = float(-np.log1p(-np.minimum(effective, 0.999)).sum())
     readout_log = float(-np.log1p(-np.minimum(p01[phys], 0.5)).sum())
-    globals_ = np.array([depth, width, counts[0], counts[1], counts[2], counts[3:].sum(), gate_log, readout_log],
-                        dtype=np.float32)
+    globals_ = np.array(
+        [depth, width, counts[0], counts[1], counts[2], counts[3:].sum(), gate_log, readout_log], dtype=np.float32
+    )
     liu = np.zeros(LIU_FEATURES, dtype=np.float32)
     np.add.at(liu, remap[a[~two]], 1)
     np.add.at(liu, MAX_QUBITS + remap[a[two]] * MAX_QUBITS + remap[b[two]], 1)
     return CircuitGraph(x, _wire_edges(a, b, remap, width, gates), globals_, liu)
 
 
-def _relaxation_infidelity(t: np.ndarray, t1a: np.ndarray, t2a: np.ndarray, t1b: np.ndarray, t2b: np.ndarray,
-                           two: np.ndarray) -> np.ndarray:
+def _relaxation_infidelity(
+    t: np.ndarray, t1a: np.ndarray, t2a: np.ndarray, t1b: np.ndarray, t2b: np.ndarray, two: np.ndarray
+) -> np.ndarray:
     """``[G]`` 1 - average gate fidelity of thermal relaxation over each gate's duration ``t`` (s) on its
     qubit(s) (qubit b's T1 = T2 = inf for one-qubit gates: no factor)."""
+
     def process_fidelity(t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
         t2 = np.minimum(t2, 2 * t1)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -14,20 +14,22 @@ constructors (``exact=False``: aer's usual mixture form; it differs from the exa
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from workbench.quantum.aer import aer_density_matrix, aer_probabilities, aer_statevector
-from workbench.quantum.circuits import native_inverse
 from workbench.quantum.calibration import DeviceCalibration
+from workbench.quantum.circuits import native_inverse
 from workbench.quantum.noise import NoiseSpec
 
 __all__ = ["echo_circuit", "noise_model", "pst", "state_fidelity", "effective_calibration"]
 
 
-def effective_calibration(calibration: DeviceCalibration, rng: np.random.Generator, scale: float = 1.0
-                          ) -> DeviceCalibration:
+def effective_calibration(
+    calibration: DeviceCalibration, rng: np.random.Generator, scale: float = 1.0
+) -> DeviceCalibration:
     """QuEst's noise draw: every T1, T2, gate and readout error x U(0.5, 1.5), then gate and readout errors
     (not T1/T2) x ``scale`` (the algorithm dataset's noise levels)."""
     if not (scale >= 0 and math.isfinite(scale)):

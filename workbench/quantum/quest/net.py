@@ -20,8 +20,20 @@ from torch import Tensor, nn
 
 from workbench.quantum.quest.encoding import GLOBAL_FEATURES, LIU_FEATURES, NODE_FEATURES, PHYSICAL_COLUMN
 
-__all__ = ["GraphBatch", "TransformerConv", "QuestTransformer", "GlobalMLP", "LiuMLP", "MODELS", "ABLATIONS",
-           "NOISE_COLUMNS", "NOISE_GLOBALS", "DURATION_COLUMN", "build_model", "mean_pool"]
+__all__ = [
+    "GraphBatch",
+    "TransformerConv",
+    "QuestTransformer",
+    "GlobalMLP",
+    "LiuMLP",
+    "MODELS",
+    "ABLATIONS",
+    "NOISE_COLUMNS",
+    "NOISE_GLOBALS",
+    "DURATION_COLUMN",
+    "build_model",
+    "mean_pool",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,8 +96,7 @@ class QuestTransformer(nn.Module):
     MLP(41->128->128->1) (the paper's 24/6/36 widened by encoding version 2's columns). Returns ``[B]``. ``drop_columns``: node-feature columns set to 0 (their standardised
     mean) before the first layer, for ablations."""
 
-    def __init__(self, layers: int = 2, drop_columns: tuple[int, ...] = (), drop_globals: tuple[int, ...] = ()
-                 ) -> None:
+    def __init__(self, layers: int = 2, drop_columns: tuple[int, ...] = (), drop_globals: tuple[int, ...] = ()) -> None:
         super().__init__()
         self.drop_columns = list(drop_columns)
         self.drop_globals = list(drop_globals)

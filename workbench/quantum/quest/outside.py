@@ -31,15 +31,20 @@ WORST_TARGET = 0.08
 def outside_programs(folder: str | Path = EXAMPLES) -> dict[str, Path]:
     """``qft4`` and every ``qft/*.qasm`` under ``folder``, by name. Raises FileNotFoundError when absent."""
     folder = Path(folder)
-    files = ([folder / "qft4.qasm"] if (folder / "qft4.qasm").is_file() else []) + sorted((folder / "qft").glob("*.qasm"))
+    files = ([folder / "qft4.qasm"] if (folder / "qft4.qasm").is_file() else []) + sorted(
+        (folder / "qft").glob("*.qasm")
+    )
     if not files:
-        raise FileNotFoundError(f"folder={str(folder)!r} holds no qft4.qasm or qft/*.qasm: run from a checkout of "
-                                "the workbench, or pass the folder of your own OpenQASM files")
+        raise FileNotFoundError(
+            f"folder={str(folder)!r} holds no qft4.qasm or qft/*.qasm: run from a checkout of "
+            "the workbench, or pass the folder of your own OpenQASM files"
+        )
     return {f.stem: f for f in files}
 
 
-def outside_check(ckpt: Checkpoint, programs: dict[str, Any] | None = None,
-                  devices: Sequence[str] = UNSEEN_DEVICES, *, seed: int = 0) -> dict[str, Any]:
+def outside_check(
+    ckpt: Checkpoint, programs: dict[str, Any] | None = None, devices: Sequence[str] = UNSEEN_DEVICES, *, seed: int = 0
+) -> dict[str, Any]:
     """Predicted and simulated PST of every program on every device; ``rows`` (one per pair), and per kind of
     device and overall: ``n``, ``rmse``, ``worst`` (largest |error|), ``bias`` (mean predicted - simulated),
     and whether the targets are met overall.
@@ -54,19 +59,37 @@ def outside_check(ckpt: Checkpoint, programs: dict[str, Any] | None = None,
             placed = place(circuit, device, seed=seed)
             predicted = float(predict_pst(ckpt, [placed.circuit], [placed.calibration])["transformer"][0])
             simulated = simulate_pst(placed.circuit, placed.calibration)
-            rows.append({"circuit": name, "device": device, "kind": DEVICES[device][0] if device in DEVICES else "",
-                         "seen": device in DEVICES and not DEVICES[device][2],
-                         "qubits": [int(q) for q in placed.physical], "gates": len(placed.circuit.data),
-                         "predicted": predicted, "simulated": simulated, "error": predicted - simulated})
+            rows.append(
+                {
+                    "circuit": name,
+                    "device": device,
+                    "kind": DEVICES[device][0] if device in DEVICES else "",
+                    "seen": device in DEVICES and not DEVICES[device][2],
+                    "qubits": [int(q) for q in placed.physical],
+                    "gates": len(placed.circuit.data),
+                    "predicted": predicted,
+                    "simulated": simulated,
+                    "error": predicted - simulated,
+                }
+            )
 
     def summary(subset: list[dict[str, Any]]) -> dict[str, float]:
         if not subset:
             return {"n": 0, "rmse": math.nan, "worst": math.nan, "bias": math.nan}
         err = np.array([r["error"] for r in subset])
-        return {"n": len(subset), "rmse": float(np.sqrt(np.mean(err**2))), "worst": float(np.max(np.abs(err))),
-                "bias": float(np.mean(err))}
+        return {
+            "n": len(subset),
+            "rmse": float(np.sqrt(np.mean(err**2))),
+            "worst": float(np.max(np.abs(err))),
+            "bias": float(np.mean(err)),
+        }
 
     overall = summary(rows)
     by_kind = {k: summary([r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})}
-    return {"rows": rows, "all": overall, "by_kind": by_kind,
-            "rmse_met": bool(overall["rmse"] <= RMSE_TARGET), "worst_met": bool(overall["worst"] <= WORST_TARGET)}
+    return {
+        "rows": rows,
+        "all": overall,
+        "by_kind": by_kind,
+        "rmse_met": bool(overall["rmse"] <= RMSE_TARGET),
+        "worst_met": bool(overall["worst"] <= WORST_TARGET),
+    }

@@ -10,15 +10,16 @@ levels) feeds both the features and the simulation.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
-from workbench.quantum.circuits import DeviceCircuit, compact, transpile_to_device
 from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_basis, load_calibration
+from workbench.quantum.circuits import DeviceCircuit, compact, transpile_to_device
 from workbench.quantum.quest.batching import graphs_batch
 from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.config import quest_devices
@@ -37,8 +38,10 @@ def read_qasm(source: str | Path) -> Any:
         try:
             text = Path(source).read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise ValueError(f"qasm={str(source)!r} is not a text file (byte {exc.start} is not UTF-8): valid input "
-                             "is an OpenQASM 2 or 3 program") from None
+            raise ValueError(
+                f"qasm={str(source)!r} is not a text file (byte {exc.start} is not UTF-8): valid input "
+                "is an OpenQASM 2 or 3 program"
+            ) from None
     else:
         text = str(source)
     header = re.search(r"^\s*OPENQASM\s+(\d)", re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S), re.M | re.I)
@@ -72,9 +75,11 @@ def check_device(device: str) -> None:
     if missing or len(two) != 1:
         shown = ", ".join(sorted(set(basis) - {"measure", "reset", "delay"}))
         why = f"no {', '.join(missing)}" if missing else f"{len(two)} of {', '.join(TWO_QUBIT_GATES)}"
-        raise ValueError(f"device={device!r} has {why} among its basis gates ({shown}): QuEst encodes devices "
-                         f"with {', '.join(ONE_QUBIT_GATES)} and one of {', '.join(TWO_QUBIT_GATES)}, e.g. "
-                         "fake_lima (cx), fake_brisbane (ecr), fake_fez (cz)")
+        raise ValueError(
+            f"device={device!r} has {why} among its basis gates ({shown}): QuEst encodes devices "
+            f"with {', '.join(ONE_QUBIT_GATES)} and one of {', '.join(TWO_QUBIT_GATES)}, e.g. "
+            "fake_lima (cx), fake_brisbane (ecr), fake_fez (cz)"
+        )
 
 
 def on_device(circuit: Any, device: str) -> bool:
@@ -108,8 +113,14 @@ def place(circuit: Any, device: str, *, noise_scale: float = 1.0, seed: int = 0)
     return replace(placed, calibration=placed.calibration.scaled(noise_scale, relaxation=False))
 
 
-def predict_pst(ckpt: Checkpoint, circuits: Sequence[Any], calibrations: Sequence[DeviceCalibration],
-                models: Sequence[str] = ("transformer",), *, threads: int | None = 1) -> dict[str, np.ndarray]:
+def predict_pst(
+    ckpt: Checkpoint,
+    circuits: Sequence[Any],
+    calibrations: Sequence[DeviceCalibration],
+    models: Sequence[str] = ("transformer",),
+    *,
+    threads: int | None = 1,
+) -> dict[str, np.ndarray]:
     """Predicted PST ``[C]`` per model name for device-basis ``circuits`` under ``calibrations`` (one batch),
     clipped to the probability range [0, 1] (the regression head is unbounded).
 
@@ -123,8 +134,9 @@ def predict_pst(ckpt: Checkpoint, circuits: Sequence[Any], calibrations: Sequenc
     graphs = [encode(c, cal) for c, cal in zip(circuits, calibrations)]
     with torch_threads(threads), torch.inference_mode():
         batch = graphs_batch(graphs, ckpt.normalizer)
-        return {name: np.clip(ckpt.models[name](batch).reshape(-1).numpy().astype(np.float64), 0.0, 1.0)
-                for name in models}
+        return {
+            name: np.clip(ckpt.models[name](batch).reshape(-1).numpy().astype(np.float64), 0.0, 1.0) for name in models
+        }
 
 
 def simulate_pst(circuit: Any, calibration: DeviceCalibration) -> float:
@@ -132,4 +144,3 @@ def simulate_pst(circuit: Any, calibration: DeviceCalibration) -> float:
     from workbench.quantum.quest.labels import noise_model, pst
 
     return float(pst([circuit], noise_model(calibration))[0])
-

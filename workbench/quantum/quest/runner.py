@@ -13,19 +13,31 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any
 
 from workbench.quantum.quest.config import QuestConfig
 from workbench.registry import Technique
 from workbench.results import Result
 
-__all__ = ["run", "format_table", "dataset_spec", "cache_dir", "TECHNIQUE", "GenerateResult", "TrainResult",
-           "EvaluateResult", "PredictResult", "QuestResult", "EXAMPLE_QASM"]
+__all__ = [
+    "run",
+    "format_table",
+    "dataset_spec",
+    "cache_dir",
+    "TECHNIQUE",
+    "GenerateResult",
+    "TrainResult",
+    "EvaluateResult",
+    "PredictResult",
+    "QuestResult",
+    "EXAMPLE_QASM",
+]
 
 #: a 3-qubit GHZ circuit in OpenQASM 2 (the smoke run predicts it: ``--qasm`` takes a file or program text)
-EXAMPLE_QASM = ('OPENQASM 2.0; include "qelib1.inc"; qreg q[3]; h q[0]; cx q[0],q[1]; cx q[1],q[2];')
+EXAMPLE_QASM = 'OPENQASM 2.0; include "qelib1.inc"; qreg q[3]; h q[0]; cx q[0],q[1]; cx q[1],q[2];'
 
 
 # The JSON of each mode. ``dataset`` is ``study.dataset_summary`` plus where it was read (path, cached, seconds);
@@ -81,15 +93,20 @@ class PredictResult(Result):
     seconds: Mapping[str, float]  # "predict", and "simulate" with --simulate
 
 
-QuestResult = Union[GenerateResult, TrainResult, EvaluateResult, PredictResult]
+QuestResult = GenerateResult | TrainResult | EvaluateResult | PredictResult
 
 
 def dataset_spec(config: QuestConfig) -> Any:
     from workbench.quantum.quest.dataset import DatasetSpec
 
-    return DatasetSpec(random_samples=config.random_samples, algorithm_samples=config.algorithm_samples,
-                       noise_draws=config.noise_draws, scale_log2_max=config.scale_log2_max,
-                       fidelity_fraction=config.fidelity_fraction, seed=config.seed)
+    return DatasetSpec(
+        random_samples=config.random_samples,
+        algorithm_samples=config.algorithm_samples,
+        noise_draws=config.noise_draws,
+        scale_log2_max=config.scale_log2_max,
+        fidelity_fraction=config.fidelity_fraction,
+        seed=config.seed,
+    )
 
 
 def cache_dir() -> Path:
@@ -116,29 +133,45 @@ def _generate(config: QuestConfig) -> GenerateResult:
 
 
 def _command(config: QuestConfig, path: Path) -> str:
-    flags = [f"--{k.replace('_', '-')} {v}" for k, v in config.to_dict().items()
-             if k not in ("mode", "checkpoint", "qasm", "device", "noise_scale", "simulate", "speed_circuits")
-             and v != QuestConfig.__dataclass_fields__[k].default]
+    flags = [
+        f"--{k.replace('_', '-')} {v}"
+        for k, v in config.to_dict().items()
+        if k not in ("mode", "checkpoint", "qasm", "device", "noise_scale", "simulate", "speed_circuits")
+        and v != QuestConfig.__dataclass_fields__[k].default
+    ]
     return " ".join(["workbench run quest --mode train", *flags, "--checkpoint", shlex.quote(str(path)), "--json"])
 
 
 def _train(config: QuestConfig) -> TrainResult:
     from workbench.quantum.quest.checkpoint import save_checkpoint
-    from workbench.quantum.quest.train import TrainSettings
     from workbench.quantum.quest.study import dataset_summary, targets, train_checkpoint
+    from workbench.quantum.quest.train import TrainSettings
 
     spec = dataset_spec(config)
     data, where = _dataset(spec, config.workers)
-    settings = TrainSettings(epochs=config.epochs, batch_size=config.batch_size, lr=config.lr,
-                             patience=config.patience, seed=config.seed)
+    settings = TrainSettings(
+        epochs=config.epochs, batch_size=config.batch_size, lr=config.lr, patience=config.patience, seed=config.seed
+    )
     path = Path(config.checkpoint) if config.checkpoint else cache_dir() / f"checkpoint-{spec.key()}.pt"
-    ckpt = train_checkpoint(data, spec, settings, layers=config.layers, progress=True,
-                            command=_command(config, path))
+    ckpt = train_checkpoint(data, spec, settings, layers=config.layers, progress=True, command=_command(config, path))
     save_checkpoint(ckpt, path)
-    curves = {name: {"epochs": len(h["val_rmse"]), "best_epoch": h["best_epoch"], "seconds": h["seconds"],
-                     "best_val_rmse": min(h["val_rmse"])} for name, h in ckpt.history.items()}
-    return TrainResult(dataset={**dataset_summary(data), **where}, checkpoint=str(path), command=ckpt.command,
-                       training=curves, metrics=ckpt.metrics, targets=tuple(targets(ckpt.metrics)))
+    curves = {
+        name: {
+            "epochs": len(h["val_rmse"]),
+            "best_epoch": h["best_epoch"],
+            "seconds": h["seconds"],
+            "best_val_rmse": min(h["val_rmse"]),
+        }
+        for name, h in ckpt.history.items()
+    }
+    return TrainResult(
+        dataset={**dataset_summary(data), **where},
+        checkpoint=str(path),
+        command=ckpt.command,
+        training=curves,
+        metrics=ckpt.metrics,
+        targets=tuple(targets(ckpt.metrics)),
+    )
 
 
 def _evaluate(config: QuestConfig) -> EvaluateResult:
@@ -149,9 +182,13 @@ def _evaluate(config: QuestConfig) -> EvaluateResult:
     ckpt = load_checkpoint(config.checkpoint or None)
     data, where = _dataset(ckpt.spec, config.workers)
     metric = evaluate_checkpoint(ckpt, data)
-    return EvaluateResult(checkpoint=config.checkpoint or "shipped", dataset={**dataset_summary(data), **where},
-                          metrics=metric, targets=tuple(targets(metric)),
-                          speed=speed_comparison(ckpt, count=config.speed_circuits))
+    return EvaluateResult(
+        checkpoint=config.checkpoint or "shipped",
+        dataset={**dataset_summary(data), **where},
+        metrics=metric,
+        targets=tuple(targets(metric)),
+        speed=speed_comparison(ckpt, count=config.speed_circuits),
+    )
 
 
 def _predict(config: QuestConfig) -> PredictResult:
@@ -170,11 +207,17 @@ def _predict(config: QuestConfig) -> PredictResult:
         start = time.perf_counter()
         simulated = simulate_pst(placed.circuit, placed.calibration)
         seconds["simulate"] = time.perf_counter() - start
-    return PredictResult(qasm=config.qasm, device=config.device, noise_scale=config.noise_scale,
-                         physical_qubits=tuple(int(q) for q in placed.physical), gates=gate_count(placed.circuit),
-                         predicted_pst=float(preds["transformer"][0]),
-                         baselines={"global": float(preds["global"][0]), "liu": float(preds["liu"][0])},
-                         simulated_pst=simulated, seconds=seconds)
+    return PredictResult(
+        qasm=config.qasm,
+        device=config.device,
+        noise_scale=config.noise_scale,
+        physical_qubits=tuple(int(q) for q in placed.physical),
+        gates=gate_count(placed.circuit),
+        predicted_pst=float(preds["transformer"][0]),
+        baselines={"global": float(preds["global"][0]), "liu": float(preds["liu"][0])},
+        simulated_pst=simulated,
+        seconds=seconds,
+    )
 
 
 def run(config: QuestConfig) -> QuestResult:
@@ -191,33 +234,40 @@ def format_table(result: dict[str, Any]) -> str:
     if "dataset" in result:
         d = result["dataset"]
         fc = d["fidelity_check"]
-        lines.append(f"dataset: {d['samples']} samples ({d['by_kind']['random']} random, {d['by_kind']['algorithm']} "
-                     f"algorithm) in {d['circuits']} circuits; PST {_f(d['pst']['min'], '.3f')}..{_f(d['pst']['max'], '.3f')}; "
-                     f"PST vs fidelity Spearman {_f(fc['spearman'])} over {fc['n']}; {d['path']}"
-                     f"{' (cached)' if d['cached'] else ''}")
+        lines.append(
+            f"dataset: {d['samples']} samples ({d['by_kind']['random']} random, {d['by_kind']['algorithm']} "
+            f"algorithm) in {d['circuits']} circuits; PST {_f(d['pst']['min'], '.3f')}..{_f(d['pst']['max'], '.3f')}; "
+            f"PST vs fidelity Spearman {_f(fc['spearman'])} over {fc['n']}; {d['path']}"
+            f"{' (cached)' if d['cached'] else ''}"
+        )
     if "metrics" in result:
         lines.append(f"{'model':<12} {'kind':<10} {'n':>5} {'RMSE':>8} {'R^2':>8} {'Spearman':>9}")
         for model, by_kind in result["metrics"].items():
             for kind, m in by_kind.items():
-                lines.append(f"{model:<12} {kind:<10} {m['n']:>5} {_f(m['rmse']):>8} {_f(m['r2']):>8} "
-                             f"{_f(m['spearman']):>9}")
+                lines.append(
+                    f"{model:<12} {kind:<10} {m['n']:>5} {_f(m['rmse']):>8} {_f(m['r2']):>8} {_f(m['spearman']):>9}"
+                )
         for t in result["targets"]:
             lines.append(f"target {t['target']}: {_f(t['value'])} {'met' if t['met'] else 'NOT met'}")
     if "speed" in result:
         s = result["speed"]
         per = s["seconds_per_circuit"]
-        lines.append(f"speed ({s['circuits']} circuits), like for like: batched vs batched {s['speedup_like_for_like']:.1f}x "
-                     f"(aer {per['aer_batched'] * 1e3:.2f} ms, {s['aer_method']}; QuEst {per['predict_batched'] * 1e3:.3f} ms "
-                     f"per circuit), one vs one {s['speedup_one_vs_one']:.1f}x; goal >= {s['goal']:.0f}x "
-                     f"{'met' if s['goal_met'] else 'NOT met'}")
+        lines.append(
+            f"speed ({s['circuits']} circuits), like for like: batched vs batched {s['speedup_like_for_like']:.1f}x "
+            f"(aer {per['aer_batched'] * 1e3:.2f} ms, {s['aer_method']}; QuEst {per['predict_batched'] * 1e3:.3f} ms "
+            f"per circuit), one vs one {s['speedup_one_vs_one']:.1f}x; goal >= {s['goal']:.0f}x "
+            f"{'met' if s['goal_met'] else 'NOT met'}"
+        )
         for p in s["pairings"][2:]:
             lines.append(f"  other pairing: {p['pairing']}: {p['speedup']:.1f}x")
     if "checkpoint" in result and result["mode"] == "train":
         lines.append(f"checkpoint: {result['checkpoint']}")
     if result["mode"] == "predict":
-        lines.append(f"{result['qasm']} on {result['device']} (qubits {result['physical_qubits']}, {result['gates']} "
-                     f"gates): predicted PST {_f(result['predicted_pst'])}"
-                     + (f", simulated {_f(result['simulated_pst'])}" if "simulated_pst" in result else ""))
+        lines.append(
+            f"{result['qasm']} on {result['device']} (qubits {result['physical_qubits']}, {result['gates']} "
+            f"gates): predicted PST {_f(result['predicted_pst'])}"
+            + (f", simulated {_f(result['simulated_pst'])}" if "simulated_pst" in result else "")
+        )
     return "\n".join(lines)
 
 

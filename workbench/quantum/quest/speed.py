@@ -57,8 +57,9 @@ def _simulator(model: Any, method: str, parallel: bool = True) -> Any:
     return AerSimulator(method=method, noise_model=model, max_parallel_experiments=0 if parallel else 1)
 
 
-def _aer_batched(echoes: list[Any], model: Any, method: str, sim: Any = None,
-                 readout: dict[int, Any] | None = None) -> np.ndarray:
+def _aer_batched(
+    echoes: list[Any], model: Any, method: str, sim: Any = None, readout: dict[int, Any] | None = None
+) -> np.ndarray:
     """All-zero probability of every echo circuit from one aer ``run`` (exact for density_matrix; 2,048 shots
     for statevector). ``sim``: a simulator built once (default: built here); ``readout``: the model's confusion
     matrices by width, read once (default: read here, once per width)."""
@@ -90,8 +91,9 @@ def _aer_batched(echoes: list[Any], model: Any, method: str, sim: Any = None,
     return np.asarray([result.get_counts(i).get("0" * e.num_qubits, 0) / SHOTS for i, e in enumerate(echoes)])
 
 
-def speed_comparison(ckpt: Checkpoint, *, count: int = 64, device: str = "fake_lima", seed: int = 7,
-                     repeats: int = 2) -> dict[str, Any]:
+def speed_comparison(
+    ckpt: Checkpoint, *, count: int = 64, device: str = "fake_lima", seed: int = 7, repeats: int = 2
+) -> dict[str, Any]:
     """Seconds per circuit of every path (see the module docstring), the speed-ups, and the RMSE of the batched
     predictions against the exact PST of these circuits.
 
@@ -133,9 +135,11 @@ def speed_comparison(ckpt: Checkpoint, *, count: int = 64, device: str = "fake_l
     per["aer_batched_density_matrix"], exact = aer_method("density_matrix", True)
     per["aer_batched_density_matrix_serial"], _ = aer_method("density_matrix", False)
     per["aer_batched_statevector_shots"], _ = aer_method("statevector", True)
-    options = {("density_matrix", True): per["aer_batched_density_matrix"],
-               ("density_matrix", False): per["aer_batched_density_matrix_serial"],
-               ("statevector", True): per["aer_batched_statevector_shots"]}
+    options = {
+        ("density_matrix", True): per["aer_batched_density_matrix"],
+        ("density_matrix", False): per["aer_batched_density_matrix_serial"],
+        ("statevector", True): per["aer_batched_statevector_shots"],
+    }
     (best_method, best_parallel), per["aer_batched"] = min(options.items(), key=lambda kv: kv[1])
 
     def one_by_one() -> list[np.ndarray]:
@@ -158,26 +162,56 @@ def speed_comparison(ckpt: Checkpoint, *, count: int = 64, device: str = "fake_l
     batched = per["aer_batched"] / per["predict_batched"]
     single = per["aer_single"] / per["predict_single"]
     pairings = [
-        {"pairing": "batched vs batched (like for like, headline)", "aer": "aer_batched", "quest": "predict_batched",
-         "speedup": batched},
+        {
+            "pairing": "batched vs batched (like for like, headline)",
+            "aer": "aer_batched",
+            "quest": "predict_batched",
+            "speedup": batched,
+        },
         {"pairing": "one vs one (like for like)", "aer": "aer_single", "quest": "predict_single", "speedup": single},
-        {"pairing": "labelling one at a time (noise model per circuit) vs batched prediction", "aer":
-         "labelling_single", "quest": "predict_batched", "speedup": per["labelling_single"] / per["predict_batched"]},
-        {"pairing": "labelling one at a time vs one prediction", "aer": "labelling_single", "quest": "predict_single",
-         "speedup": per["labelling_single"] / per["predict_single"]},
-        {"pairing": "aer batched density matrix (exact) vs batched prediction", "aer": "aer_batched_density_matrix",
-         "quest": "predict_batched", "speedup": per["aer_batched_density_matrix"] / per["predict_batched"]},
-        {"pairing": "aer batched density matrix, experiments one after another vs batched prediction",
-         "aer": "aer_batched_density_matrix_serial", "quest": "predict_batched",
-         "speedup": per["aer_batched_density_matrix_serial"] / per["predict_batched"]},
-        {"pairing": f"aer batched statevector, {SHOTS} shots vs batched prediction",
-         "aer": "aer_batched_statevector_shots", "quest": "predict_batched",
-         "speedup": per["aer_batched_statevector_shots"] / per["predict_batched"]},
+        {
+            "pairing": "labelling one at a time (noise model per circuit) vs batched prediction",
+            "aer": "labelling_single",
+            "quest": "predict_batched",
+            "speedup": per["labelling_single"] / per["predict_batched"],
+        },
+        {
+            "pairing": "labelling one at a time vs one prediction",
+            "aer": "labelling_single",
+            "quest": "predict_single",
+            "speedup": per["labelling_single"] / per["predict_single"],
+        },
+        {
+            "pairing": "aer batched density matrix (exact) vs batched prediction",
+            "aer": "aer_batched_density_matrix",
+            "quest": "predict_batched",
+            "speedup": per["aer_batched_density_matrix"] / per["predict_batched"],
+        },
+        {
+            "pairing": "aer batched density matrix, experiments one after another vs batched prediction",
+            "aer": "aer_batched_density_matrix_serial",
+            "quest": "predict_batched",
+            "speedup": per["aer_batched_density_matrix_serial"] / per["predict_batched"],
+        },
+        {
+            "pairing": f"aer batched statevector, {SHOTS} shots vs batched prediction",
+            "aer": "aer_batched_statevector_shots",
+            "quest": "predict_batched",
+            "speedup": per["aer_batched_statevector_shots"] / per["predict_batched"],
+        },
     ]
     err = np.asarray(preds) - exact
-    return {"circuits": count, "device": device, "aer_method": best_method, "aer_parallel": best_parallel,
-            "shots": SHOTS,
-            "seconds_per_circuit": per, "pairings": pairings,
-            "speedup_like_for_like": batched, "speedup_one_vs_one": single,
-            "goal": GOAL, "goal_met": bool(batched >= GOAL),
-            "rmse_on_these_circuits": float(np.sqrt(np.mean(err**2)))}
+    return {
+        "circuits": count,
+        "device": device,
+        "aer_method": best_method,
+        "aer_parallel": best_parallel,
+        "shots": SHOTS,
+        "seconds_per_circuit": per,
+        "pairings": pairings,
+        "speedup_like_for_like": batched,
+        "speedup_one_vs_one": single,
+        "goal": GOAL,
+        "goal_met": bool(batched >= GOAL),
+        "rmse_on_these_circuits": float(np.sqrt(np.mean(err**2))),
+    }

@@ -16,8 +16,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -27,18 +28,57 @@ from workbench.quantum.calibration import DeviceCalibration, calibration_subset,
 from workbench.quantum.circuits import mirror
 from workbench.quantum.quest.batching import NormalizedSet, Normalizer
 from workbench.quantum.quest.checkpoint import Checkpoint, load_checkpoint
-from workbench.quantum.quest.dataset import (ALGORITHM_DEVICES, DEVICE_KINDS, FAMILIES, FAMILY_WIDTHS, GATE_COUNTS, KINDS,
-                                             RANDOM_DEVICES, DatasetSpec, QuestDataset, connected_qubits,
-                                             random_circuit)
+from workbench.quantum.quest.dataset import (
+    ALGORITHM_DEVICES,
+    DEVICE_KINDS,
+    FAMILIES,
+    FAMILY_WIDTHS,
+    GATE_COUNTS,
+    KINDS,
+    RANDOM_DEVICES,
+    DatasetSpec,
+    QuestDataset,
+    connected_qubits,
+    random_circuit,
+)
 from workbench.quantum.quest.net import ABLATIONS, MODELS, build_model
 from workbench.quantum.quest.predict import check_device, place, predict_pst, quest_devices, simulate_pst
-from workbench.quantum.quest.train import (TrainSettings, fit, metrics_by_device, metrics_by_kind, predict_indices,
-                                           split_by_group)
+from workbench.quantum.quest.train import (
+    TrainSettings,
+    fit,
+    metrics_by_device,
+    metrics_by_kind,
+    predict_indices,
+    split_by_group,
+)
 
-__all__ = ["dataset_summary", "fidelity_check", "train_checkpoint", "evaluate_checkpoint", "targets",
-           "SCALES", "MAX_WIDTH", "MIRROR_REPS", "NOISE_MODELS", "QUBIT_COLORS", "QuestViewConfig", "width_range",
-           "depth_options", "device_choices", "PointKey", "Placement", "placement", "device_noise", "point",
-           "device_layout", "coupler_errors", "QuestView", "quest_view", "simulate_points", "clear_caches"]
+__all__ = [
+    "dataset_summary",
+    "fidelity_check",
+    "train_checkpoint",
+    "evaluate_checkpoint",
+    "targets",
+    "SCALES",
+    "MAX_WIDTH",
+    "MIRROR_REPS",
+    "NOISE_MODELS",
+    "QUBIT_COLORS",
+    "QuestViewConfig",
+    "width_range",
+    "depth_options",
+    "device_choices",
+    "PointKey",
+    "Placement",
+    "placement",
+    "device_noise",
+    "point",
+    "device_layout",
+    "coupler_errors",
+    "QuestView",
+    "quest_view",
+    "simulate_points",
+    "clear_caches",
+]
 
 
 def fidelity_check(data: QuestDataset) -> dict[str, Any]:
@@ -56,35 +96,54 @@ def fidelity_check(data: QuestDataset) -> dict[str, Any]:
 def dataset_summary(data: QuestDataset) -> dict[str, Any]:
     """Sample counts by kind and family, PST range, and the fidelity rank check."""
     kind, family = data.meta["kind"], data.meta["family"]
-    return {"samples": len(data),
-            "by_kind": {name: int((kind == k).sum()) for k, name in enumerate(KINDS)},
-            "by_family": {name: int((family == k).sum()) for k, name in enumerate(FAMILIES) if (family == k).any()},
-            "circuits": int(torch.unique(data.meta["structure"]).numel()) if "structure" in data.meta
-            else int(torch.unique(data.meta["group"]).numel()),
-            "groups": int(torch.unique(data.meta["group"]).numel()),
-            "by_device_kind": ({name: int((data.meta["device_kind"] == k).sum()) for k, name in enumerate(DEVICE_KINDS)}
-                               if "device_kind" in data.meta else {}),
-            "unseen_device_samples": int(data.meta["unseen"].sum()) if "unseen" in data.meta else 0,
-            "pst": {"min": float(data.pst.min()), "mean": float(data.pst.mean()), "max": float(data.pst.max())},
-            "fidelity_check": fidelity_check(data)}
+    return {
+        "samples": len(data),
+        "by_kind": {name: int((kind == k).sum()) for k, name in enumerate(KINDS)},
+        "by_family": {name: int((family == k).sum()) for k, name in enumerate(FAMILIES) if (family == k).any()},
+        "circuits": int(torch.unique(data.meta["structure"]).numel())
+        if "structure" in data.meta
+        else int(torch.unique(data.meta["group"]).numel()),
+        "groups": int(torch.unique(data.meta["group"]).numel()),
+        "by_device_kind": (
+            {name: int((data.meta["device_kind"] == k).sum()) for k, name in enumerate(DEVICE_KINDS)}
+            if "device_kind" in data.meta
+            else {}
+        ),
+        "unseen_device_samples": int(data.meta["unseen"].sum()) if "unseen" in data.meta else 0,
+        "pst": {"min": float(data.pst.min()), "mean": float(data.pst.mean()), "max": float(data.pst.max())},
+        "fidelity_check": fidelity_check(data),
+    }
 
 
 def _test_record(data: QuestDataset, indices: torch.Tensor, preds: dict[str, torch.Tensor]) -> dict[str, list]:
-    return {"pst": data.pst[indices].tolist(), "kind": data.meta["kind"][indices].tolist(),
-            "family": data.meta["family"][indices].tolist(), "width": data.meta["width"][indices].tolist(),
-            "gates": data.meta["gates"][indices].tolist(),
-            **{f"pred_{name}": p.double().tolist() for name, p in preds.items()}}
+    return {
+        "pst": data.pst[indices].tolist(),
+        "kind": data.meta["kind"][indices].tolist(),
+        "family": data.meta["family"][indices].tolist(),
+        "width": data.meta["width"][indices].tolist(),
+        "gates": data.meta["gates"][indices].tolist(),
+        **{f"pred_{name}": p.double().tolist() for name, p in preds.items()},
+    }
 
 
-def train_checkpoint(data: QuestDataset, spec: DatasetSpec, settings: TrainSettings, *, layers: int = 2,
-                     progress: bool = False, command: str = "",
-                     on_epoch: Callable[[str, int, float, float], None] | None = None) -> Checkpoint:
+def train_checkpoint(
+    data: QuestDataset,
+    spec: DatasetSpec,
+    settings: TrainSettings,
+    *,
+    layers: int = 2,
+    progress: bool = False,
+    command: str = "",
+    on_epoch: Callable[[str, int, float, float], None] | None = None,
+) -> Checkpoint:
     """Train the transformer, both baselines and the ablation on the same split; held-out metrics and predictions
     included."""
     split = split_by_group(data, spec.seed)
     if len(split.train) == 0 or len(split.val) == 0:
-        raise ValueError(f"the dataset has {len(data)} samples in {int(torch.unique(data.meta['group']).numel())} "
-                         "circuits: valid datasets have at least 3 circuits (train, validation and test)")
+        raise ValueError(
+            f"the dataset has {len(data)} samples in {int(torch.unique(data.meta['group']).numel())} "
+            "circuits: valid datasets have at least 3 circuits (train, validation and test)"
+        )
     norm = Normalizer.fit(data, split.train)
     normed = NormalizedSet.build(data, norm)
     models, history, preds = {}, {}, {}
@@ -95,10 +154,23 @@ def train_checkpoint(data: QuestDataset, spec: DatasetSpec, settings: TrainSetti
         history[name] = fit(model, normed, split, settings, progress=progress, on_epoch=hook).to_dict()
         models[name] = model.eval()
         preds[name] = predict_indices(model, normed, split.test)
-    metric = {name: {**metrics_by_kind(preds[name], data, split.test),
-                     **metrics_by_device(preds[name], data, split.test)} for name in preds}
-    return Checkpoint(norm, models, layers, spec, spec.seed, settings, history, metric,
-                      _test_record(data, split.test, preds), dataset_summary(data), command)
+    metric = {
+        name: {**metrics_by_kind(preds[name], data, split.test), **metrics_by_device(preds[name], data, split.test)}
+        for name in preds
+    }
+    return Checkpoint(
+        norm,
+        models,
+        layers,
+        spec,
+        spec.seed,
+        settings,
+        history,
+        metric,
+        _test_record(data, split.test, preds),
+        dataset_summary(data),
+        command,
+    )
 
 
 def evaluate_checkpoint(ckpt: Checkpoint, data: QuestDataset) -> dict[str, Any]:
@@ -115,11 +187,13 @@ def evaluate_checkpoint(ckpt: Checkpoint, data: QuestDataset) -> dict[str, Any]:
 def targets(metric: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The issue's targets on held-out circuits: each with its measured value and whether it is met (NaN: not)."""
     t, g, liu = metric["transformer"], metric["global"], metric["liu"]
-    rows = [("random circuits: RMSE <= 0.05", t["random"]["rmse"], lambda v: v <= 0.05),
-            ("random circuits: R^2 >= 0.90", t["random"]["r2"], lambda v: v >= 0.90),
-            ("algorithm circuits: R^2 >= 0.85", t["algorithm"]["r2"], lambda v: v >= 0.85),
-            ("RMSE below the global-features MLP", t["all"]["rmse"], lambda v: v < g["all"]["rmse"]),
-            ("RMSE below the Liu MLP", t["all"]["rmse"], lambda v: v < liu["all"]["rmse"])]
+    rows = [
+        ("random circuits: RMSE <= 0.05", t["random"]["rmse"], lambda v: v <= 0.05),
+        ("random circuits: R^2 >= 0.90", t["random"]["r2"], lambda v: v >= 0.90),
+        ("algorithm circuits: R^2 >= 0.85", t["algorithm"]["r2"], lambda v: v >= 0.85),
+        ("RMSE below the global-features MLP", t["all"]["rmse"], lambda v: v < g["all"]["rmse"]),
+        ("RMSE below the Liu MLP", t["all"]["rmse"], lambda v: v < liu["all"]["rmse"]),
+    ]
     return [{"target": name, "value": value, "met": bool(check(value))} for name, value, check in rows]
 
 
@@ -157,20 +231,39 @@ class QuestViewConfig(Config):
     """The view's parameters (the panel's controls); ``QuestConfig`` is the CLI's (generate / train / evaluate /
     predict)."""
 
-    device: str = param("fake_lima", choices=device_names(), label="device", help="device snapshot (cx, ecr or cz basis)")
-    noise_model: str = param("calibrated", choices=NOISE_MODELS, label="noise",
-                             help="calibrated: the snapshot as it is; randomized: one QuEst noise draw of the "
-                                  "device (every T1, T2, gate and readout error x U(0.5, 1.5), from the seed)")
-    noise_scale: float = param(1.0, lo=SCALES[0], hi=SCALES[-1], unit="x errors", label="noise scale",
-                               help="gate and readout errors x this (T1/T2 kept)")
+    device: str = param(
+        "fake_lima", choices=device_names(), label="device", help="device snapshot (cx, ecr or cz basis)"
+    )
+    noise_model: str = param(
+        "calibrated",
+        choices=NOISE_MODELS,
+        label="noise",
+        help="calibrated: the snapshot as it is; randomized: one QuEst noise draw of the "
+        "device (every T1, T2, gate and readout error x U(0.5, 1.5), from the seed)",
+    )
+    noise_scale: float = param(
+        1.0,
+        lo=SCALES[0],
+        hi=SCALES[-1],
+        unit="x errors",
+        label="noise scale",
+        help="gate and readout errors x this (T1/T2 kept)",
+    )
     family: str = param("qft", choices=FAMILIES, label="circuit family", help="random device circuit or an algorithm")
     width: int = param(3, lo=1, hi=MAX_WIDTH, unit="qubits", label="width", help="circuit width")
-    depth: int = param(1, lo=1, hi=max(GATE_COUNTS), label="depth",
-                       help="random: number of gates; algorithms: mirror repetitions U (U^dag U)^(depth-1)")
-    seed: int = param(0, lo=0, hi=99, label="seed",
-                      help="random circuit / algorithm choices, transpiler and noise draw")
-    qubit_color: str = param("readout error", choices=QUBIT_COLORS, label="colour qubits by",
-                             help="coupling map: colour qubits by")
+    depth: int = param(
+        1,
+        lo=1,
+        hi=max(GATE_COUNTS),
+        label="depth",
+        help="random: number of gates; algorithms: mirror repetitions U (U^dag U)^(depth-1)",
+    )
+    seed: int = param(
+        0, lo=0, hi=99, label="seed", help="random circuit / algorithm choices, transpiler and noise draw"
+    )
+    qubit_color: str = param(
+        "readout error", choices=QUBIT_COLORS, label="colour qubits by", help="coupling map: colour qubits by"
+    )
     checkpoint: str = param("", label="checkpoint", help="checkpoint file (default: the shipped one)")
 
     def check_combination(self) -> None:
@@ -178,13 +271,20 @@ class QuestViewConfig(Config):
         cal = load_calibration(self.device)
         lo, hi = width_range(self.family, cal.num_qubits)
         if not lo <= self.width <= hi:
-            why = ("Grover's multi-controlled gates grow too fast past 5 qubits" if self.family == "grover"
-                   and self.width <= cal.num_qubits else f"{self.device} has {cal.num_qubits} qubits")
-            raise ValueError(f"width={self.width} is out of range for family={self.family!r} on {self.device}: "
-                             f"valid widths are {lo}..{hi} ({why})")
+            why = (
+                "Grover's multi-controlled gates grow too fast past 5 qubits"
+                if self.family == "grover" and self.width <= cal.num_qubits
+                else f"{self.device} has {cal.num_qubits} qubits"
+            )
+            raise ValueError(
+                f"width={self.width} is out of range for family={self.family!r} on {self.device}: "
+                f"valid widths are {lo}..{hi} ({why})"
+            )
         if self.family != "random" and self.depth > max(MIRROR_REPS):
-            raise ValueError(f"depth={self.depth} is out of range for family={self.family!r}: valid mirror "
-                             f"repetitions are 1..{max(MIRROR_REPS)} (depth counts gates only for random circuits)")
+            raise ValueError(
+                f"depth={self.depth} is out of range for family={self.family!r}: valid mirror "
+                f"repetitions are 1..{max(MIRROR_REPS)} (depth counts gates only for random circuits)"
+            )
 
 
 @dataclass(frozen=True)
@@ -227,16 +327,18 @@ def placement(device: str, family: str, width: int, depth: int, seed: int) -> Pl
         rng = np.random.default_rng(seed)
         cal = load_calibration(device)
         physical = connected_qubits(cal, width, rng)
-        circuit = random_circuit(width, depth, calibration_subset(cal, physical).coupling_map,
-                                 cal.two_qubit_gate or "cx", rng)
+        circuit = random_circuit(
+            width, depth, calibration_subset(cal, physical).coupling_map, cal.two_qubit_gate or "cx", rng
+        )
     else:
         placed = _algorithm(device, family, width, seed)
         circuit, physical = mirror(placed.circuit, depth), placed.physical
     ops = [inst for inst in circuit.data if inst.operation.name not in ("barrier", "measure")]
     index = {q: i for i, q in enumerate(circuit.qubits)}
     pairs = {tuple(sorted(physical[index[q]] for q in inst.qubits)) for inst in ops if len(inst.qubits) == 2}
-    return Placement(circuit, tuple(physical), len(ops), sum(len(inst.qubits) == 2 for inst in ops),
-                     tuple(sorted(pairs)))
+    return Placement(
+        circuit, tuple(physical), len(ops), sum(len(inst.qubits) == 2 for inst in ops), tuple(sorted(pairs))
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -286,8 +388,9 @@ def device_layout(device: str) -> np.ndarray:
     cal = load_calibration(device)
     n = cal.num_qubits
     edges = np.array(cal.coupling_map or [(0, 0)]).T
-    dist = shortest_path(coo_matrix((np.ones(edges.shape[1]), edges), shape=(n, n)).tocsr(), directed=False,
-                         unweighted=True)
+    dist = shortest_path(
+        coo_matrix((np.ones(edges.shape[1]), edges), shape=(n, n)).tocsr(), directed=False, unweighted=True
+    )
     dist[~np.isfinite(dist)] = dist[np.isfinite(dist)].max() + 1  # disconnected parts: one hop further
     centre = np.eye(n) - 1 / n
     vals, vecs = np.linalg.eigh(-0.5 * centre @ dist**2 @ centre)
@@ -401,10 +504,18 @@ def _quest_view(c: QuestViewConfig, ckpt: Checkpoint) -> QuestView:
     with _one_thread():
         preds = predict_pst(ckpt, [p[0] for p in points], [p[1] for p in points], models=MODELS)
     k = len(scales)
-    return QuestView(c, ckpt, placement(c.device, c.family, c.width, c.depth, c.seed),
-                     device_noise(c.device, c.noise_model, c.seed, c.noise_scale), scales, widths,
-                     {m: v[:k] for m, v in preds.items()}, {m: v[k:] for m, v in preds.items()},
-                     scale_keys, width_keys)
+    return QuestView(
+        c,
+        ckpt,
+        placement(c.device, c.family, c.width, c.depth, c.seed),
+        device_noise(c.device, c.noise_model, c.seed, c.noise_scale),
+        scales,
+        widths,
+        {m: v[:k] for m, v in preds.items()},
+        {m: v[k:] for m, v in preds.items()},
+        scale_keys,
+        width_keys,
+    )
 
 
 def clear_caches() -> None:

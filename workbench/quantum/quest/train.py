@@ -15,8 +15,8 @@ import contextlib
 import copy
 import math
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 import numpy as np
 import torch
@@ -25,8 +25,20 @@ from torch import Tensor, nn
 from workbench.quantum.quest.batching import NormalizedSet
 from workbench.quantum.quest.dataset import DEVICE_KINDS, KINDS, QuestDataset
 
-__all__ = ["Split", "split_by_group", "TrainSettings", "fit", "predict_indices", "metrics", "metrics_by_kind",
-           "metrics_by_device", "History", "torch_threads", "linked_groups", "skeleton_keys"]
+__all__ = [
+    "Split",
+    "split_by_group",
+    "TrainSettings",
+    "fit",
+    "predict_indices",
+    "metrics",
+    "metrics_by_kind",
+    "metrics_by_device",
+    "History",
+    "torch_threads",
+    "linked_groups",
+    "skeleton_keys",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,15 +158,19 @@ class History:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        return {"train_rmse": self.train_rmse, "val_rmse": self.val_rmse, "best_epoch": self.best_epoch,
-                "seconds": self.seconds}
+        return {
+            "train_rmse": self.train_rmse,
+            "val_rmse": self.val_rmse,
+            "best_epoch": self.best_epoch,
+            "seconds": self.seconds,
+        }
 
 
 @torch.inference_mode()
 def predict_indices(model: nn.Module, data: NormalizedSet, indices: Tensor, chunk: int = 2048) -> Tensor:
     """Model outputs ``[k]`` for samples ``indices``."""
     model.eval()
-    parts = [model(data.batch(indices[i:i + chunk])) for i in range(0, len(indices), chunk)]
+    parts = [model(data.batch(indices[i : i + chunk])) for i in range(0, len(indices), chunk)]
     return torch.cat(parts) if parts else torch.zeros(0)
 
 
@@ -162,15 +178,29 @@ def _rmse(a: Tensor, b: Tensor) -> float:
     return float(torch.sqrt(torch.mean((a - b) ** 2))) if len(a) else math.nan
 
 
-def fit(model: nn.Module, data: NormalizedSet, split: Split, settings: TrainSettings = TrainSettings(), *,
-        progress: bool = False, on_epoch: Callable[[int, float, float], None] | None = None) -> History:
+def fit(
+    model: nn.Module,
+    data: NormalizedSet,
+    split: Split,
+    settings: TrainSettings = TrainSettings(),
+    *,
+    progress: bool = False,
+    on_epoch: Callable[[int, float, float], None] | None = None,
+) -> History:
     """Train ``model`` in place (best validation epoch kept); ``on_epoch(epoch, train_rmse, val_rmse)``."""
     with torch_threads(settings.threads):
         return _fit(model, data, split, settings, progress=progress, on_epoch=on_epoch)
 
 
-def _fit(model: nn.Module, data: NormalizedSet, split: Split, settings: TrainSettings, *, progress: bool,
-         on_epoch: Callable[[int, float, float], None] | None) -> History:
+def _fit(
+    model: nn.Module,
+    data: NormalizedSet,
+    split: Split,
+    settings: TrainSettings,
+    *,
+    progress: bool,
+    on_epoch: Callable[[int, float, float], None] | None,
+) -> History:
     from tqdm.auto import tqdm
 
     torch.manual_seed(settings.seed)
@@ -184,7 +214,7 @@ def _fit(model: nn.Module, data: NormalizedSet, split: Split, settings: TrainSet
         order = split.train[torch.randperm(len(split.train), generator=generator)]
         total, count = 0.0, 0
         for i in range(0, len(order), settings.batch_size):
-            idx = order[i:i + settings.batch_size]
+            idx = order[i : i + settings.batch_size]
             loss = nn.functional.mse_loss(model(data.batch(idx)), data.target[idx])
             opt.zero_grad()
             loss.backward()
@@ -222,8 +252,13 @@ def metrics(pred: Tensor, true: Tensor) -> dict[str, float]:
     resid = float(torch.sum((pred - true) ** 2))
     spread = float(torch.sum((true - true.mean()) ** 2))
     rho = float(spearmanr(pred.numpy(), true.numpy()).statistic) if n > 2 else math.nan
-    return {"n": n, "rmse": math.sqrt(resid / n), "mae": float(torch.mean(torch.abs(pred - true))),
-            "r2": 1 - resid / spread if spread > 0 else math.nan, "spearman": rho}
+    return {
+        "n": n,
+        "rmse": math.sqrt(resid / n),
+        "mae": float(torch.mean(torch.abs(pred - true))),
+        "r2": 1 - resid / spread if spread > 0 else math.nan,
+        "spearman": rho,
+    }
 
 
 def metrics_by_kind(pred: Tensor, data: QuestDataset, indices: Tensor) -> dict[str, dict[str, float]]:
