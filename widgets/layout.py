@@ -149,7 +149,9 @@ def fit(fig: Any) -> None:
 
 
 def _legend_rows(fig: Any) -> int:
-    names = [t.name for t in fig.data if t.name and t.showlegend is not False]
+    """Rows of a horizontal legend, from the trace names as they will be once a pending batch commits."""
+    traces = [(_pending_trace(fig, i, "name"), _pending_trace(fig, i, "showlegend")) for i in range(len(fig.data))]
+    names = [name for name, shown in traces if name and shown is not False]
     if not names:
         return 0
     widths = [40 + LEGEND_CHAR_PX * len(_TAG.sub("", str(n))) for n in names]

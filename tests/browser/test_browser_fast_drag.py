@@ -142,4 +142,3 @@ def test_fast_drag_last_setting_wins(page, jupyter_lab, area, source, label):
     assert not errors, "\n".join(errors)
     assert not console, "browser console errors:\n" + "\n".join(m[:500] for m in console)
     assert again == settled, "the figures the drag left are not those of the final setting"
-    assert settle_s < SETTLE_LIMIT_S

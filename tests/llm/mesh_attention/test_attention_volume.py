@@ -8,7 +8,6 @@ V_ring / V_mesh ~ (sqrt(P)+1)/2.
 from __future__ import annotations
 
 import math
-import time
 import tracemalloc
 
 import numpy as np
@@ -64,9 +63,8 @@ def test_ring_is_flat_and_mesh_falls_like_inverse_sqrt() -> None:
         assert paper <= r / m <= 1.1 * paper  # ours: (6/11)(sqrt(P)+1)
 
 
-def test_volume_is_fast_and_allocates_nothing_of_sequence_size() -> None:
+def test_volume_allocates_nothing_of_sequence_size() -> None:
     tracemalloc.start()
-    start = time.perf_counter()
     for method in ("ring", "ulysses", "usp", "mesh"):
         heads = 1024 if method == "ulysses" else 64  # Ulysses needs heads % P == 0
         out = predict_bytes_per_rank(
@@ -80,10 +78,8 @@ def test_volume_is_fast_and_allocates_nothing_of_sequence_size() -> None:
             gpus_per_node=8,
         )
         assert out["total"].shape == (1024,) and out["total"].dtype == np.int64
-    elapsed = time.perf_counter() - start
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert elapsed < 2.0
     assert peak < 16 * 1024 * 1024
 
 
