@@ -182,3 +182,14 @@ def test_study_imports_no_ui():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_rank_check_simulates_fresh_circuits_and_refuses_too_few():
+    from workbench.quantum.quest.study import rank_check
+
+    rank = rank_check("fake_lima", 4, seed=3)
+    assert len(rank.pst) == len(rank.fidelity) == len(rank.labels) == 4
+    assert all(0 <= x <= 1 for x in (*rank.pst, *rank.fidelity)) and -1 <= rank.spearman <= 1
+    assert rank_check("fake_lima", 4, seed=3) == rank  # deterministic from the seed
+    with pytest.raises(ValueError, match="count=2 is out of range"):
+        rank_check("fake_lima", 2)

@@ -55,6 +55,8 @@ from workbench.quantum.quest.train import (
 __all__ = [
     "dataset_summary",
     "fidelity_check",
+    "RankCheck",
+    "rank_check",
     "train_checkpoint",
     "evaluate_checkpoint",
     "targets",
@@ -91,6 +93,43 @@ def fidelity_check(data: QuestDataset) -> dict[str, Any]:
         return {"n": n, "spearman": math.nan, "pearson": math.nan}
     p, f = data.pst[mask].numpy(), data.fidelity[mask].numpy()
     return {"n": n, "spearman": float(spearmanr(p, f).statistic), "pearson": float(pearsonr(p, f).statistic)}
+
+
+@dataclass(frozen=True)
+class RankCheck:
+    """PST and state fidelity of fresh random circuits (one noise draw each): ``spearman`` is their rank
+    correlation; ``labels`` say width, gates and error scale per circuit."""
+
+    pst: tuple[float, ...]
+    fidelity: tuple[float, ...]
+    labels: tuple[str, ...]
+    spearman: float
+
+
+def rank_check(device: str, count: int, *, seed: int = 11) -> RankCheck:
+    """``count`` fresh random circuits on ``device`` (widths 1-4, the dataset's smaller gate counts, errors scaled
+    by ``2**U(-3, 3)``), each simulated with aer for its PST and its state fidelity."""
+    from scipy.stats import spearmanr
+
+    from workbench.quantum.quest.labels import effective_calibration, noise_model, pst, state_fidelity
+
+    if count < 3:
+        raise ValueError(f"count={count} is out of range: valid range is 3.. (a rank correlation needs circuits)")
+    rng = np.random.default_rng(seed)
+    device_cal = load_calibration(device)
+    psts, fids, labels = [], [], []
+    for _ in range(count):
+        width = int(rng.integers(1, min(5, device_cal.num_qubits + 1)))
+        sub = calibration_subset(device_cal, connected_qubits(device_cal, width, rng))
+        scale = float(2.0 ** rng.uniform(-3, 3))
+        noisy = effective_calibration(sub, rng, scale)
+        gates = int(rng.choice(GATE_COUNTS[:10]))
+        circuit = random_circuit(width, gates, noisy.coupling_map, device_cal.two_qubit_gate or "cx", rng)
+        model = noise_model(noisy)
+        psts.append(float(pst([circuit], model)[0]))
+        fids.append(float(state_fidelity(circuit, model)))
+        labels.append(f"{width} qubits, {gates} gates, errors x{scale:.2f}")
+    return RankCheck(tuple(psts), tuple(fids), tuple(labels), float(spearmanr(psts, fids).statistic))
 
 
 def dataset_summary(data: QuestDataset) -> dict[str, Any]:
