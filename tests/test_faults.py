@@ -159,7 +159,9 @@ def _sleeper(rank: int, world: int, comm) -> int:
 def test_kudu_panel_status_line_names_the_killed_rank(monkeypatch: pytest.MonkeyPatch) -> None:
     from widgets.graphs.kudu import KuduPanel
     from workbench.distributed import WorkerFailed
+    from workbench.graphs.kudu.study import clear_caches
 
+    clear_caches()  # a measurement memoised by an earlier test in this process would not start workers
     panel = KuduPanel(measure_now=False, graph="karate", pattern="triangle", workers=2)
     monkeypatch.setenv("WORKBENCH_FAULT", "1:KILL:2")
     with pytest.raises(WorkerFailed):
