@@ -29,7 +29,7 @@ import torch
 
 from workbench.distributed.comm import Comm
 from workbench.llm.mesh_attention.blockwise import check_qkv, default_scale
-from workbench.llm.mesh_attention.layout import Ranges, inverse, member_ranges, resolve_seq_len
+from workbench.llm.mesh_attention.layout import Ranges, member_ranges, resolve_seq_len
 from workbench.llm.mesh_attention.mesh import mesh_backward, mesh_forward
 from workbench.llm.mesh_attention.plan import (
     MeshPlan,
@@ -40,16 +40,7 @@ from workbench.llm.mesh_attention.plan import (
     node_mesh_placement,
     resolve_order,
 )
-from workbench.llm.mesh_attention.ulysses import heads_to_seq, seq_to_heads
-from workbench.llm.mesh_attention.usp import _group_rows
-
-
-def node_mesh_comms(comm: Comm, degree: int) -> tuple[Comm, Comm]:
-    """(Ulysses group comm with a process group, Mesh view over the member-x ranks); collective on ``comm``."""
-    size = comm.size
-    ulysses_parts = [list(range(g * degree, (g + 1) * degree)) for g in range(size // degree)]
-    mesh_parts = [list(range(x, size, degree)) for x in range(degree)]
-    return comm.split(ulysses_parts, collective=True), comm.split(mesh_parts, collective=False)
+from workbench.llm.mesh_attention.usp import ulysses_backward, ulysses_forward
 
 
 def node_mesh_forward(
@@ -65,18 +56,12 @@ def node_mesh_forward(
     causal: bool,
     seq_len: int,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-    """Forward pass. Returns out [B, H, L, D] and the head-sharded state (q, k, v, out, lse of the super-chunk)."""
-    ulysses, mesh = node_mesh_comms(comm, degree)
-    perms, merged = _group_rows(ranges, degree)
-    perm = perms[mesh.rank]  # mesh member index = my Ulysses group id
-    qkv = seq_to_heads(ulysses, torch.stack([q, k, v]))  # [3, B, H/u, u*L, D]
-    if perm is not None:
-        qkv = qkv.index_select(-2, perm)  # super-chunk sorted by position
-    q_h, k_h, v_h = (t.contiguous() for t in qkv)
-    out_h, lse_h = mesh_forward(mesh, q_h, k_h, v_h, merged, plan, scale=scale, causal=causal, seq_len=seq_len)
-    back = out_h if perm is None else out_h.index_select(-2, inverse(perm))
-    out = heads_to_seq(ulysses, back[None])[0]  # [B, H, L, D]
-    return out, (q_h, k_h, v_h, out_h, lse_h)
+    """Forward pass: Mesh across the Ulysses groups. Returns out [B, H, L, D] and the head-sharded state."""
+
+    def mesh(across, q_h, k_h, v_h, merged):
+        return mesh_forward(across, q_h, k_h, v_h, merged, plan, scale=scale, causal=causal, seq_len=seq_len)
+
+    return ulysses_forward(comm, q, k, v, ranges, degree, mesh)
 
 
 def node_mesh_backward(
@@ -92,33 +77,13 @@ def node_mesh_backward(
     seq_len: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Backward pass: dout [B, H, L, D] -> dq, dk, dv [B, H, L, D]."""
-    ulysses, mesh = node_mesh_comms(comm, degree)
-    perms, merged = _group_rows(ranges, degree)
-    perm = perms[mesh.rank]
-    q_h, k_h, v_h, out_h, lse_h = state
-    dout_h = seq_to_heads(ulysses, dout[None])[0]  # [B, H/u, u*L, D]
-    if perm is not None:
-        dout_h = dout_h.index_select(-2, perm)
-    grads = torch.stack(
-        mesh_backward(
-            mesh,
-            dout_h.contiguous(),
-            q_h,
-            k_h,
-            v_h,
-            out_h,
-            lse_h,
-            merged,
-            plan,
-            scale=scale,
-            causal=causal,
-            seq_len=seq_len,
+
+    def mesh(across, dout_h, q_h, k_h, v_h, out_h, lse_h, merged):
+        return mesh_backward(
+            across, dout_h, q_h, k_h, v_h, out_h, lse_h, merged, plan, scale=scale, causal=causal, seq_len=seq_len
         )
-    )  # [3, B, H/u, u*L, D]
-    if perm is not None:
-        grads = grads.index_select(-2, inverse(perm))
-    dq, dk, dv = heads_to_seq(ulysses, grads)
-    return dq, dk, dv
+
+    return ulysses_backward(comm, dout, state, ranges, degree, mesh)
 
 
 class _NodeMeshFn(torch.autograd.Function):

@@ -16,7 +16,7 @@ Reference: Fang & Zhao, "USP: A Unified Sequence Parallelism Approach for Long C
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -46,6 +46,60 @@ def _group_rows(ranges: Sequence[Ranges], degree: int) -> tuple[list[torch.Tenso
     return perms, merged
 
 
+#: the sequence-parallel kernel run across Ulysses groups: (comm of the member-x ranks, q, k, v [B, H/u, u*L, D],
+#: the groups' merged ranges) -> (out, lse); and its backward -> (dq, dk, dv)
+InnerForward = Callable[[Comm, torch.Tensor, torch.Tensor, torch.Tensor, list[Ranges]], tuple[torch.Tensor, ...]]
+InnerBackward = Callable[..., Sequence[torch.Tensor]]
+
+
+def ulysses_forward(
+    comm: Comm,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    ranges: Sequence[Ranges],
+    degree: int,
+    inner: InnerForward,
+) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+    """Ulysses of degree ``degree`` inside groups around ``inner`` across them (USP's Ring, node-level Mesh's
+    Mesh): all-to-all to the group's super-chunk of H/u heads sorted by position, ``inner``, all-to-all back.
+    Returns out [B, H, L, D] and the head-sharded state (q, k, v, out, lse of the super-chunk)."""
+    ulysses, across = usp_comms(comm, degree)
+    perms, merged = _group_rows(ranges, degree)
+    perm = perms[across.rank]  # member index across groups = my Ulysses group id
+    qkv = seq_to_heads(ulysses, torch.stack([q, k, v]))  # [3, B, H/u, u*L, D]
+    if perm is not None:
+        qkv = qkv.index_select(-2, perm)  # super-chunk sorted by position: two runs under zigzag
+    q_h, k_h, v_h = (t.contiguous() for t in qkv)
+    out_h, lse_h = inner(across, q_h, k_h, v_h, merged)
+    back = out_h if perm is None else out_h.index_select(-2, inverse(perm))
+    out = heads_to_seq(ulysses, back[None])[0]  # [B, H, L, D]
+    return out, (q_h, k_h, v_h, out_h, lse_h)
+
+
+def ulysses_backward(
+    comm: Comm,
+    dout: torch.Tensor,
+    state: Sequence[torch.Tensor],
+    ranges: Sequence[Ranges],
+    degree: int,
+    inner: InnerBackward,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Backward of :func:`ulysses_forward`: dout [B, H, L, D] -> dq, dk, dv [B, H, L, D]; ``inner(across, dout_h,
+    q_h, k_h, v_h, out_h, lse_h, merged)`` is the inner kernel's backward."""
+    ulysses, across = usp_comms(comm, degree)
+    perms, merged = _group_rows(ranges, degree)
+    perm = perms[across.rank]
+    dout_h = seq_to_heads(ulysses, dout[None])[0]  # [B, H/u, u*L, D]
+    if perm is not None:
+        dout_h = dout_h.index_select(-2, perm)
+    grads = torch.stack(inner(across, dout_h.contiguous(), *state, merged))  # [3, B, H/u, u*L, D]
+    if perm is not None:
+        grads = grads.index_select(-2, inverse(perm))
+    dq, dk, dv = heads_to_seq(ulysses, grads)
+    return dq, dk, dv
+
+
 def usp_forward(
     comm: Comm,
     q: torch.Tensor,
@@ -58,18 +112,12 @@ def usp_forward(
     causal: bool,
     seq_len: int,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-    """Forward pass. Returns out [B, H, L, D] and the head-sharded state (q, k, v, out, lse of the super-chunk)."""
-    ulysses, ring = usp_comms(comm, degree)
-    perms, merged = _group_rows(ranges, degree)
-    perm = perms[ring.rank]  # ring member index = my Ulysses group id
-    qkv = seq_to_heads(ulysses, torch.stack([q, k, v]))  # [3, B, H/u, u*L, D]
-    if perm is not None:
-        qkv = qkv.index_select(-2, perm)  # super-chunk sorted by position: two runs under zigzag
-    q_h, k_h, v_h = qkv[0], qkv[1], qkv[2]
-    out_h, lse_h = ring_forward(ring, q_h, k_h, v_h, merged, scale=scale, causal=causal, seq_len=seq_len)
-    back = out_h if perm is None else out_h.index_select(-2, inverse(perm))
-    out = heads_to_seq(ulysses, back[None])[0]  # [B, H, L, D]
-    return out, (q_h, k_h, v_h, out_h, lse_h)
+    """Forward pass: Ring across the Ulysses groups. Returns out [B, H, L, D] and the head-sharded state."""
+
+    def ring(across, q_h, k_h, v_h, merged):
+        return ring_forward(across, q_h, k_h, v_h, merged, scale=scale, causal=causal, seq_len=seq_len)
+
+    return ulysses_forward(comm, q, k, v, ranges, degree, ring)
 
 
 def usp_backward(
@@ -84,32 +132,13 @@ def usp_backward(
     seq_len: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Backward pass: dout [B, H, L, D] -> dq, dk, dv [B, H, L, D]."""
-    ulysses, ring = usp_comms(comm, degree)
-    perms, merged = _group_rows(ranges, degree)
-    perm = perms[ring.rank]
-    q_h, k_h, v_h, out_h, lse_h = state
-    dout_h = seq_to_heads(ulysses, dout[None])[0]  # [B, H/u, u*L, D]
-    if perm is not None:
-        dout_h = dout_h.index_select(-2, perm)
-    grads = torch.stack(
-        ring_backward(
-            ring,
-            dout_h,
-            q_h,
-            k_h,
-            v_h,
-            out_h,
-            lse_h,
-            merged,
-            scale=scale,
-            causal=causal,
-            seq_len=seq_len,
+
+    def ring(across, dout_h, q_h, k_h, v_h, out_h, lse_h, merged):
+        return ring_backward(
+            across, dout_h, q_h, k_h, v_h, out_h, lse_h, merged, scale=scale, causal=causal, seq_len=seq_len
         )
-    )  # [3, B, H/u, u*L, D]
-    if perm is not None:
-        grads = grads.index_select(-2, inverse(perm))
-    dq, dk, dv = heads_to_seq(ulysses, grads)
-    return dq, dk, dv
+
+    return ulysses_backward(comm, dout, state, ranges, degree, ring)
 
 
 class _UspFn(torch.autograd.Function):
