@@ -122,6 +122,12 @@ _CATALOGUE = (
         "graph transformer predicts circuit reliability (PST) on real device noise, vs two baselines",
         "workbench.quantum.quest.runner",
     ),
+    CatalogueEntry(
+        "pulse-sim",
+        "quantum",
+        "transmon pulse simulator in torch on real device Hamiltonians: calibrated X/SX/ECR, checked against qutip",
+        "workbench.quantum.pulse_sim.runner",
+    ),
     CatalogueEntry("napa", "quantum", "native-pulse variational ansatz"),
     CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
     CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search"),

@@ -25,7 +25,14 @@ from dataclasses import dataclass
 
 from workbench.quantum.calibration import _resolve, device_names, load_calibration
 
-__all__ = ["PulseDevice", "load_pulse_device", "pulse_device_names", "conf_path"]
+__all__ = [
+    "PulseDevice",
+    "load_pulse_device",
+    "pulse_device_names",
+    "conf_path",
+    "device_qubit_count",
+    "coupled_qubits",
+]
 
 #: the largest dimensionless drive amplitude (IBM's pulse amplitudes are normalised to |amp| <= 1)
 MAX_AMP = 1.0
@@ -62,6 +69,12 @@ class PulseDevice:
     def dim(self) -> int:
         return self.levels**self.num_qubits
 
+    @property
+    def source_name(self) -> str:
+        """The Hamiltonian file relative to the installed packages (``qiskit_ibm_runtime/.../conf_x.json``)."""
+        marker = os.sep + "qiskit_ibm_runtime" + os.sep
+        return "qiskit_ibm_runtime" + os.sep + self.source.split(marker, 1)[1] if marker in self.source else self.source
+
     def frequency_ghz(self, q: int) -> float:
         return self.omega[q] / (2 * math.pi)
 
@@ -79,9 +92,9 @@ class PulseDevice:
         )  # fmt: skip
 
     def scaled_noise(self, factor: float) -> PulseDevice:
-        """T1, T2 divided by ``factor`` (``factor`` >= 0; 0 = noiseless), readout errors kept."""
-        if not 0.0 <= factor <= 100.0:
-            raise ValueError(f"noise_scale={factor} is out of range: valid range is 0..100")
+        """T1, T2 divided by ``factor`` (``factor`` >= 0; 0 = no relaxation), readout errors kept."""
+        if factor < 0.0:
+            raise ValueError(f"noise_scale={factor} is out of range: valid range is >= 0")
         if factor == 0.0:
             return self.noiseless()._replace_readout(self.readout_p01, self.readout_p10)
         return PulseDevice(
@@ -172,3 +185,17 @@ def load_pulse_device(device: str, qubits: tuple[int, ...] = (0,), *, levels: in
         readout_p10=tuple(cal.readout_p10[q] for q in qubits),
         source=conf_path(name),
     )
+
+
+def device_qubit_count(device: str) -> int:
+    """Qubits of ``device`` with Hamiltonian data (ValueError naming the valid devices otherwise)."""
+    name, _ = _resolve(device)
+    return _hamiltonian_vars(name)[2]
+
+
+def coupled_qubits(device: str, qubit: int) -> tuple[int, ...]:
+    """The qubits with an exchange coupling ``jq`` to ``qubit`` in the device's Hamiltonian."""
+    name, _ = _resolve(device)
+    v = _hamiltonian_vars(name)[0]
+    n = _hamiltonian_vars(name)[2]
+    return tuple(q for q in range(n) if q != qubit and (v.get(f"jq{qubit}q{q}") or v.get(f"jq{q}q{qubit}")))

@@ -1,0 +1,86 @@
+"""pulse-sim as a technique: config refusals, the pulse view against closed forms, the study scans, the runner's
+JSON (check mode in the slow lane), the panel."""
+
+import math
+
+import numpy as np
+import pytest
+
+from workbench.quantum.pulse_sim import study
+from workbench.quantum.pulse_sim.config import PulseSimConfig
+from workbench.quantum.pulse_sim.runner import format_table, run
+
+
+def test_bad_settings_name_the_parameter():
+    with pytest.raises(ValueError, match="qubit=9 is out of range for fake_jakarta: valid range is 0..6"):
+        PulseSimConfig(qubit=9)
+    with pytest.raises(ValueError, match="target=3 is not coupled to qubit=0 on fake_jakarta: valid targets are 1"):
+        PulseSimConfig(mode="check", target=3)
+    with pytest.raises(ValueError, match="amp=1.5 is out of range: valid range is 0..1"):
+        PulseSimConfig(amp=1.5)
+    with pytest.raises(ValueError, match="width=300 is out of range: valid range is 0..duration=160"):
+        PulseSimConfig(shape="gaussian_square", width=300.0)
+    with pytest.raises(ValueError, match="device='fake_nowhere' is not allowed"):
+        PulseSimConfig.from_dict({"device": "fake_nowhere"})
+
+
+def test_pulse_view_follows_the_area_rule_and_keeps_trace():
+    config = PulseSimConfig(shape="gaussian", levels=2, sigma=40.0, duration=160)
+    area = float(study.pulse_of(config, amp=1.0).real.sum())
+    dev = study.load_pulse_device(config.device, (0,), levels=2)
+    theta = 2.0
+    view = study.pulse_view(config.replace(amp=theta / (dev.drive[0] * area * dev.dt)))
+    assert view.p1 == pytest.approx(math.sin(theta / 2) ** 2, abs=1e-10)
+    assert np.allclose(view.populations.sum(0), 1.0, atol=1e-12)
+    assert view.populations.shape == (2, 161) and view.bloch.shape == (3, 161)
+    assert np.allclose(np.linalg.norm(view.bloch, axis=0), 1.0, atol=1e-9)  # pure state, no leakage
+    noisy = study.pulse_view(config.replace(amp=0.1, noise_scale=1000.0))
+    assert np.linalg.norm(noisy.bloch[:, -1]) < 0.999  # relaxation shrinks the Bloch vector
+
+
+def test_rabi_batch_equals_single_pulses():
+    config = PulseSimConfig(duration=64, sigma=16.0, beta=0.5)
+    amps, p1, p2 = study.rabi_curve(config, points=5)
+    for a, want1, want2 in zip(amps, p1, p2):
+        view = study.pulse_view(config.replace(amp=float(a), substeps=1))
+        assert view.p1 == pytest.approx(want1, abs=1e-10) and view.p2 == pytest.approx(want2, abs=1e-10)
+
+
+def test_drag_scan_minimum_is_near_the_analytic_beta():
+    scan = study.drag_scan("fake_jakarta", 0, tuple(np.linspace(-1.0, 3.0, 17)))
+    best = scan["betas"][int(np.argmin(scan["error"]))]
+    assert abs(best - scan["analytic_beta"]) < 0.5
+    assert scan["error"].min() < 0.05 * scan["error"][int(np.argmin(np.abs(scan["betas"])))]
+    with pytest.raises(ValueError, match="duration=8 is too short"):
+        study.drag_scan("fake_jakarta", 0, (0.0,), duration=8, sigma=2.0)
+
+
+def test_cr_rotates_the_target_depending_on_the_control():
+    cr = study.cr_scan("fake_jakarta", 0, 1, 0.4, (512, 1024))
+    assert np.all(cr["control_1"] > cr["control_0"] + 0.1)
+
+
+def test_pulse_mode_json_and_table():
+    out = run(PulseSimConfig(duration=64, sigma=16.0)).to_json()
+    assert out["mode"] == "pulse" and len(out["final_populations"]) == 3
+    assert out["hamiltonian_file"].endswith("conf_jakarta.json") and out["hamiltonian_file"].startswith("qiskit_ibm")
+    assert "qutip_max_abs_diff" not in out
+    assert "rotation" in format_table(out)
+
+
+@pytest.mark.slow
+def test_check_mode_meets_the_issue_goals(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))  # calibrate for real, not from a cache
+    study.clear_caches()
+    out = run(PulseSimConfig(mode="check")).to_json()
+    assert out["qutip_max_abs_diff"] <= 1e-6
+    assert out["speedup_vs_qutip"] > 1.0
+    errs = out["convergence_max_abs_diff"]
+    assert errs["4"] < 2e-3 and 3.0 < errs["2"] / errs["4"] < 5.0
+    assert max(out["analytic"].values()) < 1e-9
+    cal = out["calibrated"]
+    assert cal["x"]["fidelity"] > 0.9999 and cal["sx"]["fidelity"] > 0.9999
+    assert cal["ecr"]["fidelity"] > 0.998 and cal["cx"]["fidelity"] > 0.995
+    assert list(tmp_path.rglob("natives-*.json"))  # cached for the next run
+    assert "1 - fidelity" in format_table(out)
+    study.clear_caches()
