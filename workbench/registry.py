@@ -132,7 +132,12 @@ _CATALOGUE = (
     CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
     CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search"),
     CatalogueEntry("pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE"),
-    CatalogueEntry("hybrid-qaoa", "quantum", "hybrid gate-pulse QAOA"),
+    CatalogueEntry(
+        "hybrid-qaoa",
+        "quantum",
+        "hybrid gate-pulse QAOA: gate cost layer, trainable pulse mixer, vs gate QAOA on a device's transmons",
+        "workbench.quantum.hybrid_qaoa.runner",
+    ),
     CatalogueEntry("topgen", "quantum", "topology-aware ansatz generation"),
     CatalogueEntry("gnnpipe", "graphs", "layer-pipelined GNN training", "workbench.graphs.gnnpipe.runner"),
     CatalogueEntry(

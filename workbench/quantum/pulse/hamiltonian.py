@@ -8,7 +8,7 @@ Each qubit ``q`` is described in the frame rotating at its own frequency ``omega
          + sum_channels drive_q / 2 (d(t) e^{-i ((omega_f - omega_q) t + Phi(t))} a_q^dag + h.c.)
 
 for a channel acting on qubit ``q`` at frame qubit ``f``'s frequency (``f = q`` for ``d<q>``, the target for
-``u<c>-<t>``), with envelope ``d(t)`` and accumulated detuning phase ``Phi(t) = int_0^t delta``. With this
+``u<c>-<t>``), with envelope ``d(t)`` and detuning phase ``Phi(t) = delta (t - start of the play)``. With this
 convention a real envelope rotates about +X and a phase ``phi`` about ``cos(phi) X + sin(phi) Y``: the area
 rule is ``theta = drive_q * sum(d) * dt`` for a resonant pulse.
 
@@ -94,11 +94,9 @@ def hamiltonian_steps(
     for i, j, J in device.couplings:
         terms.append(J * torch.exp(1j * (device.omega[i] - device.omega[j]) * t))
         mats.append(ops.a[i].mH @ ops.a[j])
-    for ch, env, det in schedule.envelopes(device).values():
+    for ch, env in schedule.envelopes(device, substeps).values():
         q = ch.qubit
-        env = env.repeat_interleave(substeps)
-        phase_acc = torch.cumsum(det.repeat_interleave(substeps) * step, 0) - det.repeat_interleave(substeps) * step / 2
-        carrier = (device.omega[ch.frame] - device.omega[q]) * t + phase_acc
+        carrier = (device.omega[ch.frame] - device.omega[q]) * t
         terms.append(device.drive[q] / 2 * env * torch.exp(-1j * carrier.to(torch.complex128)))
         mats.append(ops.a[q].mH)
     h = drift(device).expand(steps, ops.dim, ops.dim)

@@ -97,3 +97,35 @@ def evolve_density(rho: torch.Tensor, steps: HamiltonianSteps, device: PulseDevi
         vec = us[k] @ vec @ us[k].mH
         vec = ((full if k + 1 < us.shape[0] else half) @ vec.reshape(-1)).reshape(dim, dim)
     return vec
+
+
+@one_thread
+def channels(h: torch.Tensor, step_ns: float, halves: torch.Tensor | None) -> torch.Tensor:
+    """The processes of B independent piecewise-constant evolutions, as superoperators ``(B, d^2, d^2)``.
+
+    ``h``: ``(B, steps, d, d)`` Hamiltonians (rad/ns); ``halves``: ``(B, d^2, d^2)`` dissipator channels over half a
+    step (:func:`dissipator`), or None without noise. Same Strang splitting as :func:`evolve_density`, applied to
+    the ``d^2`` matrix units at once; row-major ``vec`` (``S @ vec(rho) = vec(channel(rho))``).
+    """
+    b, n, d, _ = h.shape
+    us = torch.linalg.matrix_exp(-1j * step_ns * h)  # (B, steps, d, d)
+    if halves is None:
+        u = us[:, 0]
+        for k in range(1, n):
+            u = us[:, k] @ u
+        return torch.kron(u[0], u[0].conj()).unsqueeze(0) if b == 1 else torch.stack(
+            [torch.kron(x, x.conj()) for x in u]
+        )  # fmt: skip
+    units = torch.eye(d * d, dtype=torch.complex128).reshape(d * d, d, d)  # E_ij, row-major index i*d+j
+    rho = units.unsqueeze(0).expand(b, d * d, d, d).clone()
+    full = halves @ halves
+
+    def dissipate(r: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+        return (r.reshape(b, d * d, d * d) @ s.transpose(-1, -2)).reshape(b, d * d, d, d)
+
+    rho = dissipate(rho, halves)
+    for k in range(n):
+        u = us[:, k].unsqueeze(1)
+        rho = u @ rho @ u.mH
+        rho = dissipate(rho, full if k + 1 < n else halves)
+    return rho.reshape(b, d * d, d * d).transpose(-1, -2)  # column j = image of unit j

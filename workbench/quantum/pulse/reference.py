@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import scipy.integrate
+import torch
 
 from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.schedule import Schedule
@@ -34,12 +35,10 @@ def _terms(device: PulseDevice, schedule: Schedule, substeps: int):
     for i, j, J in device.couplings:
         c = J * np.exp(1j * (device.omega[i] - device.omega[j]) * t)
         terms.append((a[i].dag() * a[j], c))
-    for ch, env, det in schedule.envelopes(device).values():
+    for ch, env in schedule.envelopes(device, substeps).values():
         q = ch.qubit
-        e = np.repeat(env.detach().numpy(), substeps)
-        dd = np.repeat(det.detach().numpy(), substeps)
-        acc = np.cumsum(dd * step) - dd * step / 2
-        c = device.drive[q] / 2 * e * np.exp(-1j * ((device.omega[ch.frame] - device.omega[q]) * t + acc))
+        e = env.detach().numpy()
+        c = device.drive[q] / 2 * e * np.exp(-1j * (device.omega[ch.frame] - device.omega[q]) * t)
         terms.append((a[q].dag(), c))
     return static, terms, step, steps, a
 
@@ -83,9 +82,9 @@ def ode_unitary(device: PulseDevice, schedule: Schedule) -> np.ndarray:
         for i, j, J in device.couplings
     ]
     drives = []
-    for ch, env, det in schedule.envelopes(device).values():
-        if float(det.abs().max()) != 0.0:
-            raise ValueError("ode_unitary supports schedules without detuning")
+    if any(float(abs(torch.as_tensor(p.detuning))) != 0.0 for p in schedule.plays):
+        raise ValueError("ode_unitary supports schedules without detuning")
+    for ch, env in schedule.envelopes(device).values():
         drives.append((ch, env.detach().numpy(), ops.a[ch.qubit].mH.resolve_conj().numpy()))
     dim = ops.dim
 

@@ -91,20 +91,22 @@ class Schedule:
                     f"0..{MAX_AMP} (dimensionless)"
                 )
 
-    def envelopes(self, device: PulseDevice) -> dict[str, tuple[Channel, torch.Tensor, torch.Tensor]]:
-        """Per channel: (channel, complex envelope (duration,), detuning per sample (duration,) in rad/ns)."""
+    def envelopes(self, device: PulseDevice, substeps: int = 1) -> dict[str, tuple[Channel, torch.Tensor]]:
+        """Per channel: (channel, complex envelope at every sub-step midpoint, ``duration * substeps``).
+
+        A play's sample is held over its ``dt``; its detuning turns it by ``exp(-i delta (t - start))``, the phase
+        counted from the play's own start (a calibrated gate keeps its frequency correction wherever it is
+        played)."""
         self.validate(device)
-        n = self.duration
-        out: dict[str, tuple[Channel, torch.Tensor, torch.Tensor]] = {}
+        n = self.duration * substeps
+        step = device.dt / substeps
+        out: dict[str, tuple[Channel, torch.Tensor]] = {}
         for p in self.plays:
             ch = parse_channel(p.channel, device.num_qubits)
-            env, det = out.get(p.channel, (ch, None, None))[1:]
-            if env is None:
-                env = torch.zeros(n, dtype=torch.complex128)
-                det = torch.zeros(n, dtype=torch.float64)
-            pad = (p.start, n - p.stop)
-            env = env + torch.nn.functional.pad(p.samples.to(torch.complex128), pad)
-            mask = torch.nn.functional.pad(torch.ones(p.samples.numel(), dtype=torch.float64), pad)
-            det = det + mask * as_tensor(p.detuning)
-            out[p.channel] = (ch, env, det)
+            env = out.get(p.channel, (ch, torch.zeros(n, dtype=torch.complex128)))[1]
+            held = p.samples.to(torch.complex128).repeat_interleave(substeps)
+            local = (torch.arange(held.numel(), dtype=torch.float64) + 0.5) * step  # time since the play's start
+            turned = held * torch.exp(-1j * (as_tensor(p.detuning) * local).to(torch.complex128))
+            env = env + torch.nn.functional.pad(turned, (p.start * substeps, n - p.stop * substeps))
+            out[p.channel] = (ch, env)
         return out

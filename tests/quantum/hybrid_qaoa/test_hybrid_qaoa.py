@@ -1,0 +1,124 @@
+"""Hybrid gate-pulse QAOA: instances vs brute force, the mixed gate/pulse simulator vs qiskit Statevector and
+vs the explicit pulse schedule, channel folding, bad input, the comparison and its cache.
+
+Tolerances: noiseless expected cuts agree with the ideal circuit to 1e-4 (the calibrated SX pulses' residual
+error is ~1e-6); the frame-composed gate mixer equals the explicitly phase-shifted schedule to 1e-10.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from qiskit.quantum_info import Statevector
+
+from workbench.quantum.hybrid_qaoa.circuits import qaoa_circuit, qaoa_layout
+from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
+from workbench.quantum.hybrid_qaoa.maxcut import cut_values, max_cut, parse_graph
+from workbench.quantum.hybrid_qaoa.simulate import Evaluator, calibrated_sx, fold_to_qubit
+from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.pulse.natives import X_DURATION
+from workbench.quantum.pulse.propagate import channels, dissipator
+from workbench.quantum.pulse.schedule import Schedule
+
+
+def _ideal(graph, gammas, betas):
+    qc, g, b = qaoa_circuit(graph, len(gammas))
+    bound = qc.assign_parameters({**dict(zip(g, gammas)), **dict(zip(b, betas))})
+    return float(Statevector(bound).probabilities() @ cut_values(graph))
+
+
+@pytest.mark.parametrize("spec", ["0-1,1-2,2-3,3-0,0-2", "ring-5", "random-5-s3", "0-1:2.5,1-2,2-0:0.5"])
+def test_cut_values_and_brute_force(spec):
+    g = parse_graph(spec)
+    values = cut_values(g)
+    for x in range(2**g.n):
+        bits = [(x >> i) & 1 for i in range(g.n)]
+        assert values[x] == pytest.approx(sum(w for u, v, w in g.edges if bits[u] != bits[v]))
+    best = max(sum(w for u, v, w in g.edges if s[u] != s[v]) for s in itertools.product((0, 1), repeat=g.n))
+    assert max_cut(g)[0] == pytest.approx(best)
+
+
+def test_bad_graphs_and_settings_are_refused():
+    for spec, words in [
+        ("0-1,2-3", "is disconnected"),
+        ("", "has no edges"),
+        ("1-1", "self-loop"),
+        ("0-1:-2", "valid weights are > 0"),
+        ("0_1", "cannot read edge"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            parse_graph(spec)
+    with pytest.raises(ValueError, match="graph='complete-8' has 8 nodes: valid range on fake_jakarta is 2..7"):
+        HybridQaoaConfig(graph="complete-8")
+    with pytest.raises(ValueError, match="p=4 is out of range"):
+        HybridQaoaConfig(p=4)
+
+
+@pytest.mark.parametrize("spec,p", [("ring-4", 1), ("0-1,1-2,2-3,3-0,0-2", 2)])
+def test_noiseless_gate_and_gate_equivalent_hybrid_match_the_ideal_circuit(spec, p):
+    g = parse_graph(spec)
+    ev = Evaluator(qaoa_layout(g, p, "fake_jakarta"), noisy=False, mixer_dt=128)
+    gammas, betas = [0.7, 1.1][:p], [0.4, 0.25][:p]
+    x = np.array(gammas + betas)
+    ideal = _ideal(g, gammas, betas)
+    assert ev.expected_cut("gate", x) == pytest.approx(ideal, abs=1e-4)
+    assert ev.expected_cut("hybrid", ev.hybrid_from_gate(x)) == pytest.approx(ideal, abs=1e-4)
+    zero = ev.hybrid_from_gate(np.array(gammas + [0.0] * p))  # a zero-rotation mixer is the identity
+    assert ev.expected_cut("hybrid", zero) == pytest.approx(_ideal(g, gammas, [0.0] * p), abs=1e-6)
+
+
+def test_gate_mixer_by_frames_equals_the_phase_shifted_schedule():
+    ev = Evaluator(qaoa_layout(parse_graph("ring-4"), 1, "fake_jakarta"), noisy=True, mixer_dt=128)
+    beta = 0.37
+    composed = ev.gate_mixer(0, beta)
+    q = ev.mixed_qubits(0)[0]
+    sx = calibrated_sx("fake_jakarta", ev.layout.active[q], 3)
+    frame, t, plays = 0.0, 0, []
+    param = ev.layout.betas[0]
+    for name, angle in ev.layout.mixers[0][q]:
+        if name == "rz":
+            frame += float(angle.bind({param: beta})) if hasattr(angle, "bind") else float(angle)
+        else:
+            plays.append(sx.play(t, -frame))
+            t += X_DURATION
+    dev = ev.transmons[q]
+    steps = hamiltonian_steps(dev, Schedule.of(plays), substeps=1)
+    proc = channels(steps.h[None], steps.step_ns, dissipator(dev, steps.step_ns / 2)[None])[0]
+    u = torch.diag(torch.exp(1j * frame * torch.arange(3, dtype=torch.float64)).to(torch.complex128))
+    explicit = fold_to_qubit(torch.kron(u, u.conj()) @ proc, 3)
+    assert float((explicit - composed[q]).abs().max()) < 1e-10
+
+
+def test_folding_keeps_trace_and_reads_leakage_as_one():
+    s = torch.eye(9, dtype=torch.complex128)
+    s[:, 4] = 0
+    s[8, 4] = 1  # |1><1| -> |2><2|
+    folded = fold_to_qubit(s, 3)
+    one = torch.tensor([0, 0, 0, 1], dtype=torch.complex128)  # vec |1><1|
+    assert torch.allclose(folded @ one, one)
+    for k in range(4):
+        unit = torch.zeros(4, dtype=torch.complex128)
+        unit[k] = 1
+        out = (folded @ unit).reshape(2, 2)
+        assert complex(out.trace()) == pytest.approx(1.0 if k in (0, 3) else 0.0)
+
+
+def test_noise_lowers_the_ratio_and_the_comparison_is_cached(tmp_path, monkeypatch):
+    from workbench.quantum.hybrid_qaoa import study
+
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    study.clear_caches()
+    config = HybridQaoaConfig(graph="ring-4", budget=8, grid=2)
+    noisy = study.compare(config)
+    quiet = study.compare(config.replace(noise="none"))
+    assert 0 < noisy.approx_ratio_gate < quiet.approx_ratio_gate <= 1 + 1e-9
+    assert len(noisy.trace_gate) == 8 and np.all(np.diff(noisy.trace_gate) >= 0)
+    assert noisy.mixer_reduction == pytest.approx(0.6)
+    assert sum(noisy.cut_distribution_hybrid.values()) == pytest.approx(1.0)
+    study.clear_caches()
+    again = study.cached_comparison(config)  # from disk
+    assert again is not None and again.approx_ratio_hybrid == noisy.approx_ratio_hybrid
+    rows = study.verdict([noisy], [quiet])
+    assert [r["claim"] for r in rows][1] == "60 % shorter mixer"
+    study.clear_caches()
