@@ -125,3 +125,25 @@ def test_full_disk_stops_the_report_and_keeps_the_previous_one(tmp_path: Path) -
     assert "the previous report.html is unchanged" in done.stdout
     assert out.read_text() == "<p>the previous report</p>"
     assert [p.name for p in out.parent.iterdir()] == ["report.html"]  # the temporary file is gone
+
+
+def test_a_new_file_gets_the_usual_mode_and_a_replaced_file_keeps_its_own(tmp_path):
+    import os
+    import stat
+
+    from workbench.atomic import atomic_write
+
+    old = os.umask(0o022)
+    try:
+        new = tmp_path / "new.json"
+        with atomic_write(new, "w") as f:
+            f.write("{}")
+        assert stat.S_IMODE(new.stat().st_mode) == 0o644  # not mkstemp's private 0600
+        kept = tmp_path / "kept.txt"
+        kept.write_text("x")
+        kept.chmod(0o640)
+        with atomic_write(kept, "w") as f:
+            f.write("y")
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and kept.read_text() == "y"
+    finally:
+        os.umask(old)

@@ -21,6 +21,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import stat
 import tempfile
 import zipfile
 from collections.abc import Iterator
@@ -80,6 +81,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *, encoding: st
             yield f
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, _file_mode(target))
         os.replace(tmp, target)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -94,6 +96,17 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *, encoding: st
         tmp.unlink(missing_ok=True)
         raise
     _fsync_dir(target.parent)
+
+
+def _file_mode(target: Path) -> int:
+    """The mode the written file gets: the replaced file's, else what ``open`` would give (0666 minus the umask);
+    ``mkstemp``'s private 0600 would make reports and shipped data unreadable to others."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _fsync_dir(folder: Path) -> None:

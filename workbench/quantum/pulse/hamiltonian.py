@@ -66,11 +66,13 @@ def drift(device: PulseDevice) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class HamiltonianSteps:
-    """``h``: (steps, dim, dim) Hermitian; ``step_ns``: the length of each interval; ``times``: midpoints (ns)."""
+    """``h``: (steps, dim, dim) Hermitian; ``step_ns``: the length of each interval; ``times``: midpoints (ns);
+    ``substeps``: intervals per sample of dt."""
 
     h: torch.Tensor
     step_ns: float
     times: torch.Tensor
+    substeps: int = 1
 
 
 @one_thread
@@ -105,4 +107,4 @@ def hamiltonian_steps(
         m = torch.stack(mats, 0)  # (terms, dim, dim)
         off = torch.einsum("st,tij->sij", c, m)
         h = h + off + off.mH
-    return HamiltonianSteps(h, step, t)
+    return HamiltonianSteps(h, step, t, substeps)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.quantum.pulse.calibrated import calibrated_natives
 from workbench.quantum.pulse_sim.config import PulseSimConfig
 from workbench.quantum.pulse_sim.study import (
     analytic_checks,
-    calibrated_natives,
     convergence_check,
     cx_check,
     pulse_view,

@@ -1,33 +1,26 @@
 """What the pulse-sim panel, notebook and CLI show: one pulse's trajectory, Rabi curves, calibrated natives,
 and the checks against qutip and scipy.
 
-Caches: :func:`calibrated_natives` (seconds per device pair) is memoised here and on disk under
-``cache_dir("pulse_sim")`` (JSON, written atomically, keyed by device, qubits, levels and
-:data:`CALIBRATION_VERSION`); the views are memoised in memory. :func:`clear_caches` empties the memory caches.
+Caches: the views are memoised in memory (:func:`clear_caches` empties them); calibrated natives come from
+:func:`workbench.quantum.pulse.calibrated.calibrated_natives` (memoised and cached on disk there).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from workbench.atomic import atomic_write
-from workbench.data import cache_dir
+from workbench.quantum.pulse.calibrated import clear_calibration_cache
 from workbench.quantum.pulse.device import PulseDevice, load_pulse_device
 from workbench.quantum.pulse.fidelity import average_gate_fidelity, from_qiskit, leakage
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
 from workbench.quantum.pulse.natives import (
-    CrossResonance,
     NativeGates,
-    SingleQubitPulse,
-    calibrate_ecr,
-    calibrate_single,
     circuit_schedule,
     frame_rotation,
 )
@@ -39,12 +32,10 @@ from workbench.quantum.pulse.waveforms import constant, drag, gaussian, gaussian
 from workbench.quantum.pulse_sim.config import PulseSimConfig
 
 __all__ = [
-    "CALIBRATION_VERSION",
     "pulse_of",
     "PulseView",
     "pulse_view",
     "rabi_curve",
-    "calibrated_natives",
     "cx_check",
     "qutip_check",
     "convergence_check",
@@ -54,8 +45,6 @@ __all__ = [
     "clear_caches",
 ]
 
-#: bump when the calibration procedure changes (invalidates the disk cache)
-CALIBRATION_VERSION = 1
 TWO_PI_MHZ = 2 * math.pi * 1e-3  # rad/ns per MHz
 
 
@@ -179,35 +168,6 @@ def rabi_curve(config: PulseSimConfig, points: int = 41) -> tuple[np.ndarray, np
     return _rabi(config, points)
 
 
-def _cache_file(device: str, qubits: tuple[int, int], levels: int):
-    return cache_dir("pulse_sim") / f"natives-v{CALIBRATION_VERSION}-{device}-{qubits[0]}-{qubits[1]}-L{levels}.json"
-
-
-@functools.lru_cache(maxsize=16)
-def calibrated_natives(device: str, qubit: int, target: int, levels: int = 3) -> NativeGates:
-    """X and SX on both qubits and the ECR ``qubit -> target`` of a device pair, found in our simulator (the
-    pair re-indexed 0 = ``qubit``, 1 = ``target``); read from the disk cache when calibrated before."""
-    pair = load_pulse_device(device, (qubit, target), levels=levels)
-    path = _cache_file(pair.name, (qubit, target), levels)
-    if path.exists():
-        try:
-            data = json.loads(path.read_text())
-            x = {int(k): SingleQubitPulse(**v) for k, v in data["x"].items()}
-            sx = {int(k): SingleQubitPulse(**v) for k, v in data["sx"].items()}
-            e = data["ecr"]
-            ecr = CrossResonance(**{**e, "pre": tuple(e["pre"]), "post": tuple(e["post"])})
-            return NativeGates(pair, x, sx, {(0, 1): ecr})
-        except (ValueError, KeyError, TypeError):
-            pass  # a stale or damaged cache file: calibrate again and overwrite it
-    x = {q: calibrate_single(pair, q, "x") for q in (0, 1)}
-    sx = {q: calibrate_single(pair, q, "sx", beta0=x[q].beta) for q in (0, 1)}
-    ecr = calibrate_ecr(pair, 0, 1, x[0])
-    data = {"x": {q: asdict(p) for q, p in x.items()}, "sx": {q: asdict(p) for q, p in sx.items()}, "ecr": asdict(ecr)}
-    with atomic_write(path, "w", encoding="utf-8") as f:
-        json.dump(data, f)
-    return NativeGates(pair, x, sx, {(0, 1): ecr})
-
-
 def cx_check(natives: NativeGates) -> tuple[float, float]:
     """(average gate fidelity, duration in ns) of a CX compiled by qiskit to rz/sx/x/ecr and played as pulses."""
     from qiskit import QuantumCircuit, transpile
@@ -322,9 +282,9 @@ def leakage_of(natives: NativeGates, qubit: int) -> float:
 
 
 def clear_caches() -> None:
-    """Empty the in-memory caches (the calibration's disk cache stays; delete cache_dir('pulse_sim') to reset)."""
+    """Empty the in-memory caches, the calibrated natives' included (their disk cache stays)."""
     _pulse_view.cache_clear()
     _rabi.cache_clear()
     drag_scan.cache_clear()
     cr_scan.cache_clear()
-    calibrated_natives.cache_clear()
+    clear_calibration_cache()
