@@ -128,7 +128,12 @@ _CATALOGUE = (
         "transmon pulse simulator in torch on real device Hamiltonians: calibrated X/SX/ECR, checked against qutip",
         "workbench.quantum.pulse_sim.runner",
     ),
-    CatalogueEntry("napa", "quantum", "native-pulse variational ansatz"),
+    CatalogueEntry(
+        "napa",
+        "quantum",
+        "native-pulse variational ansatz: VQE on a device's transmons vs gate ansaetze compiled to the same pulses",
+        "workbench.quantum.napa.runner",
+    ),
     CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
     CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search"),
     CatalogueEntry("pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE"),

@@ -35,6 +35,10 @@ DROP_AMP = 1e-3  # plays at or below this amplitude are dropped (the code's rule
 TWO_PI_MHZ = 2 * math.pi * 1e-3  # rad/ns per MHz
 
 
+def _value(v) -> float:
+    return float(v.detach()) if isinstance(v, torch.Tensor) else float(v)
+
+
 def cr_duration(x: float) -> int:
     """CR duration per half (samples) for normalised ``x``: 256..1024 in steps of 16."""
     return 256 + 16 * int(round(48 * min(max(float(x), 0.0), 1.0)))
@@ -75,13 +79,13 @@ class PulseAnsatz:
             for q in (0, 1):
                 amp, phase = MAX_SNP_AMP * p[2 * q], 2 * math.pi * p[2 * q + 1]
                 det = (p[7 + q] - 0.5) * 2 * MAX_DETUNING_MHZ * TWO_PI_MHZ if self.trainable_frequency else 0.0
-                if float(amp) > DROP_AMP:
+                if _value(amp) > DROP_AMP:
                     beta = self.natives.x[q].beta
                     plays.append(Play(f"d{q}", drag(X_DURATION, amp, X_SIGMA, beta, phase), t, det))
                     snp_end = t + X_DURATION
             t = snp_end
-            cr_amp, cr_phase, d = p[4], 2 * math.pi * p[5], cr_duration(float(p[6]))
-            if float(cr_amp) > DROP_AMP:
+            cr_amp, cr_phase, d = p[4], 2 * math.pi * p[5], cr_duration(_value(p[6]))
+            if _value(cr_amp) > DROP_AMP:
                 width = d - 4 * CR_SIGMA
                 plays.append(Play("u0-1", gaussian_square(d, cr_amp, CR_SIGMA, width, cr_phase), t))
                 plays.append(self.natives.x[0].play(t + d))
