@@ -127,7 +127,13 @@ _CATALOGUE = (
     CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search"),
     CatalogueEntry("pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE"),
     CatalogueEntry("hybrid-qaoa", "quantum", "hybrid gate-pulse QAOA"),
-    CatalogueEntry("topgen", "quantum", "topology-aware ansatz generation"),
+    CatalogueEntry(
+        "topgen",
+        "quantum",
+        "topology-aware ansatz generation",
+        "workbench.quantum.topgen.runner",
+        aliases=("expressibility",),
+    ),
     CatalogueEntry("gnnpipe", "graphs", "layer-pipelined GNN training", "workbench.graphs.gnnpipe.runner"),
     CatalogueEntry(
         "dwarvesgraph",
