@@ -57,10 +57,22 @@ class Ansatz:
         for g in self.gates:
             k = ANGLES[g.name]
             angles = [w[g.first + i] for i in range(k)]
-            method = {"u3": "u", "cu3": "cu"}.get(g.name, g.name)
-            if g.name == "cu3":
-                angles = [*angles, 0.0]  # cu(theta, phi, lam, gamma): gamma = 0 is cu3
-            getattr(qc, method)(*angles, *g.qubits)
+            # u3 and cu3 written with rz/ry/cx (equal up to global phase): qiskit's BasisTranslator takes
+            # seconds on u/cu/p gates with symbolic angles, milliseconds on these
+            if g.name == "u3":
+                _u3(qc, *angles, g.qubits[0])
+                continue
+            if g.name == "cu3":  # qiskit's CU3Gate definition
+                theta, phi, lam = angles
+                c, t = g.qubits
+                qc.rz((lam + phi) / 2, c)
+                qc.rz((lam - phi) / 2, t)
+                qc.cx(c, t)
+                _u3(qc, -theta / 2, 0, -(phi + lam) / 2, t)
+                qc.cx(c, t)
+                _u3(qc, theta / 2, phi, 0, t)
+                continue
+            getattr(qc, g.name)(*angles, *g.qubits)
         return qc
 
     def then(self, gates: Sequence[Gate], count: int, name: str | None = None) -> Ansatz:
@@ -73,6 +85,15 @@ class Ansatz:
             self.block_sizes + (count,),
             name or self.name,
         )
+
+
+def _u3(qc: Any, theta: Any, phi: Any, lam: Any, q: int) -> None:
+    """``U3(theta, phi, lam) = e^{i (phi + lam)/2} RZ(phi) RY(theta) RZ(lam)``: rz(lam), ry(theta), rz(phi)."""
+    if not (isinstance(lam, (int, float)) and lam == 0):
+        qc.rz(lam, q)
+    qc.ry(theta, q)
+    if not (isinstance(phi, (int, float)) and phi == 0):
+        qc.rz(phi, q)
 
 
 class _Builder:

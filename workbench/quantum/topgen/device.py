@@ -21,8 +21,9 @@ from workbench.quantum.circuits import compact
 from workbench.quantum.noise import NoiseSpec
 from workbench.quantum.topgen.ansatz import Ansatz
 from workbench.quantum.topgen.qnn import LOGIT_SCALE, QNN, accuracy, assemble, full_circuit, z_signs
+from workbench.quantum.topgen.threads import one_thread
 
-__all__ = ["Placed", "transpile_ansatz", "counts", "noisy_accuracy", "same_topology_devices"]
+__all__ = ["Placed", "transpile_ansatz", "counts", "noisy_logits", "noisy_accuracy", "same_topology_devices"]
 
 TWO_QUBIT = ("cx", "ecr", "cz")
 
@@ -89,13 +90,21 @@ def same_topology_devices(device: str, count: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def noisy_logits(model: QNN, x: Tensor, device: str, layout: Sequence[int] | None, *, seed: int = 0) -> Tensor:
-    """Logits of ``x`` ``[B, 16]`` under ``device``'s calibrated noise (gates, relaxation, readout) ``[B, C]``."""
+def noisy_logits(
+    model: QNN, x: Tensor, device: str, layout: Sequence[int] | None, *, seed: int = 0, scale: float = 1.0
+) -> Tensor:
+    """Logits of ``x`` ``[B, 16]`` under ``device``'s calibrated noise (gates, relaxation, readout) times
+    ``scale`` ``[B, C]`` (``scale=0``: the transpiled circuit without noise, equal to the logical logits)."""
+    with one_thread():
+        return _noisy_logits(model, x, device, layout, seed, scale)
+
+
+def _noisy_logits(model: QNN, x: Tensor, device: str, layout: Sequence[int] | None, seed: int, scale: float) -> Tensor:
     placed = transpile_ansatz(full_circuit(model.ansatz), device, layout, seed=seed)
     small, physical = compact(placed.circuit)
     cal = calibration_subset(load_calibration(device), physical)
     theta = assemble(small, x, model.weights)
-    probs = probabilities(small, theta, noise=NoiseSpec.device(cal))  # [B, 2**k]
+    probs = probabilities(small, theta, noise=NoiseSpec.device(cal, scale=scale))  # [B, 2**k]
     where = {p: i for i, p in enumerate(physical)}
     readout = [where[placed.final[c]] for c in range(model.classes)]
     return LOGIT_SCALE * probs @ z_signs(small.num_qubits, readout)

@@ -24,6 +24,7 @@ import torch
 from torch import Tensor
 
 from workbench.quantum import statevector
+from workbench.quantum.topgen.threads import one_thread
 
 __all__ = [
     "haar_bin_probabilities",
@@ -132,6 +133,11 @@ def describe(circuit: Any, *, pairs: int = DEFAULT_PAIRS, bins: int = DEFAULT_BI
     """
     if pairs < 1:
         raise ValueError(f"pairs={pairs} is out of range: valid range is >= 1")
+    with one_thread():
+        return _describe(circuit, pairs, bins, seed)
+
+
+def _describe(circuit: Any, pairs: int, bins: int, seed: int) -> Descriptors:
     g = torch.Generator().manual_seed(int(seed))
     n = circuit.num_qubits
     fid = fidelities(circuit, pairs, g)

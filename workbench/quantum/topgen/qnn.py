@@ -13,9 +13,8 @@ not beat the best accuracy before growing, the block is removed (weights restore
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +26,7 @@ from workbench.quantum.circuit import from_qiskit
 from workbench.quantum.statevector import simulate_statevector
 from workbench.quantum.topgen.ansatz import Ansatz, Gate
 from workbench.quantum.topgen.digits import Split
+from workbench.quantum.topgen.threads import one_thread
 
 __all__ = [
     "LOGIT_SCALE",
@@ -124,19 +124,6 @@ class QNN:
         """``LOGIT_SCALE * <Z_c>`` ``[B, C]``."""
         p = self.probabilities(x, weights)
         return LOGIT_SCALE * p @ z_signs(self.ansatz.num_qubits, list(range(self.classes)))
-
-
-@contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """Run torch on one thread inside the block (restored after): these circuits have at most 2**7
-    amplitudes, and one thread is much faster than several fighting for shared cores (a 7-qubit training step,
-    batch 32: 16 ms on one thread vs 390 ms on two busy cores)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def accuracy(logits: Tensor, y: Tensor) -> float:

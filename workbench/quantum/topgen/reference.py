@@ -66,3 +66,21 @@ def reference_kl(fid: np.ndarray, num_qubits: int, bins: int) -> float:
         q, _ = quad(lambda f: (n - 1) * (1 - f) ** (n - 2), lo, hi)
         total += p * math.log(p / q)
     return total
+
+
+def reference_logits(circuit: Any, x: np.ndarray, w: np.ndarray, classes: int, scale: float) -> np.ndarray:
+    """QNN logits one image at a time: bind ``x[i]`` and ``w`` by parameter name, qiskit ``Statevector``,
+    ``scale * <Z_c>`` from ``expectation_value`` of a ``Z`` Pauli label per readout qubit c."""
+    from qiskit.quantum_info import Pauli, Statevector
+
+    n = circuit.num_qubits
+    out = np.zeros((len(x), classes))
+    for i, row in enumerate(x):
+        values = {
+            p: (row[int(p.name[2:-1])] if p.name.startswith("x[") else w[int(p.name[2:-1])]) for p in circuit.parameters
+        }
+        sv = Statevector(circuit.assign_parameters(values))
+        for c in range(classes):
+            label = "".join("Z" if q == c else "I" for q in reversed(range(n)))
+            out[i, c] = scale * float(np.real(sv.expectation_value(Pauli(label))))
+    return out
