@@ -17,7 +17,7 @@ device region, stitched across fragments on coupling edges only, and grown block
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -185,11 +185,13 @@ def generate(
     seed: int = 0,
     w_ent: float = 0.5,
     w_cx: float = 0.02,
+    scorer: Callable[[int, tuple[tuple[int, int], ...]], tuple[ScoredTemplate, list[ScoredTemplate]]] | None = None,
 ) -> Generated:
     """TopGen's initial ansatz on device ``region`` (a connected qubit set; ``edges`` its undirected coupling
     edges): tile, pick each fragment's best template (one search per fragment shape), place, stitch with ``cx``
     on the stitch edges; ``blocks`` repetitions. Two-qubit gates act only on coupling edges (test: transpiling
-    with ``initial_layout=region`` adds no SWAP)."""
+    with ``initial_layout=region`` adds no SWAP). ``scorer(k, local_edges)`` replaces :func:`best_template`
+    with these settings (e.g. a memoised one)."""
     if blocks < 1:
         raise ValueError(f"blocks={blocks} is out of range: valid range is >= 1")
     tiling = tile(edges, region, fragment_size)
@@ -199,9 +201,12 @@ def generate(
     for frag, inner in zip(tiling.fragments, tiling.inner):
         shape = (len(frag), _local_edges(frag, inner))
         if shape not in by_shape:
-            by_shape[shape] = best_template(
-                shape[0], shape[1], candidates=candidates, pairs=pairs, bins=bins, seed=seed, w_ent=w_ent, w_cx=w_cx
-            )
+            if scorer is not None:
+                by_shape[shape] = scorer(*shape)
+            else:
+                by_shape[shape] = best_template(
+                    shape[0], shape[1], candidates=candidates, pairs=pairs, bins=bins, seed=seed, w_ent=w_ent, w_cx=w_cx
+                )
         chosen.append(by_shape[shape][0])
         scored.append(tuple(by_shape[shape][1]))
     n = len(tiling.region)
