@@ -23,6 +23,7 @@ from workbench.quantum.topgen.study import (
     default_task_config,
     panel_devices,
     panel_view,
+    warm_panel,
 )
 
 PALETTE = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
@@ -54,6 +55,13 @@ class TopgenPanel(Panel):
         )
         self.stage = W.HTML()
         self.train_button.on_click(lambda _: self.train())
+
+    def prepare_controls(self, initial: dict[str, Any]) -> None:
+        if not self.static:  # the live sliders redraw from memory; a report draws one setting
+            try:
+                warm_panel(TopgenViewConfig.from_dict(initial))
+            except ValueError:
+                pass  # shown by the first redraw
 
     def adjust_controls(self, changed: str) -> None:
         """A narrower device clamps the width, a narrower ansatz the fragment size."""

@@ -42,6 +42,7 @@ __all__ = [
     "PanelView",
     "panel_view",
     "panel_devices",
+    "warm_panel",
     "default_task_config",
     "verdicts",
     "verdict_table",
@@ -348,7 +349,8 @@ def cached_task(
         return None
     out = run_task(config, progress)
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(asdict(out)).encode())
+    with atomic_write(path, "w") as f:
+        f.write(json.dumps(asdict(out)))
     return out
 
 
@@ -531,8 +533,8 @@ class TopgenViewConfig(Config):
 
     device: str = param("fake_jakarta", choices=device_names(), help="device snapshot (its coupling map)")
     qubits: int = param(7, lo=4, hi=7, unit="qubits", help="ansatz width")
-    fragment_size: int = param(3, lo=1, hi=7, unit="qubits", label="topology fragment", help="largest sub-topology")
-    blocks: int = param(2, lo=1, hi=4, unit="blocks", label="ansatz depth", help="blocks of sub-circuits + stitches")
+    fragment_size: int = param(3, lo=1, hi=4, unit="qubits", label="topology fragment", help="largest sub-topology")
+    blocks: int = param(1, lo=1, hi=4, unit="blocks", label="ansatz depth", help="blocks of sub-circuits + stitches")
     task: str = param("digits-4", choices=tuple(TASKS), label="dataset classes", help="digits-2 or digits-4")
 
     def check_combination(self) -> None:
@@ -622,6 +624,14 @@ def _cost(device: str, qubits: int, fragment_size: int, blocks: int) -> tuple[di
     t = counts(gen.ansatz, device, gen.tiling.region)
     model_cx = cx_model.topgen_cx([s.template for s in gen.chosen], len(gen.tiling.stitches), blocks)
     return {"topgen": (t.depth, t.cx_count, t.swaps), "hea": _hea_cost(device, qubits, blocks)}, model_cx
+
+
+def warm_panel(view: TopgenViewConfig) -> None:
+    """Fill the memo for every fragment size and depth the panel's sliders offer at ``view``'s device and width
+    (about a second; moves along those sliders then redraw from memory)."""
+    for fragment in range(1, min(4, view.qubits) + 1):
+        for blocks in range(1, 5):
+            _cost(view.device, view.qubits, fragment, blocks)
 
 
 def default_task_config(view: TopgenViewConfig) -> TopgenConfig:
