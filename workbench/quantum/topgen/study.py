@@ -382,7 +382,13 @@ def verdicts(out: TaskOutcome, *, equal_tolerance: float = 0.03) -> list[dict[st
             best = max(eligible.items(), key=lambda kv: kv[1][metric]) if eligible else None
             ours = best[1][metric] if best else max(r[metric] for r in ratios.values())
             versus = best[0] if best else max(ratios, key=lambda n: ratios[n][metric])
+            others = ", ".join(
+                f"{n} {r[metric]:.2f}x{'' if r['equal'] else ' (TopGen less accurate)'}"
+                for n, r in ratios.items()
+                if n != versus
+            )
             why = f"vs {versus}" + ("" if best else " (TopGen less accurate: not at equal accuracy)")
+            why += f"; {others}" if others else ""
             if best and ours >= claim["paper"]:
                 verdict = "reproduced"
             elif best and ours > 1.0:
