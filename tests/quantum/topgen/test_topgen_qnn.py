@@ -102,3 +102,25 @@ def test_expressibility_alias_prints_the_two_keys(capsys):
     assert main(["run", "expressibility", "--circuit", "sim-1", "--qubits", "4", "--pairs", "500", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert abs(out["meyer_wallach"]) < 1e-12 and 0 < out["expressibility_kl"] < 1
+
+
+def test_qasm_wider_than_the_sampler_is_refused():
+    wide = 'OPENQASM 2.0; include "qelib1.inc"; qreg q[13]; rx(0.1) q[0];'
+    with pytest.raises(ValueError, match="circuit has 13 qubits: valid range is 1..12"):
+        TopgenConfig.from_dict({"circuit": wide})
+
+
+def test_chunked_fidelities_pair_each_chunks_halves():
+    import math
+
+    from workbench.quantum import statevector
+    from workbench.quantum.topgen.expressibility import fidelities
+    from workbench.quantum.topgen.templates import sim_circuit
+
+    qc = sim_circuit(2, 3)
+    parts = fidelities(qc, 10, torch.Generator().manual_seed(0), chunk=4)  # chunks of 4, 4, 2 pairs
+    theta = torch.rand(20, qc.num_parameters, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    states = statevector(qc, theta * (2 * math.pi))
+    pairs = [(0, 4), (1, 5), (2, 6), (3, 7), (8, 12), (9, 13), (10, 14), (11, 15), (16, 18), (17, 19)]
+    expected = torch.stack([(states[a].conj() @ states[b]).abs() ** 2 for a, b in pairs])
+    torch.testing.assert_close(parts, expected.real, atol=1e-12, rtol=0)

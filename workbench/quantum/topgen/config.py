@@ -16,6 +16,8 @@ from workbench.quantum.topgen.digits import TASKS
 
 #: widest QNN: the noisy evaluation simulates density matrices of up to 7 qubits per test batch
 MAX_TASK_QUBITS = 7
+#: widest circuit whose descriptors are sampled (thousands of 2**12-amplitude states stay well under a GiB)
+MAX_CIRCUIT_QUBITS = 12
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,7 +72,12 @@ class TopgenConfig(Config):
         if self.circuit.strip():
             from workbench.quantum.topgen.templates import circuit_by_name
 
-            circuit_by_name(self.circuit, self.qubits, self.layers)  # ValueError naming an unknown circuit / bad QASM
+            qc = circuit_by_name(self.circuit, self.qubits, self.layers)  # ValueError: unknown circuit / bad QASM
+            if qc.num_qubits > MAX_CIRCUIT_QUBITS:
+                raise ValueError(
+                    f"circuit has {qc.num_qubits} qubits: valid range is 1..{MAX_CIRCUIT_QUBITS} for the "
+                    "expressibility sampler"
+                )
             return
         cal = load_calibration(self.device)
         if not 4 <= self.qubits <= MAX_TASK_QUBITS:

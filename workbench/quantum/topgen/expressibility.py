@@ -8,7 +8,7 @@ probability of bin ``j``: the exact integral of ``P_Haar(F) = (N - 1)(1 - F)^(N 
 ``q_j = (1 - lo_j)^(N-1) - (1 - hi_j)^(N-1)``. Lower is more expressive. An idle circuit (every F = 1) gets
 the upper bound ``-ln q_last = (N - 1) ln(bins)``.
 
-Entangling capability (their Eq. 3): the mean over ``samples`` random parameter vectors of the Meyer-Wallach
+Entangling capability (their Eq. 3): the mean over random parameter vectors (up to 4096, fewer on wide circuits) of the Meyer-Wallach
 ``Q = 2 (1 - (1/n) sum_k Tr rho_k^2)``, ``rho_k`` the reduced state of qubit k: 0 for product states, 1 for
 GHZ. The slow qiskit version is :mod:`workbench.quantum.topgen.reference`.
 """
@@ -35,6 +35,8 @@ __all__ = [
     "Descriptors",
     "describe",
     "idle_kl",
+    "default_chunk",
+    "MAX_AMPLITUDES",
 ]
 
 #: Sim et al.'s sample sizes: 5000 fidelity pairs, 75 bins (the TopGen brief's setting too)
@@ -79,8 +81,19 @@ def sample_states(circuit: Any, count: int, generator: torch.Generator, *, dtype
     return statevector(circuit, theta, dtype=dtype)
 
 
-def fidelities(circuit: Any, pairs: int, generator: torch.Generator, *, chunk: int = 4096) -> Tensor:
-    """``F = |<psi(a)|psi(b)>|^2`` of ``pairs`` random parameter pairs ``[pairs]`` (float64), in chunks."""
+#: amplitudes held at once by the samplers (2**22 complex128 = 64 MiB per state batch)
+MAX_AMPLITUDES = 2**22
+
+
+def default_chunk(num_qubits: int) -> int:
+    """Pairs per chunk: 4096, fewer for wide circuits so ``2 * chunk * 2**n <= MAX_AMPLITUDES``."""
+    return max(1, min(4096, MAX_AMPLITUDES // (2 * 2**num_qubits)))
+
+
+def fidelities(circuit: Any, pairs: int, generator: torch.Generator, *, chunk: int | None = None) -> Tensor:
+    """``F = |<psi(a)|psi(b)>|^2`` of ``pairs`` random parameter pairs ``[pairs]`` (float64), in chunks of
+    ``chunk`` pairs (default :func:`default_chunk`); each chunk draws its ``2 * chunk`` parameter vectors in turn."""
+    chunk = default_chunk(circuit.num_qubits) if chunk is None else chunk
     out = []
     left = pairs
     while left > 0:
@@ -142,7 +155,7 @@ def _describe(circuit: Any, pairs: int, bins: int, seed: int) -> Descriptors:
     n = circuit.num_qubits
     fid = fidelities(circuit, pairs, g)
     g2 = torch.Generator().manual_seed(int(seed) + 1)
-    mw = meyer_wallach(sample_states(circuit, min(2 * pairs, 4096), g2), n)
+    mw = meyer_wallach(sample_states(circuit, min(2 * pairs, 4096, max(16, MAX_AMPLITUDES // 2**n)), g2), n)
     return Descriptors(
         expressibility_kl=kl_to_haar(fid, n, bins),
         meyer_wallach=float(mw.mean()),
