@@ -105,3 +105,23 @@ def test_our_states_of_a_generated_ansatz_equal_qiskit(qubits):
     ours = statevector(qc, theta).numpy()
     for row, th in zip(ours, theta.numpy()):
         np.testing.assert_allclose(row, Statevector(qc.assign_parameters(list(th))).data, atol=1e-12)
+
+
+@pytest.mark.parametrize("edges", [0, 1, 2])
+def test_template_space_equals_enumerated_distinct_templates(edges):
+    import numpy as np
+
+    from workbench.quantum.topgen.generate import candidate_templates
+
+    local = [(0, 1), (1, 2)][:edges]
+    found = candidate_templates(edges + 1, local, 10_000, np.random.default_rng(0))
+    assert len(found) == cx_model.template_space(edges)  # random draws reach every template of the grammar
+
+
+def test_supercircuit_space_counts_its_configs():
+    import itertools
+
+    q, blocks = 3, 2
+    per_block = list(itertools.product(range(1, q + 1), range(0, q + 1)))
+    brute = sum(len(per_block) ** b for b in range(1, blocks + 1))
+    assert cx_model.supercircuit_space(q, blocks) == brute

@@ -47,6 +47,7 @@ __all__ = [
     "verdicts",
     "verdict_table",
     "result_rows",
+    "search_space",
     "markdown",
     "sim_rows",
     "seed_spread",
@@ -461,6 +462,25 @@ def verdict_table(runs: list[tuple[str, TaskOutcome]], *, equal_tolerance: float
             }
         )
     return rows
+
+
+def search_space(device: str, qubits: int, fragment_size: int, blocks: int) -> dict[str, Any]:
+    """MODEL counts: how many ansätze TopGen's generator can write on ``device``'s region vs how many sub-circuits
+    the QuantumNAS-style SuperCircuit of as many blocks holds (TopGen's space is not a subset of one circuit)."""
+    region, edges = region_for(device, qubits)
+    from workbench.quantum.topgen.topology import tile
+
+    t = tile(edges, region, fragment_size)
+    inner = [len(e) for e in t.inner]
+    return {
+        "device": device,
+        "qubits": qubits,
+        "fragment_size": fragment_size,
+        "blocks": blocks,
+        "topgen_space": cx_model.topgen_space(inner, blocks),
+        "supercircuit_space": cx_model.supercircuit_space(qubits, blocks),
+        "label": cx_model.LABEL,
+    }
 
 
 def result_rows(runs: list[tuple[str, TaskOutcome]]) -> list[dict[str, Any]]:
