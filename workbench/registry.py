@@ -143,7 +143,13 @@ _CATALOGUE = (
         "hybrid gate-pulse QAOA: gate cost layer, trainable pulse mixer, vs gate QAOA on a device's transmons",
         "workbench.quantum.hybrid_qaoa.runner",
     ),
-    CatalogueEntry("topgen", "quantum", "topology-aware ansatz generation"),
+    CatalogueEntry(
+        "topgen",
+        "quantum",
+        "topology-aware ansatz generation",
+        "workbench.quantum.topgen.runner",
+        aliases=("expressibility",),
+    ),
     CatalogueEntry("gnnpipe", "graphs", "layer-pipelined GNN training", "workbench.graphs.gnnpipe.runner"),
     CatalogueEntry(
         "dwarvesgraph",

@@ -1,0 +1,118 @@
+"""Putting a trained QNN on a device: transpile (qiskit, device basis and coupling map), count depth and
+CNOTs, and classify the test set under the device's calibrated noise with our density-matrix simulator.
+
+TopGen's ansatz is transpiled with ``initial_layout`` = its region (it was built on those qubits' coupling
+edges, so routing adds nothing: tested); the baselines get qiskit's own noise-aware layout and SABRE routing
+(optimization level 1). The QNN's readout qubits are followed through the final layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from workbench.quantum import probabilities
+from workbench.quantum.calibration import calibration_subset, fake_backend, load_calibration
+from workbench.quantum.circuits import compact
+from workbench.quantum.noise import NoiseSpec
+from workbench.quantum.topgen.ansatz import Ansatz
+from workbench.quantum.topgen.qnn import LOGIT_SCALE, QNN, accuracy, assemble, full_circuit, z_signs
+from workbench.quantum.topgen.threads import one_thread
+
+__all__ = ["Placed", "transpile_ansatz", "counts", "noisy_logits", "noisy_accuracy", "same_topology_devices"]
+
+TWO_QUBIT = ("cx", "ecr", "cz")
+
+
+@dataclass(frozen=True, eq=False)
+class Placed:
+    """A transpiled circuit: ``circuit`` (device basis, all device qubits), ``final`` (logical qubit ->
+    physical qubit at the end), ``depth`` and two-qubit gate count ``cx_count``, ``swaps`` (SWAPs routing
+    inserted, counted before they are decomposed)."""
+
+    circuit: Any
+    final: tuple[int, ...]
+    depth: int
+    cx_count: int
+    swaps: int
+
+
+def transpile_ansatz(circuit: Any, device: str, layout: Sequence[int] | None, *, seed: int = 0) -> Placed:
+    """``circuit`` transpiled to ``device`` (``layout``: fixed initial layout, or None: qiskit chooses)."""
+    from qiskit import transpile
+
+    backend = fake_backend(device)
+    kwargs = dict(backend=backend, optimization_level=1, seed_transpiler=seed)
+    if layout is not None:
+        kwargs["initial_layout"] = list(layout)
+    tq = transpile(circuit, **kwargs)
+    # SWAPs: route the same circuit keeping swap gates (translation to the basis would hide them)
+    routed = transpile(
+        circuit,
+        coupling_map=backend.coupling_map,
+        initial_layout=tq.layout.initial_index_layout()[: circuit.num_qubits],
+        optimization_level=0,
+        seed_transpiler=seed,
+        basis_gates=None,
+    )
+    ops = tq.count_ops()
+    final = tuple(tq.layout.final_index_layout()[: circuit.num_qubits])
+    return Placed(
+        tq, final, tq.depth(), int(sum(ops.get(g, 0) for g in TWO_QUBIT)), int(routed.count_ops().get("swap", 0))
+    )
+
+
+def counts(ansatz: Ansatz, device: str, layout: Sequence[int] | None, *, seed: int = 0) -> Placed:
+    """The ansatz alone on the device (what the paper's depth and CNOT numbers count)."""
+    return transpile_ansatz(ansatz.circuit("w"), device, layout, seed=seed)
+
+
+def same_topology_devices(device: str, count: int) -> tuple[str, ...]:
+    """``device`` and up to ``count - 1`` other snapshots with the same undirected coupling map (by name)."""
+    from workbench.quantum.calibration import device_names
+    from workbench.quantum.topgen.topology import undirected_edges
+
+    ref = load_calibration(device)
+    edges = undirected_edges(ref.coupling_map)
+    out = [ref.name]
+    for name in device_names():
+        if len(out) >= count:
+            break
+        if name == ref.name:
+            continue
+        cal = load_calibration(name)
+        if cal.num_qubits == ref.num_qubits and undirected_edges(cal.coupling_map) == edges:
+            out.append(name)
+    return tuple(out)
+
+
+def noisy_logits(
+    model: QNN, x: Tensor, device: str, layout: Sequence[int] | None, *, seed: int = 0, scale: float = 1.0
+) -> Tensor:
+    """Logits of ``x`` ``[B, 16]`` under ``device``'s calibrated noise (gates, relaxation, readout) times
+    ``scale`` ``[B, C]`` (``scale=0``: the transpiled circuit without noise, equal to the logical logits)."""
+    with one_thread():
+        return _noisy_logits(model, x, device, layout, seed, scale)
+
+
+def _noisy_logits(model: QNN, x: Tensor, device: str, layout: Sequence[int] | None, seed: int, scale: float) -> Tensor:
+    placed = transpile_ansatz(full_circuit(model.ansatz), device, layout, seed=seed)
+    small, physical = compact(placed.circuit)
+    cal = calibration_subset(load_calibration(device), physical)
+    theta = assemble(small, x, model.weights)
+    probs = probabilities(small, theta, noise=NoiseSpec.device(cal, scale=scale))  # [B, 2**k]
+    where = {p: i for i, p in enumerate(physical)}
+    readout = [where[placed.final[c]] for c in range(model.classes)]
+    return LOGIT_SCALE * probs @ z_signs(small.num_qubits, readout)
+
+
+def noisy_accuracy(
+    model: QNN, x: Tensor, y: Tensor, device: str, layout: Sequence[int] | None, *, seed: int = 0
+) -> float:
+    """Test accuracy under ``device``'s noise (see :func:`noisy_logits`)."""
+    with torch.no_grad():
+        return accuracy(noisy_logits(model, x, device, layout, seed=seed), y)
