@@ -94,8 +94,10 @@ def solve_ilp(problem: Problem, *, memory_limit: float | None = None, time_limit
         hi.append(float(memory_limit))
         r += 1
     A = coo_matrix((vals, (rows, cols)), shape=(r, n)).tocsr()
+    # HiGHS stops at an absolute gap of 1e-6: scale seconds so the objective is O(1e3) and that gap is negligible
+    scale = 1e3 / max(float(np.abs(c).max()), 1e-300)
     res = milp(
-        c,
+        c * scale,
         constraints=LinearConstraint(A, lo, hi),
         integrality=np.ones(n),
         bounds=Bounds(0, 1),
@@ -106,4 +108,4 @@ def solve_ilp(problem: Problem, *, memory_limit: float | None = None, time_limit
         return ILPResult([], math.inf, False, seconds, n, res.message)
     x = res.x
     assign = [int(np.argmax(x[offs[i] : offs[i] + len(s)])) for i, s in enumerate(problem.strats)]
-    return ILPResult(assign, float(res.fun), True, seconds, n, "optimal" if res.status == 0 else res.message)
+    return ILPResult(assign, float(res.fun) / scale, True, seconds, n, "optimal" if res.status == 0 else res.message)
