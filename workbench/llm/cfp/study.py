@@ -184,14 +184,19 @@ def paper_rows(gpus: int = PAPER_SETTING["gpus"], mesh: str = PAPER_SETTING["mes
     return [paper_row(FAMILY_MODEL[f], gpus=gpus, mesh=mesh, batch=batch)[0] for f in ("gpt", "llama", "moe")]
 
 
+#: a toy cluster on which splitting pays at toy sizes (slow compute, no latency), so CFP's plan communicates
+TOY_CLUSTER = {"gpu_tflops": 0.001, "intra_node_latency_us": 0.0, "inter_node_latency_us": 0.0}
+
+
 @functools.lru_cache(maxsize=4)
 def check_small(gpus: int = 4, mesh: str = "2x2", seed: int = 0):
-    """A real check run (CFP, data-parallel and Megatron plans on ``gpus`` gloo processes, fp64)."""
+    """A real check run (CFP, data-parallel and Megatron plans on ``gpus`` gloo processes, fp64), the plan
+    searched on :data:`TOY_CLUSTER`."""
     from workbench.llm.cfp.runner import run
 
     return run(
         CfpConfig(mode="check", gpus=gpus, mesh=mesh, layers=2, hidden=8, heads=2, seq=4, batch=4, dtype="float64",
-                  seed=seed, ilp_layers=0)
+                  seed=seed, ilp_layers=0, cluster=TOY_CLUSTER)
     )  # fmt: skip
 
 
