@@ -133,6 +133,7 @@ def solve(blocks: Blocks, *, memory_limit: float | None = None, exact_buckets: i
     t0 = time.perf_counter()
     free = solve_dp(blocks)
     if memory_limit is None or not math.isfinite(memory_limit):
+        free.method = "unconstrained"
         return free
     mem = sum(int(blocks.mem[k][c]) for k, c in enumerate(free.choice))
     if mem <= memory_limit:

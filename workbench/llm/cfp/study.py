@@ -34,6 +34,7 @@ __all__ = [
     "profile_sweep",
     "paper_rows",
     "check_small",
+    "block_optimality",
     "verdict",
     "clear_caches",
 ]
@@ -200,6 +201,30 @@ def check_small(gpus: int = 4, mesh: str = "2x2", seed: int = 0):
     )  # fmt: skip
 
 
+@functools.lru_cache(maxsize=4)
+def block_optimality(meshes: tuple[str, ...] = ("2", "4", "2x2", "2x3"), fractions: tuple[float, ...] = (1.0, 0.25)):
+    """CFP's block DP against the exact per-operator ILP on a 2-layer toy GPT (hidden 24, 6 heads, sequence 6,
+    batch 12) on several meshes and clusters, without a memory limit (fraction 1) and with the limit at
+    ``least + fraction * (most - least)`` bytes: the relative gap ``DP / ILP - 1`` of each case."""
+    clusters = {"slow compute": ClusterSpec(gpu_tflops=0.001, intra_node_latency_us=0.0, intra_node_bw_gbps=0.5),
+                "slow links": ClusterSpec(gpu_tflops=0.01, intra_node_latency_us=0.1, intra_node_bw_gbps=0.05),
+                "default": ClusterSpec()}  # fmt: skip
+    shape = GPTShape(layers=2, hidden=24, heads=6, seq=6, vocab=2, ffn_mult=2)
+    rows = []
+    for mesh in meshes:
+        for cname, cluster in clusters.items():
+            problem = build_problem(gpt_graph(shape, batch=12), parse_mesh(mesh), cluster, itemsize=4)
+            blocks = build_blocks(problem)
+            least, most = sum(int(m.min()) for m in problem.mem), sum(int(m.max()) for m in problem.mem)
+            for f in fractions:
+                limit = None if f >= 1 else least + int(f * (most - least))
+                dp = solve(blocks, memory_limit=limit, exact_buckets=20_000)
+                ilp = solve_ilp(problem, memory_limit=limit)
+                rows.append({"mesh": mesh, "cluster": cname, "memory": "none" if limit is None else f"{f:g} of range",
+                             "dp_method": dp.method, "gap": dp.cost / ilp.cost - 1})  # fmt: skip
+    return rows
+
+
 def verdict(rows: list[PaperRow]) -> list[dict]:
     """One row per family: the paper's speed-up over Alpa (v1) beside ours under the cost model."""
     out = []
@@ -232,5 +257,5 @@ def verdict(rows: list[PaperRow]) -> list[dict]:
 
 def clear_caches() -> None:
     """Empty every memoised view and sweep."""
-    for fn in (panel_view, search_time_sweep, profile_sweep, paper_rows, check_small):
+    for fn in (panel_view, search_time_sweep, profile_sweep, paper_rows, check_small, block_optimality):
         fn.cache_clear()
