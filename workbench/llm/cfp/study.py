@@ -15,7 +15,7 @@ from workbench.config import Config, param
 from workbench.llm.cfp.blocks import build_blocks, segments
 from workbench.llm.cfp.config import CfpConfig
 from workbench.llm.cfp.dp import solve
-from workbench.llm.cfp.graph import PAPER_MODELS, gpt_graph
+from workbench.llm.cfp.graph import PAPER_MODELS, gpt_graph, graph_for
 from workbench.llm.cfp.ilp import solve_ilp
 from workbench.llm.cfp.model import MODEL_LABEL, PAPER_SETTING, PaperRow, paper_row
 from workbench.llm.cfp.problem import build_problem
@@ -134,17 +134,23 @@ def panel_view(vc: CfpViewConfig) -> PanelView:
 
 @functools.lru_cache(maxsize=16)
 def search_time_sweep(
-    layers: tuple[int, ...] = (1, 2, 4, 8, 16), mesh: str = "3", brute_force_max: int = 300_000
+    layers: tuple[int, ...] = (1, 2, 4, 8, 16), mesh: str = "3", brute_force_max: int = 300_000, model: str = ""
 ) -> list[dict]:
     """CFP (blocks + segments + DP), the ILP (full depth, HiGHS) and brute force over per-operator strategies
-    (when its space is at most ``brute_force_max``) on toy GPT graphs of growing depth (hidden 6, 3 heads,
-    sequence 4, batch 2, MLP width 6: few strategies per operator, so brute force can run at one layer)."""
+    (when its space is at most ``brute_force_max``) on GPT graphs of growing depth: toy sizes by default (hidden
+    6, 3 heads, sequence 4, batch 2, MLP width 6: few strategies per operator, so brute force can run at one
+    layer, on a cluster where splitting pays), or the paper-scale ``model`` (one sequence per device, the
+    default cluster)."""
     rows = []
     m = parse_mesh(mesh)
-    cluster = ClusterSpec(gpu_tflops=0.001, intra_node_latency_us=0.0, intra_node_bw_gbps=0.5)
+    toy = ClusterSpec(gpu_tflops=0.001, intra_node_latency_us=0.0, intra_node_bw_gbps=0.5)
+    cluster = ClusterSpec() if model else toy
     for L in layers:
-        shape = GPTShape(layers=L, hidden=6, heads=3, seq=4, vocab=2, ffn_mult=1)
-        problem = build_problem(gpt_graph(shape, batch=2), m, cluster, itemsize=2)
+        if model:
+            graph = graph_for(model, batch=m.size, layers=L)
+        else:
+            graph = gpt_graph(GPTShape(layers=L, hidden=6, heads=3, seq=4, vocab=2, ffn_mult=1), batch=2)
+        problem = build_problem(graph, m, cluster, itemsize=2)
         t0 = time.perf_counter()
         blocks = build_blocks(problem)
         segments(blocks)
