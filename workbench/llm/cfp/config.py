@@ -11,7 +11,7 @@ from workbench.llm.cfp.sharding import Mesh, parse_mesh
 
 MODELS = ("custom", *PAPER_MODELS)
 MODES = ("search", "check")
-DTYPES = ("bfloat16", "float32", "float64")
+DTYPES = ("auto", "bfloat16", "float32", "float64")
 DTYPE_BYTES = {"bfloat16": 2, "float32": 4, "float64": 8}
 #: check mode starts one process per device
 MAX_CHECK_GPUS = 8
@@ -47,7 +47,11 @@ class CfpConfig(Config):
         0.0, lo=0.0, hi=100_000.0, unit="GB", label="memory limit", help="per-device limit; 0: the cluster's GPU memory"
     )
     dtype: str = param(
-        "bfloat16", choices=DTYPES, label="precision", help="element type priced (check mode runs float32/float64)"
+        "auto",
+        choices=DTYPES,
+        label="precision",
+        help="element type priced and run; auto: bfloat16 in search mode, float64 in check mode (which runs "
+        "float32 or float64)",
     )
     brute_force_limit: int = param(
         200_000, lo=0, hi=10_000_000, label="brute-force limit", help="run brute force when the space is at most this"
@@ -94,8 +98,15 @@ class CfpConfig(Config):
         return parse_mesh(self.mesh, self.gpus)
 
     @property
+    def resolved_dtype(self) -> str:
+        """The element type ``auto`` stands for in this mode."""
+        if self.dtype != "auto":
+            return self.dtype
+        return "float64" if self.mode == "check" else "bfloat16"
+
+    @property
     def itemsize(self) -> int:
-        return DTYPE_BYTES[self.dtype]
+        return DTYPE_BYTES[self.resolved_dtype]
 
     @property
     def memory_limit_bytes(self) -> float:

@@ -131,7 +131,7 @@ def check_plans(config: CfpConfig, out: SearchOutcome) -> list[PlanCheck]:
     """Run the CFP, data-parallel and Megatron plans (those the sizes allow) on ``config.gpus`` processes."""
     gpt = GPTConfig(
         layers=config.layers, hidden=config.hidden, heads=config.heads, seq=config.seq, vocab=2,
-        ffn_mult=config.ffn_mult, dtype=config.dtype, seed=config.seed,
+        ffn_mult=config.ffn_mult, dtype=config.resolved_dtype, seed=config.seed,
     )  # fmt: skip
     problem = out.problem
     plans = [("cfp", out.plan)]

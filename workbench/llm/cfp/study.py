@@ -203,7 +203,7 @@ def check_small(gpus: int = 4, mesh: str = "2x2", seed: int = 0):
 
     return run(
         CfpConfig(mode="check", gpus=gpus, mesh=mesh, layers=2, hidden=8, heads=2, seq=4, batch=4, dtype="float64",
-                  seed=seed, ilp_layers=0, cluster=TOY_CLUSTER)
+                  seed=seed, ilp=False, cluster=TOY_CLUSTER)
     )  # fmt: skip
 
 
