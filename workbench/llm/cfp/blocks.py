@@ -151,7 +151,7 @@ def segments(blocks: Blocks) -> Segments:
     """Find the longest run of a repeating block-hash period (the transformer layers)."""
     h = blocks.hashes
     n = len(h)
-    best = (1, 0, 1)  # (period, start, repeats), scored by covered blocks then shorter period
+    best = (n, 0, 1)  # (period, start, repeats), scored by covered blocks then shorter period; no repeat: one segment
     for start in range(min(4, n)):
         for period in range(1, (n - start) // 2 + 1):
             reps = 1
@@ -160,7 +160,7 @@ def segments(blocks: Blocks) -> Segments:
                 and h[start + reps * period : start + (reps + 1) * period] == h[start : start + period]
             ):
                 reps += 1
-            if reps >= 2 and (reps * period, -period) > (best[2] * best[0], -best[0]):
+            if reps >= 2 and (best[2] == 1 or (reps * period, -period) > (best[2] * best[0], -best[0])):
                 best = (period, start, reps)
     period, start, reps = best
     parts = [tuple(h[:start])] if start else []
