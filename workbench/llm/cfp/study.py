@@ -46,6 +46,7 @@ PAPER_CLAIMS = {
     "v2": "arXiv 2504.00598 v2 (7 Jul 2025): 'significant speedups', no number",
 }
 FAMILY_MODEL = {"gpt": "gpt-6.7b", "llama": "llama-7b", "moe": "moe-16e"}
+FAMILY_NAME = {"gpt": "GPT", "llama": "LLaMA", "moe": "MoE"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -255,7 +256,7 @@ def verdict(rows: list[PaperRow]) -> list[dict]:
                 ),
             )
         out.append({
-            "claim": f"CFP over Alpa, {fam.upper() if fam != 'llama' else 'LLaMA'} ({row.model})",
+            "claim": f"CFP over Alpa, {FAMILY_NAME[fam]} ({row.model})",
             "paper_version": "v1", "paper": paper, "ours": ours, "status": status, "why": why,
         })  # fmt: skip
     return out
