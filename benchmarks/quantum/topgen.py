@@ -22,7 +22,7 @@ def _case(name: str, qubits: int, pairs: int, rounds: int) -> dict[str, Any]:
     from workbench.quantum.topgen.expressibility import fidelities, meyer_wallach, sample_states
     from workbench.quantum.topgen.reference import draw_parameters, reference_fidelities, reference_meyer_wallach
     from workbench.quantum.topgen.templates import circuit_by_name
-    from workbench.quantum.topgen.threads import one_thread
+    from workbench.threads import one_thread
 
     circuit = circuit_by_name(name, qubits, 1)
     mw_states = min(pairs, 200)

@@ -25,6 +25,7 @@ from workbench.graphs.gnnpipe.models import ModelSpec, param_names
 from workbench.graphs.gnnpipe.partition import Cut, epoch_order, halo_pairs, make_cut, stale_edge_share
 from workbench.graphs.gnnpipe.pipeline import PipeSpec, pipeline_worker
 from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes, hybrid_bytes
+from workbench.threads import one_thread
 
 __all__ = [
     "PAPER_CLAIMS",
@@ -213,7 +214,7 @@ def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
     itemsize = data.x.element_size()
     hint = "try a smaller setting (fewer workers, layers or hidden channels, or a smaller dataset)"
     if name == "full":
-        with _one_thread():
+        with one_thread():
             run = train_full(data, spec, train)
         model_bytes, each, info = 0, tuple(0 for _ in range(cfg.epochs)), {}
         params, snaps, losses, secs = run.params, run.snapshots, run.losses, run.seconds_per_epoch
@@ -292,17 +293,6 @@ def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
     )
     _RUNS[key] = out
     return out
-
-
-class _one_thread:
-    """One intra-op thread while training in this process (as each worker has): fair times, no oversubscription."""
-
-    def __enter__(self):
-        self.saved = torch.get_num_threads()
-        torch.set_num_threads(1)
-
-    def __exit__(self, *exc):
-        torch.set_num_threads(self.saved)
 
 
 def cached_run(cfg: GnnpipeConfig, name: str) -> MethodRun | None:

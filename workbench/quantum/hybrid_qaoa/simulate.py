@@ -39,8 +39,8 @@ from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
 from workbench.quantum.pulse.natives import X_DURATION, SingleQubitPulse, calibrate_single
 from workbench.quantum.pulse.propagate import channels, dissipator
 from workbench.quantum.pulse.schedule import Play, Schedule
-from workbench.quantum.pulse.threads import one_thread
 from workbench.quantum.pulse.waveforms import drag
+from workbench.threads import one_thread
 
 __all__ = ["Evaluator", "calibrated_sx", "fold_to_qubit", "GATE_MIXER_DT"]
 
@@ -203,7 +203,7 @@ class Evaluator:
             vec = apply_matrix(vec, s, virtual_targets((q,), k), 2 * k)
         return vec.reshape(1, 2**k, 2**k)
 
-    @one_thread
+    @one_thread()
     def probabilities(self, kind: str, params: np.ndarray) -> np.ndarray:
         """Outcome probabilities over the active qubits (readout error included when noisy)."""
         params = np.asarray(params, dtype=float)

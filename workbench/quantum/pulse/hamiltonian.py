@@ -26,7 +26,7 @@ import torch
 
 from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.schedule import Schedule
-from workbench.quantum.pulse.threads import one_thread
+from workbench.threads import one_thread
 
 __all__ = ["Operators", "operators", "HamiltonianSteps", "hamiltonian_steps", "drift"]
 
@@ -75,7 +75,7 @@ class HamiltonianSteps:
     substeps: int = 1
 
 
-@one_thread
+@one_thread()
 def hamiltonian_steps(
     device: PulseDevice, schedule: Schedule, *, substeps: int = 4, time_scale: float = 1.0
 ) -> HamiltonianSteps:

@@ -19,18 +19,18 @@ import torch
 
 from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.hamiltonian import HamiltonianSteps, operators
-from workbench.quantum.pulse.threads import one_thread
+from workbench.threads import one_thread
 
 __all__ = ["step_unitaries", "unitary", "evolve_state", "collapse_operators", "dissipator", "evolve_density"]
 
 
-@one_thread
+@one_thread()
 def step_unitaries(steps: HamiltonianSteps) -> torch.Tensor:
     """``exp(-i H_k h)`` for every step: (steps, dim, dim)."""
     return torch.linalg.matrix_exp(-1j * steps.step_ns * steps.h)
 
 
-@one_thread
+@one_thread()
 def unitary(steps: HamiltonianSteps) -> torch.Tensor:
     """The whole propagator ``U_(n-1) ... U_1 U_0`` (dim, dim)."""
     u = step_unitaries(steps)
@@ -67,7 +67,7 @@ def _superop(left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
     return torch.kron(left.contiguous(), right.transpose(-1, -2).contiguous())
 
 
-@one_thread
+@one_thread()
 def dissipator(device: PulseDevice, seconds_ns: float) -> torch.Tensor | None:
     """``exp(t L_D)`` as a (dim^2, dim^2) superoperator, or None without noise."""
     cs = collapse_operators(device)
@@ -92,7 +92,7 @@ def _per_sample(us: torch.Tensor, substeps: int) -> torch.Tensor:
     return u[:, 0]
 
 
-@one_thread
+@one_thread()
 def evolve_density(rho: torch.Tensor, steps: HamiltonianSteps, device: PulseDevice) -> torch.Tensor:
     """The density matrix (dim, dim) after the schedule, with the device's T1/T2.
 
@@ -113,7 +113,7 @@ def evolve_density(rho: torch.Tensor, steps: HamiltonianSteps, device: PulseDevi
     return vec
 
 
-@one_thread
+@one_thread()
 def channels(h: torch.Tensor, step_ns: float, halves: torch.Tensor | None) -> torch.Tensor:
     """The processes of B independent piecewise-constant evolutions, as superoperators ``(B, d^2, d^2)``.
 

@@ -27,9 +27,9 @@ from workbench.quantum.pulse.natives import (
 from workbench.quantum.pulse.propagate import dissipator, evolve_density, step_unitaries, unitary
 from workbench.quantum.pulse.reference import ode_unitary, qutip_evolve
 from workbench.quantum.pulse.schedule import Play, Schedule
-from workbench.quantum.pulse.threads import one_thread
 from workbench.quantum.pulse.waveforms import constant, drag, gaussian, gaussian_square
 from workbench.quantum.pulse_sim.config import PulseSimConfig
+from workbench.threads import one_thread
 
 __all__ = [
     "pulse_of",
@@ -140,7 +140,7 @@ def pulse_view(config: PulseSimConfig) -> PulseView:
 
 
 @functools.lru_cache(maxsize=64)
-@one_thread
+@one_thread()
 def _rabi(config: PulseSimConfig, points: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     dev = _single(config).noiseless()
     amps = np.linspace(0.0, 1.0, points)

@@ -13,10 +13,9 @@ Every cache of this module is cleared by :func:`clear_caches`.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +50,7 @@ from workbench.quantum.quest.train import (
     predict_indices,
     split_by_group,
 )
+from workbench.threads import one_thread
 
 __all__ = [
     "dataset_summary",
@@ -513,18 +513,6 @@ class QuestView:
         return int(done.sum()), float(np.sqrt(np.mean((pred[done] - sim[done]) ** 2)))
 
 
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run torch on one thread: a redraw's batch (tens of small graphs) gains nothing from intra-op threads, and
-    on a busy 2-core machine their spinning made the forward pass ~20x slower (390 ms vs 18 ms measured)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def quest_view(config: QuestViewConfig) -> QuestView:
     """Predicted PST of ``config``'s circuit along the noise-scale and width sweeps (one batched call, memoised per
     setting and checkpoint file; the qubit colouring does not enter it)."""
@@ -540,7 +528,7 @@ def _quest_view(c: QuestViewConfig, ckpt: Checkpoint) -> QuestView:
     scale_keys = tuple(PointKey(c.device, c.family, c.width, c.depth, c.seed, c.noise_model, s) for s in scales)
     width_keys = tuple(PointKey(c.device, c.family, w, c.depth, c.seed, c.noise_model, c.noise_scale) for w in widths)
     points = [point(k) for k in scale_keys + width_keys]
-    with _one_thread():
+    with one_thread():
         preds = predict_pst(ckpt, [p[0] for p in points], [p[1] for p in points], models=MODELS)
     k = len(scales)
     return QuestView(

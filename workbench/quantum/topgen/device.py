@@ -21,7 +21,7 @@ from workbench.quantum.circuits import compact
 from workbench.quantum.noise import NoiseSpec
 from workbench.quantum.topgen.ansatz import Ansatz
 from workbench.quantum.topgen.qnn import LOGIT_SCALE, QNN, accuracy, assemble, full_circuit, z_signs
-from workbench.quantum.topgen.threads import one_thread
+from workbench.threads import one_thread
 
 __all__ = ["Placed", "transpile_ansatz", "counts", "noisy_logits", "noisy_accuracy", "same_topology_devices"]
 

@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from workbench.quantum import statevector
-from workbench.quantum.topgen.threads import one_thread
+from workbench.threads import one_thread
 
 __all__ = [
     "haar_bin_probabilities",

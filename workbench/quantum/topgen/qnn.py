@@ -26,7 +26,7 @@ from workbench.quantum.circuit import from_qiskit
 from workbench.quantum.statevector import simulate_statevector
 from workbench.quantum.topgen.ansatz import Ansatz, Gate
 from workbench.quantum.topgen.digits import Split
-from workbench.quantum.topgen.threads import one_thread
+from workbench.threads import one_thread
 
 __all__ = [
     "LOGIT_SCALE",
