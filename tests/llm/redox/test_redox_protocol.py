@@ -147,3 +147,20 @@ def test_iterable_dataset_refuses_fewer_chunks_than_workers(store) -> None:
     ds = RedoxIterableDataset(store, resident=1)
     with pytest.raises(ValueError, match=r"resident=1 is out of range for DataLoader num_workers=2"):
         ds.worker_plan(0, 2)
+
+
+@pytest.mark.parametrize("counts", [[10], [5, 5], [1, 17], [0, 9, 4], [13, 2, 2, 30], [7, 0, 0, 0]])
+@pytest.mark.parametrize("batch", [1, 3, 8])
+def test_distributed_schedule_balances_without_double_serving(counts, batch) -> None:
+    from workbench.llm.redox.distributed import schedule
+
+    steps = schedule(counts, batch)
+    world = len(counts)
+    taken = [0] * world
+    for s in steps:
+        got = [s.own[r] + sum(s.give[d][r] for d in range(world)) for r in range(world)]
+        assert max(got) - min(got) <= 1 and sum(got) <= world * batch
+        for d in range(world):
+            assert s.give[d][d] == 0
+            taken[d] += s.own[d] + sum(s.give[d])
+    assert taken == counts  # every rank's stream is used up exactly: nothing twice, nothing left
