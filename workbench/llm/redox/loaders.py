@@ -127,3 +127,22 @@ def measure(
         exactly_once=bool(len(order) == store.n and np.array_equal(np.sort(order), np.arange(store.n))),
         max_chunk_reads=max(reads.values()) if reads else None,
     ), order
+
+
+def calibration_reads(store, *, samples: int = 48, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Single cold reads, timed: ``samples`` record files and up to ``samples`` chunk files, in a seeded random
+    order (sizes in bytes, seconds); what :func:`workbench.llm.redox.model.calibrate` fits."""
+    rng = np.random.default_rng(seed)
+    paths = [(store.record_path(int(i)), int(store.length[i])) for i in rng.permutation(store.n)[:samples]]
+    paths += [(store.chunk_path(int(c)), int(store.chunk_size[c])) for c in rng.permutation(store.n_chunks)[:samples]]
+    order = rng.permutation(len(paths))
+    drop_cache(p for p, _ in paths)
+    sizes, seconds = [], []
+    with ColdReader(cold=True) as reader:
+        for k in order.tolist():
+            path, n = paths[k]
+            start = time.perf_counter()
+            reader.read(path, 0, n)
+            seconds.append(time.perf_counter() - start)
+            sizes.append(n)
+    return np.asarray(sizes, dtype=float), np.asarray(seconds)
