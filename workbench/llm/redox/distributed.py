@@ -231,7 +231,7 @@ def run_distributed(
         epoch,
         cold,
         timeout_s=timeout_s,
-        oom_hint="try fewer --workers or a smaller --records",
+        oom_hint="try a smaller setting (fewer --workers, smaller --records or --chunk-kb)",
     )
     served = np.array([i for r in out for step in r["served"] for i in step], dtype=np.int64)
     reads: dict[int, int] = {}
