@@ -6,7 +6,8 @@ flight (q = min(loader concurrency, Q)) a stream of n reads of s bytes takes
     T = max(n (L + s / W) / q,  n s / W)
 
 (latency-bound when requests are small or few are in flight, bandwidth-bound otherwise). A loader is n reads of
-s bytes: one per record for the random file reader (rounded up to 4 KiB pages), one per chunk for Redox and the
+s bytes: one per record for the random file reader (rounded up to 4 KiB pages; a page cache of the memory
+budget serves a share memory / dataset of them, so those are not read), one per chunk for Redox and the
 block shuffle (amplification 1), one per readahead block for the random reader over packed files (hit ratio of
 the page cache ~ memory / dataset). An epoch overlaps I/O with compute: ``epoch = max(T_io, N / compute_rate)``;
 the end-to-end speed-up of Redox over the PyTorch DataLoader is the ratio of the two epochs.
@@ -122,7 +123,7 @@ def epoch_models(
     blocks_per_record = 1 + mean / block_bytes  # blocks a record at a random offset touches, on average
     reads = {
         "redox": (chunks, total_bytes / chunks, prefetch),
-        "random-files": (files, pages(mean), loader_workers),
+        "random-files": (files * (1 - hit), pages(mean), loader_workers),
         "random-packed": (files * blocks_per_record * (1 - hit), block_bytes, loader_workers),
         "block-shuffle": (chunks, total_bytes / chunks, prefetch),
         "sequential": (chunks, total_bytes / chunks, prefetch),
