@@ -34,9 +34,7 @@ def test_every_record_once_across_processes(root, processes, resident, batch) ->
     assert sum(run.served_per_rank) == store.n
     received = sum(r["remote_in"] for r in per_rank)
     assert received == sum(r["remote_out"] for r in per_rank) == run.remote_records
-    remote = [
-        i for r in per_rank for step in r["served"] for i in step if int(store.chunk[i]) not in r["owned_chunks"]
-    ]
+    remote = [i for r in per_rank for step in r["served"] for i in step if int(store.chunk[i]) not in r["owned_chunks"]]
     assert len(remote) == run.remote_records  # a record served away from its owner came over gloo
     assert run.comm_bytes >= sum(int(store.length[i]) for i in remote)  # its bytes (+ headers, tallies) counted
     assert run.bytes_read >= store.total_bytes * (0.95 if run.bytes_source == "/proc/self/io" else 1)

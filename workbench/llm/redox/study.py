@@ -283,3 +283,46 @@ def clear_caches() -> None:
     """Empty every memo of this technique."""
     for f in (_order_view, model_view, calibrated_storage, _measured, learning_curves):
         f.cache_clear()
+
+
+def randomness_sweep(values: dict, resident_values=(1, 4, 16, 64, 1024)) -> list[dict]:
+    """Randomness of Redox at each K beside RandomSampler and the block shuffle (live view per K)."""
+    rows = []
+    for k in resident_values:
+        view = order_view({**values, "resident": k})
+        for name in ("redox", "block-shuffle", "ffcv-quasi-random", "random-sampler"):
+            r = view.randomness[name]
+            rows.append(
+                dict(
+                    resident=k,
+                    order=name,
+                    label_kl=r.label_kl,
+                    label_kl_tail=r.label_kl_tail,
+                    spearman=r.disk_order_spearman,
+                    spearman_tail=r.disk_order_spearman_tail,
+                    redirected=view.redirected_share if name == "redox" else None,
+                )
+            )
+    return rows
+
+
+def markdown_table(rows: list[dict], columns: list[str] | None = None, digits: int = 4) -> str:
+    """Rows of dicts as a Markdown table (numbers with ``digits`` significant digits)."""
+    if not rows:
+        return ""
+    columns = columns or list(rows[0])
+
+    def cell(v) -> str:
+        if v is None:
+            return "-"
+        if isinstance(v, (bool, np.bool_)):
+            return str(bool(v)).lower()
+        if isinstance(v, (int, np.integer)):
+            return f"{int(v):,}"
+        if isinstance(v, (float, np.floating)):
+            return f"{float(v):.{digits}g}"
+        return str(v).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r.get(c)) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
