@@ -182,7 +182,8 @@ def generate(
         seed=seed,
         sizes=sizes,
         layout=layout,
-        classes=int(label_arr.max()) + 1 if records else classes,
+        record_bytes=float(record_bytes),
+        classes=int(classes) if payloads is None else int(label_arr.max()) + 1,
     )
     buf = io.BytesIO()
     np.savez(

@@ -129,20 +129,30 @@ def measure(
     ), order
 
 
-def calibration_reads(store, *, samples: int = 48, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Single cold reads, timed: ``samples`` record files and up to ``samples`` chunk files, in a seeded random
-    order (sizes in bytes, seconds); what :func:`workbench.llm.redox.model.calibrate` fits."""
+def calibration_reads(store, *, repeats: int = 12, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Single cold ``pread`` calls, timed (files opened beforehand): ``repeats`` reads of each size from 4 KiB up to
+    the largest chunk (powers of 4) at seeded random offsets of random chunk files, in a shuffled order. Returns
+    (sizes in bytes, seconds): what :func:`workbench.llm.redox.model.calibrate` fits."""
     rng = np.random.default_rng(seed)
-    paths = [(store.record_path(int(i)), int(store.length[i])) for i in rng.permutation(store.n)[:samples]]
-    paths += [(store.chunk_path(int(c)), int(store.chunk_size[c])) for c in rng.permutation(store.n_chunks)[:samples]]
-    order = rng.permutation(len(paths))
-    drop_cache(p for p, _ in paths)
+    biggest = int(store.chunk_size.max())
+    levels = sorted({*(s for s in (4096 * 4**k for k in range(12)) if s < biggest), biggest})
+    jobs = []
+    for size in levels:
+        fits = np.flatnonzero(store.chunk_size >= size)
+        for _ in range(repeats):
+            c = int(rng.choice(fits))
+            top = (int(store.chunk_size[c]) - size) // 4096
+            jobs.append((c, int(rng.integers(top + 1)) * 4096, size))
+    order = rng.permutation(len(jobs))
+    drop_cache(store.chunk_path(c) for c in {j[0] for j in jobs})
     sizes, seconds = [], []
     with ColdReader(cold=True) as reader:
+        for c in {j[0] for j in jobs}:
+            reader.read(store.chunk_path(c), 0, 0)  # open now: the timing is the read alone
         for k in order.tolist():
-            path, n = paths[k]
+            c, offset, size = jobs[k]
             start = time.perf_counter()
-            reader.read(path, 0, n)
+            reader.read(store.chunk_path(c), offset, size)
             seconds.append(time.perf_counter() - start)
-            sizes.append(n)
+            sizes.append(size)
     return np.asarray(sizes, dtype=float), np.asarray(seconds)

@@ -6,8 +6,7 @@ flight (q = min(loader concurrency, Q)) a stream of n reads of s bytes takes
     T = max(n (L + s / W) / q,  n s / W)
 
 (latency-bound when requests are small or few are in flight, bandwidth-bound otherwise). A loader is n reads of
-s bytes: one per record for the random file reader (rounded up to 4 KiB pages; a page cache of the memory
-budget serves a share memory / dataset of them, so those are not read), one per chunk for Redox and the
+s bytes: one per record for the random file reader (rounded up to 4 KiB pages), one per chunk for Redox and the
 block shuffle (amplification 1), one per readahead block for the random reader over packed files (hit ratio of
 the page cache ~ memory / dataset). An epoch overlaps I/O with compute: ``epoch = max(T_io, N / compute_rate)``;
 the end-to-end speed-up of Redox over the PyTorch DataLoader is the ratio of the two epochs.
@@ -123,7 +122,7 @@ def epoch_models(
     blocks_per_record = 1 + mean / block_bytes  # blocks a record at a random offset touches, on average
     reads = {
         "redox": (chunks, total_bytes / chunks, prefetch),
-        "random-files": (files * (1 - hit), pages(mean), loader_workers),
+        "random-files": (files, pages(mean), loader_workers),
         "random-packed": (files * blocks_per_record * (1 - hit), block_bytes, loader_workers),
         "block-shuffle": (chunks, total_bytes / chunks, prefetch),
         "sequential": (chunks, total_bytes / chunks, prefetch),
@@ -137,14 +136,20 @@ def epoch_models(
 
 
 def calibrate(sizes: np.ndarray, seconds: np.ndarray, name: str = "this-machine") -> Storage:
-    """Fit ``t = L + s / W`` (least squares, non-negative) to single cold reads of ``sizes`` bytes, queue 1."""
+    """Fit ``t = L + s / W`` (least squares, non-negative) to the median time of single cold reads at each size
+    (queue depth 1; medians, because a shared machine's reads have a long tail)."""
     sizes = np.asarray(sizes, dtype=float)
     seconds = np.asarray(seconds, dtype=float)
+    count = len(sizes)
+    levels = np.unique(sizes)
+    if len(levels) < len(sizes):
+        seconds = np.array([np.median(seconds[sizes == v]) for v in levels])
+        sizes = levels
     a = np.stack([np.ones_like(sizes), sizes], axis=1)
     (lat, inv_bw), *_ = np.linalg.lstsq(a, seconds, rcond=None)
     lat = max(float(lat), 1e-7)
     inv_bw = max(float(inv_bw), 1e-12)
-    return Storage(name, lat, 1.0 / inv_bw, 1, f"fitted to {len(sizes)} cold reads on this machine")
+    return Storage(name, lat, 1.0 / inv_bw, 1, f"fitted to {count} cold reads ({len(sizes)} sizes) on this machine")
 
 
 def paper_scale(

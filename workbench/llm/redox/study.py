@@ -137,7 +137,7 @@ def calibrated_storage() -> M.Storage:
     from workbench.llm.redox.runner import ensure_dataset
 
     store, _ = ensure_dataset(RedoxConfig(records=400, record_kb=16, chunk_kb=512))
-    sizes, seconds = calibration_reads(store, samples=64)
+    sizes, seconds = calibration_reads(store)
     return M.calibrate(sizes, seconds)
 
 
