@@ -1,4 +1,4 @@
-"""The distributed protocol on P real gloo processes: every record served once across ranks, every chunk read
+"""DataLoader worker processes and the distributed protocol on P real gloo processes: every record served once across ranks, every chunk read
 once, equal global batches, remote records checked against the index, bytes over gloo counted.
 
 Reference: the file set (multiset of served ids), the chunk table, the pure :func:`schedule`.
@@ -6,12 +6,16 @@ Reference: the file set (multiset of served ids), the chunk table, the pure :fun
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
+import torch
+from torch.utils.data import DataLoader
 
 from workbench.llm.redox.dataset import RedoxStore, generate
 from workbench.llm.redox.distributed import owned_counts, run_distributed
+from workbench.llm.redox.redox import RedoxDataset, RedoxIterableDataset, RedoxSampler
 
 pytestmark = pytest.mark.slow
 
@@ -44,3 +48,25 @@ def test_same_seed_same_batches(root) -> None:
     a = run_distributed(root, processes=2, resident=2, batch=9, seed=3)[1]
     b = run_distributed(root, processes=2, resident=2, batch=9, seed=3)[1]
     assert [r["served"] for r in a] == [r["served"] for r in b]
+
+
+@pytest.fixture(scope="module")
+def root_store(root) -> RedoxStore:
+    return RedoxStore(root)
+
+
+def test_map_style_dataset_refuses_worker_processes(root_store) -> None:
+    sampler = RedoxSampler(root_store, resident=2)
+    ds = RedoxDataset(root_store, sampler)
+    with pytest.raises(ValueError, match="use RedoxIterableDataset"):
+        list(DataLoader(ds, sampler=sampler, batch_size=8, num_workers=1))
+    ds.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_iterable_dataset_with_dataloader_workers(root_store, workers) -> None:
+    ds = RedoxIterableDataset(root_store, resident=4, seed=1)
+    ids = torch.cat([b[0] for b in DataLoader(ds, batch_size=8, num_workers=workers)]).tolist()
+    assert Counter(ids) == Counter(range(root_store.n))
+    again = torch.cat([b[0] for b in DataLoader(ds, batch_size=8, num_workers=workers)]).tolist()
+    assert ids == again  # deterministic, workers included
