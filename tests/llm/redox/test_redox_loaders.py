@@ -101,3 +101,18 @@ def test_proc_self_io_moves_for_cold_reads(store) -> None:
     warm, _ = measure(store, "sequential", resident=1, batch=16, cold=False)
     warm2, _ = measure(store, "sequential", resident=1, batch=16, cold=False)
     assert warm2.bytes_source == "/proc/self/io" or warm2.bytes_read == warm2.counted_bytes
+
+
+def test_io_meter_falls_back_to_counted_bytes_when_proc_does_not_move(store, monkeypatch) -> None:
+    from workbench.llm.redox import io as io_mod
+    from workbench.llm.redox.io import ColdReader, IOMeter
+
+    monkeypatch.setattr(io_mod, "proc_read_bytes", lambda: 1000)  # a container that never counts
+    reader = ColdReader(cold=True)
+    with reader, IOMeter(reader) as meter:
+        reader.read(store.chunk_path(0))
+    assert meter.figures.source == "counted" and meter.figures.device_bytes == store.chunk_size[0]
+    warm = ColdReader(cold=False)
+    with warm, IOMeter(warm) as meter:
+        warm.read(store.chunk_path(0))
+    assert meter.figures.source == "/proc/self/io" and meter.figures.device_bytes == 0  # a warm read: from cache

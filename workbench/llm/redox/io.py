@@ -115,8 +115,10 @@ class IOMeter:
         counted = self.reader.bytes - self._bytes
         end = proc_read_bytes()
         device = None if self._proc is None or end is None else end - self._proc
-        # /proc/self/io does not move when the container does not account block I/O, or the reads were warm
-        source = "/proc/self/io" if device and (not self.reader.cold or device > 0) else "counted"
+        # a container that does not account block I/O leaves /proc/self/io still even for cold reads: then the
+        # bytes the loader asked for stand in, labelled "counted" (warm reads may legitimately read nothing)
+        unusable = device is None or (self.reader.cold and device == 0 and counted > 0)
+        source = "counted" if unusable else "/proc/self/io"
         self.figures = IOFigures(
             device_bytes=int(device if source == "/proc/self/io" else counted),
             counted_bytes=int(counted),
