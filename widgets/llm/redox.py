@@ -158,8 +158,9 @@ class RedoxPanel(Panel):
         r = view.randomness
         order.layout.title.text = (
             f"Served order, K={config.resident}: Spearman with disk order Redox {r['redox'].disk_order_spearman:+.3f}"
-            f", block shuffle {r['block-shuffle'].disk_order_spearman:+.3f}; {view.redirected_share:.0%} of Redox "
-            "requests redirected"
+            f", block shuffle {r['block-shuffle'].disk_order_spearman:+.3f}; chunk-mate spread Redox "
+            f"{r['redox'].chunkmate_spread:.3f} (full shuffle 0.289); {view.redirected_share:.0%} of Redox requests "
+            "redirected"
         )
         for trace in kl.data:
             y = view.batch_kl[trace.name]

@@ -155,3 +155,14 @@ def test_distributed_schedule_balances_without_double_serving(counts, batch) -> 
             assert s.give[d][d] == 0
             taken[d] += s.own[d] + sum(s.give[d])
     assert taken == counts  # every rank's stream is used up exactly: nothing twice, nothing left
+
+
+def test_chunkmate_spread_separates_chunk_by_chunk_from_a_full_shuffle() -> None:
+    from workbench.llm.redox.randomness import chunkmate_spread
+
+    chunk_of = chunks_for(1009, 500, 4000)
+    one = plan_local(request_stream(1009, 0, 0), chunk_of, 1, 0).order
+    every = plan_local(request_stream(1009, 0, 0), chunk_of, 10_000, 0).order
+    assert chunkmate_spread(one, chunk_of) < 0.01  # each chunk served in one stretch
+    assert abs(chunkmate_spread(every, chunk_of) - 12**-0.5) < 0.03  # uniform positions: std 1/sqrt(12)
+    assert chunkmate_spread(np.arange(1009), chunk_of) < 0.01

@@ -44,6 +44,7 @@ class LoaderRun:
     disk_order_spearman: float
     label_kl_tail: float
     disk_order_spearman_tail: float
+    chunkmate_spread: float
     time_to_first_batch_s: float
     seconds: float
     reads: int
@@ -107,7 +108,7 @@ def measure(
     fig = meter.figures
     order = np.concatenate(served) if served else np.zeros(0, dtype=np.int64)
     served_bytes = int(store.length[order].sum())
-    r = randomness(order, store.label, int(store.meta["classes"]), batch)
+    r = randomness(order, store.label, int(store.meta["classes"]), batch, chunk_of=store.chunk)
     reads = getattr(counted, "chunk_reads", None)
     return LoaderRun(
         name=name,
@@ -119,6 +120,7 @@ def measure(
         disk_order_spearman=r.disk_order_spearman,
         label_kl_tail=r.label_kl_tail,
         disk_order_spearman_tail=r.disk_order_spearman_tail,
+        chunkmate_spread=float(r.chunkmate_spread),
         time_to_first_batch_s=float(first or 0.0),
         seconds=fig.seconds,
         reads=fig.ios,

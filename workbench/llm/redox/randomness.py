@@ -5,6 +5,9 @@
   the figure to compare with is RandomSampler's, not 0;
 - rank correlation (Spearman) of the serving position with the on-disk position (record id order): 1 for a
   sequential read, about 0 for a shuffle;
+- chunk-mate spread: the standard deviation of the serving positions of the records of one chunk, over the
+  epoch length, averaged over chunks (the brief's "distance between a sample's position and its chunk-mates'"):
+  about 1/sqrt(12) = 0.289 for a full shuffle, near 0 when a chunk is served in one stretch (K = 1);
 - the end-of-epoch tail (the last ``tail`` share of the epoch) separately: when few chunks remain, a
   chunk-based order has fewer records to pick from (the pitfall the brief names).
 """
@@ -23,6 +26,7 @@ class Randomness:
     label_kl_tail: float
     disk_order_spearman: float
     disk_order_spearman_tail: float
+    chunkmate_spread: float | None = None
 
 
 def batch_label_kl(order: np.ndarray, labels: np.ndarray, classes: int, batch: int) -> np.ndarray:
@@ -45,8 +49,29 @@ def _spearman(positions: np.ndarray, disk: np.ndarray) -> float:
     return float(rho) if np.isfinite(rho) else 0.0
 
 
-def randomness(order: np.ndarray, labels: np.ndarray, classes: int, batch: int, *, tail: float = 0.1) -> Randomness:
-    """The figures above for one epoch's ``order`` (record ids; disk position = id)."""
+def chunkmate_spread(order: np.ndarray, chunk_of: np.ndarray) -> float:
+    """Mean over chunks (of 2+ records) of the sample std (ddof 1) of its records' serving positions / epoch
+    length."""
+    order = np.asarray(order, dtype=np.int64)
+    n = len(order)
+    pos = np.empty(n, dtype=float)
+    pos[order] = np.arange(n)
+    chunks = np.asarray(chunk_of)[:n]
+    counts = np.bincount(chunks)
+    s1 = np.bincount(chunks, weights=pos)
+    s2 = np.bincount(chunks, weights=pos * pos)
+    keep = counts >= 2
+    if not keep.any() or n < 2:
+        return 0.0
+    c = counts[keep]
+    var = (s2[keep] - s1[keep] ** 2 / c) / (c - 1)  # the sample variance (ddof 1): chunks hold few records
+    return float(np.sqrt(np.maximum(var, 0)).mean() / n)
+
+
+def randomness(
+    order: np.ndarray, labels: np.ndarray, classes: int, batch: int, *, tail: float = 0.1, chunk_of=None
+) -> Randomness:
+    """The figures above for one epoch's ``order`` (record ids; disk position = id; chunk table optional)."""
     order = np.asarray(order, dtype=np.int64)
     n = len(order)
     kl = batch_label_kl(order, labels, classes, batch)
@@ -58,4 +83,5 @@ def randomness(order: np.ndarray, labels: np.ndarray, classes: int, batch: int, 
         label_kl_tail=float(tail_kl.mean()) if len(tail_kl) else 0.0,
         disk_order_spearman=_spearman(pos, order),
         disk_order_spearman_tail=_spearman(pos[start:], order[start:]),
+        chunkmate_spread=None if chunk_of is None else chunkmate_spread(order, chunk_of),
     )

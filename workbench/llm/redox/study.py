@@ -82,7 +82,7 @@ def _order_view(records, record_kb, sizes, chunk_kb, resident, workers, batch, c
         chunk_of=chunk_of,
         labels=labels,
         orders=orders,
-        randomness={k: randomness(o, labels, classes, batch) for k, o in orders.items()},
+        randomness={k: randomness(o, labels, classes, batch, chunk_of=chunk_of) for k, o in orders.items()},
         batch_kl={k: batch_label_kl(o, labels, classes, batch) for k, o in orders.items()},
         redirected_share=float(plan.redirected.mean()),
         chunk_bytes=chunk_bytes,
@@ -301,6 +301,7 @@ def randomness_sweep(values: dict, resident_values=(1, 4, 16, 64, 1024)) -> list
                     label_kl_tail=r.label_kl_tail,
                     spearman=r.disk_order_spearman,
                     spearman_tail=r.disk_order_spearman_tail,
+                    chunkmate_spread=r.chunkmate_spread,
                     redirected=view.redirected_share if name == "redox" else None,
                 )
             )
