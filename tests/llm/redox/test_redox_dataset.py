@@ -159,3 +159,16 @@ def test_pack_a_folder(tmp_path: Path) -> None:
     assert [bytes(store.read_record_file(i, reader)) for i in range(6)] == [p.read_bytes() for p in files]
     with pytest.raises(ValueError, match="is not a folder"):
         pack_folder(tmp_path / "nope", tmp_path / "x", chunk_bytes=400)
+
+
+def test_progress_is_reported_per_chunk(tmp_path: Path) -> None:
+    seen = []
+    info = generate(
+        tmp_path,
+        records=40,
+        record_bytes=1000,
+        chunk_bytes=8000,
+        seed=1,
+        progress=lambda done, total: seen.append((done, total)),
+    )
+    assert seen == [(k, info.chunks) for k in range(1, info.chunks + 1)]

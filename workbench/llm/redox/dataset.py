@@ -127,7 +127,11 @@ def generate(
         if labels is None or len(labels) != len(payloads):
             raise ValueError("payloads need labels of the same length")
         records = len(payloads)
-        lengths = np.array([len(p) + HEADER.size for p in payloads], dtype=np.int64)
+        sizes_of = getattr(payloads, "sizes", None)  # a lazy sequence (a packed folder) knows its sizes
+        lengths = np.array(
+            [n + HEADER.size for n in sizes_of] if sizes_of is not None else [len(p) + HEADER.size for p in payloads],
+            dtype=np.int64,
+        )
         label_arr = np.asarray(labels, dtype=np.int64)
     else:
         lengths = record_sizes(records, max(record_bytes, MIN_RECORD), sizes, seed=seed)
@@ -225,7 +229,7 @@ def pack_folder(
     tops = sorted({p.relative_to(source).parts[0] for p in files if len(p.relative_to(source).parts) > 1})
     rank = {name: i for i, name in enumerate(tops)}
     labels = [rank.get(p.relative_to(source).parts[0], 0) if len(p.relative_to(source).parts) > 1 else 0 for p in files]
-    payloads = [p.read_bytes() for p in files]
+    payloads = _LazyFiles(files)
     return generate(
         root,
         records=len(files),
@@ -236,6 +240,23 @@ def pack_folder(
         sizes="folder",
         progress=progress,
     )
+
+
+class _LazyFiles:
+    """The files of a folder as a sequence of their bytes, read one at a time (memory: one file)."""
+
+    def __init__(self, files: list[Path]) -> None:
+        self.files = files
+        self.sizes = [p.stat().st_size for p in files]
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, i: int) -> bytes:
+        data = self.files[i].read_bytes()
+        if len(data) != self.sizes[i]:
+            raise ValueError(f"source file {self.files[i]} changed size while being packed; pack it again")
+        return data
 
 
 class RedoxStore:
