@@ -58,9 +58,13 @@ def root_store(root) -> RedoxStore:
 def test_map_style_dataset_refuses_worker_processes(root_store) -> None:
     sampler = RedoxSampler(root_store, resident=2)
     ds = RedoxDataset(root_store, sampler)
-    with pytest.raises(ValueError, match="use RedoxIterableDataset"):
-        list(DataLoader(ds, sampler=sampler, batch_size=8, num_workers=1))
-    ds.close()
+    batches = iter(DataLoader(ds, sampler=sampler, batch_size=8, num_workers=1))
+    try:
+        with pytest.raises(ValueError, match="use RedoxIterableDataset"):
+            next(batches)
+    finally:
+        batches._shutdown_workers()  # now, not when garbage-collected during a later test
+        ds.close()
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
