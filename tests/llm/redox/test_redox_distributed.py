@@ -27,7 +27,9 @@ def root(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.parametrize(("processes", "resident", "batch"), [(1, 1, 7), (2, 1, 16), (3, 2, 5), (4, 3, 11)])
+@pytest.mark.parametrize(
+    ("processes", "resident", "batch"), [(1, 1, 7), (2, 1, 16), (3, 2, 5), (4, 3, 11), (3, 1000, 13)]
+)
 def test_every_record_once_across_processes(root, processes, resident, batch) -> None:
     run, per_rank = run_distributed(root, processes=processes, resident=resident, batch=batch, seed=processes)
     assert run.exactly_once and run.chunks_read_once and run.balanced

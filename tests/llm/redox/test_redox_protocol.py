@@ -166,3 +166,19 @@ def test_chunkmate_spread_separates_chunk_by_chunk_from_a_full_shuffle() -> None
     assert chunkmate_spread(one, chunk_of) < 0.01  # each chunk served in one stretch
     assert abs(chunkmate_spread(every, chunk_of) - 12**-0.5) < 0.03  # uniform positions: std 1/sqrt(12)
     assert chunkmate_spread(np.arange(1009), chunk_of) < 0.01
+
+
+def test_random_settings_keep_every_invariant() -> None:
+    """40 seeded random (N, record size, chunk size, K, seed) settings against the replay."""
+    rng = np.random.default_rng(2024)
+    for _ in range(40):
+        n = int(rng.integers(1, 600))
+        mean = int(rng.integers(40, 2000))
+        chunk = int(rng.integers(8 * mean, 40 * mean))
+        chunk_of = pack_chunks(record_sizes(n, mean, str(rng.choice(["imagenet", "uniform", "fixed"]))), chunk)
+        k = int(rng.integers(1, int(chunk_of.max()) + 3))
+        seed = int(rng.integers(1000))
+        plan = plan_local(request_stream(n, seed, 1), chunk_of, k, seed)
+        ref = replay(plan.order, chunk_of, k)
+        assert sorted(plan.order.tolist()) == list(range(n))
+        assert set(ref.chunk_reads.values()) == {1} and ref.evicted_unconsumed == 0 and ref.peak_resident <= k
