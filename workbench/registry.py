@@ -107,7 +107,7 @@ _CATALOGUE = (
     ),
     CatalogueEntry("greedysnake", "llm", "SSD-offloaded training with vertical scheduling"),
     CatalogueEntry("srt", "llm", "speculative RL rollouts from a per-prompt tree cache"),
-    CatalogueEntry("redox", "llm", "data loading by file redirection"),
+    CatalogueEntry("redox", "llm", "data loading by file redirection", "workbench.llm.redox.runner"),
     CatalogueEntry("cfp", "llm", "intra-operator parallel-plan search", "workbench.llm.cfp.runner"),
     CatalogueEntry("dawnpiper", "llm", "memory-aware pipeline partitioning"),
     CatalogueEntry(

@@ -1,0 +1,160 @@
+"""One measured epoch of each loader over the same files, cold: bytes read from the device, bytes served,
+read amplification, throughput, time to first batch, the served order (for exactly-once and randomness).
+
+Every loader runs through a real ``torch.utils.data.DataLoader`` (``num_workers=0``, so ``/proc/self/io`` of
+this process sees every read, the Redox prefetch thread's included) with the same batch size and decoder.
+Before each loader the page cache of every dataset file is dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, RandomSampler
+
+from workbench.llm.redox.baselines import (
+    BlockShuffle,
+    ChunkOrder,
+    PackedRandom,
+    RecordFiles,
+    orders,
+    shuffle_buffer_records,
+)
+from workbench.llm.redox.io import ColdReader, IOMeter, drop_cache
+from workbench.llm.redox.randomness import randomness
+from workbench.llm.redox.redox import RedoxDataset, RedoxSampler, epoch_seed
+
+LOADERS = ("redox", "random-files", "random-packed", "block-shuffle", "ffcv-quasi-random", "sequential")
+
+
+@dataclass(frozen=True)
+class LoaderRun:
+    """One loader's measured epoch (JSON keys of the check's ``loaders`` entries first)."""
+
+    name: str
+    bytes_read: int
+    bytes_served: int
+    read_amplification: float
+    items_per_s: float
+    label_kl: float
+    disk_order_spearman: float
+    label_kl_tail: float
+    disk_order_spearman_tail: float
+    chunkmate_spread: float
+    time_to_first_batch_s: float
+    seconds: float
+    reads: int
+    bytes_source: str
+    counted_bytes: int
+    exactly_once: bool
+    max_chunk_reads: int | None
+
+
+def _loader(store, name: str, reader: ColdReader, *, resident: int, batch: int, seed: int, epoch: int):
+    """(DataLoader, object whose ``chunk_reads`` counts chunk reads, or None)."""
+    budget = resident * int(store.meta["chunk_bytes"])
+    if name == "redox":
+        sampler = RedoxSampler(store, resident=resident, seed=seed)
+        sampler.set_epoch(epoch)
+        ds = RedoxDataset(store, sampler, reader=reader)
+        return DataLoader(ds, sampler=sampler, batch_size=batch), ds
+    if name in ("random-files", "random-packed"):
+        ds = RecordFiles(store, reader) if name == "random-files" else PackedRandom(store, reader, budget)
+        g = torch.Generator().manual_seed(epoch_seed(seed, epoch))
+        return DataLoader(ds, sampler=RandomSampler(ds, generator=g), batch_size=batch), None
+    if name == "block-shuffle":
+        ds = BlockShuffle(store, reader, shuffle_buffer_records(store, resident), epoch_seed(seed, epoch))
+        return DataLoader(ds, batch_size=batch), ds
+    if name in ("ffcv-quasi-random", "sequential"):
+        ds = ChunkOrder(
+            store, reader, orders(store, name, resident=resident, batch=batch, seed=seed, epoch=epoch), resident
+        )
+        return DataLoader(ds, batch_size=batch), ds
+    raise ValueError(f"loader={name!r} is not allowed: valid values are {', '.join(map(repr, LOADERS))}")
+
+
+def measure(
+    store,
+    name: str,
+    *,
+    resident: int,
+    batch: int,
+    seed: int = 0,
+    epoch: int = 0,
+    cold: bool = True,
+    on_batch: Callable[[int], None] | None = None,
+) -> tuple[LoaderRun, np.ndarray]:
+    """One epoch of loader ``name``; returns its figures and the served order."""
+    if cold:
+        drop_cache(store.all_paths())
+    reader = ColdReader(cold=cold)
+    served: list[np.ndarray] = []
+    first = None
+    with reader, IOMeter(reader) as meter:
+        start = time.perf_counter()
+        loader, counted = _loader(store, name, reader, resident=resident, batch=batch, seed=seed, epoch=epoch)
+        for k, (ids, _labels, _sizes) in enumerate(loader):
+            if first is None:
+                first = time.perf_counter() - start
+            served.append(ids.numpy())
+            if on_batch is not None:
+                on_batch(k)
+        if isinstance(counted, RedoxDataset):
+            counted.close()
+    fig = meter.figures
+    order = np.concatenate(served) if served else np.zeros(0, dtype=np.int64)
+    served_bytes = int(store.length[order].sum())
+    r = randomness(order, store.label, int(store.meta["classes"]), batch, chunk_of=store.chunk)
+    reads = getattr(counted, "chunk_reads", None)
+    return LoaderRun(
+        name=name,
+        bytes_read=fig.device_bytes,
+        bytes_served=served_bytes,
+        read_amplification=fig.device_bytes / served_bytes if served_bytes else 0.0,
+        items_per_s=len(order) / fig.seconds if fig.seconds > 0 else 0.0,
+        label_kl=r.label_kl,
+        disk_order_spearman=r.disk_order_spearman,
+        label_kl_tail=r.label_kl_tail,
+        disk_order_spearman_tail=r.disk_order_spearman_tail,
+        chunkmate_spread=float(r.chunkmate_spread),
+        time_to_first_batch_s=float(first or 0.0),
+        seconds=fig.seconds,
+        reads=fig.ios,
+        bytes_source=fig.source,
+        counted_bytes=fig.counted_bytes,
+        exactly_once=bool(len(order) == store.n and np.array_equal(np.sort(order), np.arange(store.n))),
+        max_chunk_reads=max(reads.values()) if reads else None,
+    ), order
+
+
+def calibration_reads(store, *, repeats: int = 12, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Single cold ``pread`` calls, timed (files opened beforehand): ``repeats`` reads of each size from 4 KiB up to
+    the largest chunk (powers of 4) at seeded random offsets of random chunk files, in a shuffled order. Returns
+    (sizes in bytes, seconds): what :func:`workbench.llm.redox.model.calibrate` fits."""
+    rng = np.random.default_rng(seed)
+    biggest = int(store.chunk_size.max())
+    levels = sorted({*(s for s in (4096 * 4**k for k in range(12)) if s < biggest), biggest})
+    jobs = []
+    for size in levels:
+        fits = np.flatnonzero(store.chunk_size >= size)
+        for _ in range(repeats):
+            c = int(rng.choice(fits))
+            top = (int(store.chunk_size[c]) - size) // 4096
+            jobs.append((c, int(rng.integers(top + 1)) * 4096, size))
+    order = rng.permutation(len(jobs))
+    drop_cache(store.chunk_path(c) for c in {j[0] for j in jobs})
+    sizes, seconds = [], []
+    with ColdReader(cold=True) as reader:
+        for c in {j[0] for j in jobs}:
+            reader.read(store.chunk_path(c), 0, 0)  # open now: the timing is the read alone
+        for k in order.tolist():
+            c, offset, size = jobs[k]
+            start = time.perf_counter()
+            reader.read(store.chunk_path(c), offset, size)
+            seconds.append(time.perf_counter() - start)
+            sizes.append(size)
+    return np.asarray(sizes, dtype=float), np.asarray(seconds)
