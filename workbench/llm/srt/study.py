@@ -403,3 +403,55 @@ def clear_caches() -> None:
     """Forget every memoised policy, trajectory, replay and view (the disk cache of the policy stays)."""
     for f in (_policy, _trajectory, _replay, view):
         f.cache_clear()
+
+
+# ---------------------------------------------------------------------------------------------- paper scale
+@functools.lru_cache(maxsize=8)
+def paper_model(k: int = 24, acceptance_measured: float | None = None) -> dict:
+    """MODEL rows beside Table 1: the hardware overhead calibrated on the GRPO baseline, SRT's and SuffixDecoding's
+    acceptance each calibrated on the GRPO column (draft length ``k``, the authors' default 24), then predicted for
+    PPO, DAPO and ReTool; the acceptance each method would need in every column; optionally the speed-up at an
+    acceptance measured here."""
+    from workbench.llm.srt import model as m
+
+    hw = m.calibrate_overhead()
+    t = m.TABLE1_GEN_S
+    paper = {name: {w: t["baseline"][w] / t[name][w] for w in m.WORKLOADS} for name in ("srt", "suffix", "ngram")}
+    a_srt = m.calibrate_acceptance(paper["srt"]["grpo"], m.WORKLOADS["grpo"], k, hw)
+    a_suf = m.calibrate_acceptance(paper["suffix"]["grpo"], m.WORKLOADS["grpo"], k, hw)
+    rows = []
+    for name, w in m.WORKLOADS.items():
+        srt = m.speedup(w, m.Drafting(k, a_srt), hw=hw)
+        suf = m.speedup(w, m.Drafting(k, a_suf), hw=hw)
+        row = {
+            "workload": name,
+            "paper_srt": paper["srt"][name],
+            "model_srt": srt["speedup"],
+            "model_srt_iterations_ratio": srt["iterations_ratio"],
+            "model_srt_cost_ratio": srt["cost_ratio"],
+            "paper_suffix": paper["suffix"][name],
+            "model_suffix": suf["speedup"],
+            "acceptance_needed_srt": m.calibrate_acceptance(paper["srt"][name], w, k, hw),
+            "acceptance_needed_suffix": m.calibrate_acceptance(paper["suffix"][name], w, k, hw),
+            "model_baseline_s": srt["baseline_s"],
+            "paper_baseline_s": t["baseline"][name],
+        }
+        if acceptance_measured is not None:
+            row["model_srt_at_measured"] = m.speedup(w, m.Drafting(k, acceptance_measured), hw=hw)["speedup"]
+        rows.append(row)
+    return {"label": m.LABEL, "k": k, "overhead_ms": hw.overhead_ms, "acceptance_srt": a_srt,
+            "acceptance_suffix": a_suf, "rows": rows}  # fmt: skip
+
+
+def measured_acceptance(cfg: SrtConfig, name: str = "srt") -> float:
+    """Per-token acceptance measured here: accepted draft tokens / drafted tokens over the trajectory's replay."""
+    traj = trajectory(cfg)
+    d = _drafter(cfg, name)
+    drafted = accepted = 0
+    for rec in traj.steps:
+        d.begin_step(rec.epoch)
+        reqs = [Request(seq=s, key=s[1], prompt=p, known=r) for s, p, r in rec.batch]
+        _, st = rollout(reqs, d, ReplayVerifier(_sampling(cfg)), step=rec.epoch)
+        drafted += st.drafted
+        accepted += st.accepted
+    return accepted / max(1, drafted)
