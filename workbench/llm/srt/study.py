@@ -125,8 +125,17 @@ def _traj_key(cfg: SrtConfig) -> tuple:
     return tuple(getattr(cfg, f) for f in _TRAJ_FIELDS) + (max(cfg.runahead, RUNAHEAD_RECORDED),)
 
 
-@functools.lru_cache(maxsize=32)
+_TRAJECTORIES: dict[tuple, tuple[Trajectory, GPT]] = {}
+
+
 def _trajectory(key: tuple, cfg: SrtConfig) -> tuple[Trajectory, GPT]:
+    """Memoised on ``key`` alone (the fields that change the run), so configs differing elsewhere share it."""
+    if key not in _TRAJECTORIES:
+        _TRAJECTORIES[key] = _train_plain(key, cfg)
+    return _TRAJECTORIES[key]
+
+
+def _train_plain(key: tuple, cfg: SrtConfig) -> tuple[Trajectory, GPT]:
     model = policy(cfg)
     tasks = make_prompts(cfg.prompts, cfg.seed)
     with one_thread():
@@ -196,13 +205,16 @@ def _replay(cfg: SrtConfig, name: str, history: int, budget: int, runahead: int,
 def replay(cfg: SrtConfig, name: str = "srt", *, history: int | None = None, budget: int | None = None,
            runahead: int | None = None, online: bool | None = None) -> Replay:  # fmt: skip
     """Counts of drafter ``name`` over the trajectory of ``cfg`` (memoised)."""
+    base = dataclasses.replace(cfg, history=0, draft_budget=1, runahead=0, online=True)  # passed explicitly below
+    if cfg.runahead > RUNAHEAD_RECORDED:
+        base = dataclasses.replace(base, runahead=cfg.runahead)  # keeps the trajectory's recorded run-ahead
     return _replay(
-        cfg, name, cfg.history if history is None else history, cfg.draft_budget if budget is None else budget,
+        base, name, cfg.history if history is None else history, cfg.draft_budget if budget is None else budget,
         cfg.runahead if runahead is None else runahead, cfg.online if online is None else online,
     )  # fmt: skip
 
 
-def history_curve(cfg: SrtConfig, depths: tuple[int, ...] = (0, 1, 2, 3, 4, 6, 8)) -> dict[str, list[float]]:
+def history_curve(cfg: SrtConfig, depths: tuple[int, ...] = (0, 1, 2, 4, 8)) -> dict[str, list[float]]:
     """Accepted tokens per verification forward vs history depth: history-only cache, SRT (online), SRT +
     run-ahead (the paper's Fig. 5 comparison), and the global suffix tree."""
     ra = max(1, cfg.runahead)
@@ -386,7 +398,7 @@ def view_config(vc: SrtViewConfig) -> SrtConfig:
 def view(vc: SrtViewConfig) -> dict:
     """The panel's data: acceptance vs history depth, per-sequence forwards vs length, drafters side by side."""
     cfg = view_config(vc)
-    curve = history_curve(cfg, depths=tuple(range(0, 9)))
+    curve = history_curve(cfg)
     srt = replay(cfg, "srt")
     per = {n: replay(cfg, n) for n in BASELINES}
     return {
@@ -401,8 +413,9 @@ def view(vc: SrtViewConfig) -> dict:
 
 def clear_caches() -> None:
     """Forget every memoised policy, trajectory, replay and view (the disk cache of the policy stays)."""
-    for f in (_policy, _trajectory, _replay, view):
+    for f in (_policy, _replay, view, paper_model):
         f.cache_clear()
+    _TRAJECTORIES.clear()
 
 
 # ---------------------------------------------------------------------------------------------- paper scale

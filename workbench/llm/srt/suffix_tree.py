@@ -29,12 +29,13 @@ __all__ = ["Node", "Draft", "SuffixTree"]
 class Node:
     """One token of the trie: ``children`` by token id, ``count`` = suffix occurrences through it."""
 
-    __slots__ = ("children", "count", "depth")
+    __slots__ = ("children", "count", "depth", "path")
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, path: tuple[int, ...]) -> None:
         self.children: dict[int, Node] = {}
         self.count = 0
-        self.depth = depth
+        self.path = path  # the tokens from the root (the node's key in SuffixTree._index)
+        self.depth = len(path)
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,9 @@ class SuffixTree:
         if max_depth < 1:
             raise ValueError(f"max_depth={max_depth} is out of range: valid range is >= 1 (tokens)")
         self.max_depth = max_depth
-        self.root = Node(0)
+        self.root = Node(())
         self._seqs: dict[Hashable, _Seq] = {}
+        self._index: dict[tuple[int, ...], Node] = {(): self.root}  # path -> node: O(1) suffix lookups
 
     # ------------------------------------------------------------------ building
     def __contains__(self, seq_id: Hashable) -> bool:
@@ -97,7 +99,8 @@ class SuffixTree:
             for node in (*seq.active, self.root):
                 child = node.children.get(t)
                 if child is None:
-                    child = node.children[t] = Node(node.depth + 1)
+                    child = node.children[t] = Node((*node.path, t))
+                    self._index[child.path] = child
                 child.count += 1
                 if child.depth < self.max_depth:
                     grown.append(child)
@@ -114,7 +117,12 @@ class SuffixTree:
                 child = node.children[t]
                 child.count -= 1
                 if child.count == 0:
-                    del node.children[t]  # nothing below it can still be counted
+                    del node.children[t]  # nothing below it can still be counted: drop the whole subtree
+                    stack = [child]
+                    while stack:
+                        dead = stack.pop()
+                        del self._index[dead.path]
+                        stack.extend(dead.children.values())
                     break
                 node = child
 
@@ -129,13 +137,8 @@ class SuffixTree:
 
     # ------------------------------------------------------------------ lookup and drafting
     def match(self, pattern: Sequence[int]) -> Node | None:
-        """The node reached by walking ``pattern`` from the root, or None."""
-        node = self.root
-        for t in pattern:
-            node = node.children.get(int(t))
-            if node is None:
-                return None
-        return node
+        """The node reached by walking ``pattern`` from the root, or None (one lookup in the path index)."""
+        return self._index.get(tuple(int(t) for t in pattern))
 
     def speculate(
         self,
@@ -153,9 +156,9 @@ class SuffixTree:
         Returns an empty :class:`Draft` when no suffix of length >= 1 is in the tree or the budget is 0.
         """
         best = Draft()
-        tail = list(context[-self.max_depth :])
+        tail = tuple(int(t) for t in context[-self.max_depth :])
         for q in range(1, len(tail) + 1):
-            node = self.match(tail[len(tail) - q :])
+            node = self._index.get(tail[len(tail) - q :])
             if node is None:
                 break
             budget = max(0, min(max_spec, int(q * spec_factor + spec_offset + 1e-6)))
@@ -180,7 +183,7 @@ def _draft_chain(node: Node, budget: int, min_prob: float) -> tuple[list[int], l
     prob = 1.0
     while len(toks) < budget and node.children:
         total = sum(c.count for c in node.children.values())
-        token, child = _ranked(node)[0]
+        token, child = min(node.children.items(), key=lambda kv: (-kv[1].count, kv[0]))
         p = prob * child.count / total  # C(v) = count(v) / sum of its siblings' counts, multiplied along the path
         if p < min_prob:
             break
