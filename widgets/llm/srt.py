@@ -28,6 +28,7 @@ class SrtPanel(Panel):
     config = study.SrtViewConfig
     options = {"temperature": (0.0, 0.5, 0.7, 1.0, 1.3), "draft_budget": (2, 4, 8, 16, 24, 32, 48)}
     static_slider = ("history", (0, 1, 2, 4, 8))
+    hidden = study.VIEW_RUN_FIELDS
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         super().__init__(static=static, **values)

@@ -11,12 +11,11 @@ def test_panel_draws_the_study_view_and_shows_errors(tmp_path, monkeypatch):
     from widgets.llm.srt import SrtPanel
     from workbench.llm.srt import study
 
-    monkeypatch.setattr(study, "VIEW_BASE", study.SrtConfig(prompts=3, batch_prompts=3, steps=3, sft_steps=15,
-                                                            layers=1, hidden=32))  # fmt: skip
+    small = dict(prompts=3, batch_prompts=3, steps=3, sft_steps=15, layers=1, hidden=32)
     study.clear_caches()
-    panel = SrtPanel(static=False)
+    panel = SrtPanel(static=False, **small)
     assert panel.error is None
-    view = study.view(study.SrtViewConfig())
+    view = study.view(study.SrtViewConfig(**small))
     assert list(panel.figures[2].data[0].y)[1] == pytest.approx(view["drafters"]["srt"][0])
     before = panel.figures[0].data[-1].x
     panel.controls["history"].value = 1
@@ -25,5 +24,5 @@ def test_panel_draws_the_study_view_and_shows_errors(tmp_path, monkeypatch):
         study.SrtViewConfig(temperature=-1.0)
     panel.status.value = ""
     assert not panel.set(temperature=0.5) and panel.error is None
-    assert "<div" in SrtPanel(static=True).static_html()
+    assert "<div" in SrtPanel(static=True, **small).static_html()
     study.clear_caches()

@@ -383,15 +383,27 @@ class SrtViewConfig(Config):
     group: int = param(4, choices=(1, 2, 4, 8), label="group size G", help="responses per prompt")
     temperature: float = param(1.0, lo=0.0, hi=2.0, label="temperature", help="rollout temperature (0 = greedy)")
     draft_budget: int = param(16, lo=1, hi=48, unit="tokens", label="draft budget", help="max draft tokens per forward")
+    # the run behind the view (fixed in the panel, set by a notebook: SrtPanel(sft_steps=20, ...))
+    prompts: int = param(6, lo=1, hi=64, unit="prompts", help="prompts in the training set")
+    batch_prompts: int = param(3, lo=1, hi=64, unit="prompts", help="prompts per GRPO step")
+    steps: int = param(6, lo=1, hi=100, unit="steps", help="GRPO steps")
+    sft_steps: int = param(80, lo=0, hi=10_000, unit="steps", help="policy warm-up steps")
+    layers: int = param(2, lo=1, hi=12, help="policy blocks")
+    hidden: int = param(64, lo=8, hi=1024, help="policy width")
+
+    def check_combination(self) -> None:
+        if self.batch_prompts > self.prompts:
+            raise ValueError(f"batch_prompts={self.batch_prompts} is out of range: valid range is 1..prompts={self.prompts}")
 
 
-VIEW_BASE = SrtConfig(prompts=6, batch_prompts=3, steps=6)
+#: the fields of SrtViewConfig that describe the run behind the view (hidden in the panel)
+VIEW_RUN_FIELDS = ("prompts", "batch_prompts", "steps", "sft_steps", "layers", "hidden")
 
 
 def view_config(vc: SrtViewConfig) -> SrtConfig:
     """The runner config the panel's view stands for (temperature rounded to 0.1 so replays are shared)."""
-    return dataclasses.replace(VIEW_BASE, history=vc.history, group=vc.group,
-                               temperature=round(vc.temperature, 1), draft_budget=vc.draft_budget)  # fmt: skip
+    return SrtConfig(history=vc.history, group=vc.group, temperature=round(vc.temperature, 1),
+                     draft_budget=vc.draft_budget, **{f: getattr(vc, f) for f in VIEW_RUN_FIELDS})  # fmt: skip
 
 
 @functools.lru_cache(maxsize=256)
