@@ -58,7 +58,9 @@ class SrtPanel(Panel):
         per_seq.add_trace(go.Scatter(x=[], y=[], mode="markers", name="SRT", marker=dict(color="#1f77b4", opacity=0.6)))
         bars = go.Figure(layout=dict(title="Drafters on the same rollouts", height=340,
                                      yaxis=dict(title="tokens per forward")))  # fmt: skip
-        bars.add_trace(go.Bar(x=list(DRAFTERS), y=[0] * len(DRAFTERS), name="tokens per forward", text=[""] * len(DRAFTERS)))
+        bars.add_trace(
+            go.Bar(x=list(DRAFTERS), y=[0] * len(DRAFTERS), name="tokens per forward", text=[""] * len(DRAFTERS))
+        )
         reward = go.Figure(layout=dict(title="GRPO reward per step (SRT rollouts give the same tokens)", height=320,
                                        xaxis=dict(title="step"), yaxis=dict(title="mean reward")))  # fmt: skip
         reward.add_trace(go.Scatter(x=[], y=[], mode="lines+markers", name="plain = SRT"))

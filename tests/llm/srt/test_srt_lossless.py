@@ -82,7 +82,11 @@ def test_speculative_rollouts_equal_target_only_decoding_token_for_token(samplin
     known = [Request(seq=r.seq, key=r.key, prompt=r.prompt, known=st.response) for r, st in zip(reqs, states)]
     _, replay = rollout(known, make_drafter(drafter, budget=DraftBudget(max_spec=8, min_prob=0.05)),
                         ReplayVerifier(sampling))  # fmt: skip
-    assert (replay.forwards, replay.accepted, replay.seq_forwards) == (stats.forwards, stats.accepted, stats.seq_forwards)
+    assert (replay.forwards, replay.accepted, replay.seq_forwards) == (
+        stats.forwards,
+        stats.accepted,
+        stats.seq_forwards,
+    )
 
 
 def test_batched_plain_sampler_equals_per_sequence_decoding():
@@ -152,7 +156,9 @@ def test_chi_square_speculative_sequences_follow_the_policy_distribution(kind, w
 
     n = 100_000
     seqs, forwards = speculative_sample_many(model, prompt, n, 4, propose, sampling, torch.Generator().manual_seed(2))
-    exact = sequence_probs(model, prompt, 4, temperature=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k)
+    exact = sequence_probs(
+        model, prompt, 4, temperature=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k
+    )
     counts: dict = {}
     for s in seqs:
         counts[s] = counts.get(s, 0) + 1

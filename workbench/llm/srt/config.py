@@ -33,14 +33,22 @@ class SrtConfig(Config):
     top_p: float = param(1.0, lo=0.001, hi=1.0, label="top-p", help="nucleus mass kept")
     top_k: int = param(0, lo=0, hi=1000, label="top-k", help="most likely tokens kept (0 = all)")
     # ---- draft budget and cache
-    draft_budget: int = param(24, lo=1, hi=256, unit="tokens", label="draft budget", help="max draft tokens per forward")
-    spec_factor: float = param(1.0, lo=0.05, hi=64.0, unit="x", label="spec factor", help="draft <= factor x match length")
-    min_prob: float = param(0.1, lo=0.0, hi=1.0, label="min token prob", help="stop drafting below this path probability")
+    draft_budget: int = param(
+        24, lo=1, hi=256, unit="tokens", label="draft budget", help="max draft tokens per forward"
+    )
+    spec_factor: float = param(
+        1.0, lo=0.05, hi=64.0, unit="x", label="spec factor", help="draft <= factor x match length"
+    )
+    min_prob: float = param(
+        0.1, lo=0.0, hi=1.0, label="min token prob", help="stop drafting below this path probability"
+    )
     max_depth: int = param(24, lo=1, hi=256, unit="tokens", label="tree depth", help="suffix tree depth / match window")
     history: int = param(4, lo=0, hi=1000, unit="epochs", label="history depth", help="past epochs of rollouts kept")
     max_sequences: int = param(256, lo=1, hi=1_000_000, label="max sequences", help="bound per prompt tree (FIFO)")
     tree_width: int = param(2, lo=1, hi=16, label="tree width", help="children per node of the srt-tree draft")
-    runahead: int = param(0, lo=0, hi=64, unit="responses", label="run-ahead", help="cache-only responses per upcoming prompt")
+    runahead: int = param(
+        0, lo=0, hi=64, unit="responses", label="run-ahead", help="cache-only responses per upcoming prompt"
+    )
     online: bool = param(True, label="online updates", help="insert running rollouts' tokens as they are produced")
     seed: int = param(0, lo=0, hi=2**31 - 1, help="seed of weights, prompts and sampling")
 

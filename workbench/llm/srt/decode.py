@@ -117,9 +117,7 @@ def walk(draft: Draft, choose: Callable[[int, int], int], eos: int) -> tuple[lis
         node = nxt
 
 
-def verify_forward(
-    model: GPT, past: KVCache | None, pending: int, draft: Draft
-) -> tuple[torch.Tensor, KVCache, int]:
+def verify_forward(model: GPT, past: KVCache | None, pending: int, draft: Draft) -> tuple[torch.Tensor, KVCache, int]:
     """One forward over ``[pending, *draft]``: logits ``(len(draft) + 1, vocab)``, the grown cache, cached length."""
     cached = 0 if past is None else past[0][0].shape[2]
     inputs = torch.tensor([[pending, *draft.tokens]], dtype=torch.long)  # (1, k + 1)

@@ -64,7 +64,9 @@ class Trajectory:
 
 def _requests(step: int, prompt_ids: list[int], tasks: list[Task], group: int, seed: int, n: int, kind: int):
     return [
-        Request(seq=(step, p, g, kind), key=p, prompt=tasks[p].prompt, uniforms=uniforms_for(seed, step, p, g, kind, n=n))
+        Request(
+            seq=(step, p, g, kind), key=p, prompt=tasks[p].prompt, uniforms=uniforms_for(seed, step, p, g, kind, n=n)
+        )
         for p in prompt_ids
         for g in range(group)
     ]
@@ -126,8 +128,17 @@ def train(
         rewards = [reward(tasks[r.key], resp) for r, resp in zip(reqs, responses, strict=True)]
         loss = _update(policy, opt, reqs, responses, rewards, group, sampling.temperature)
         traj.steps.append(
-            StepRecord(step, epoch, ids, [(r.seq, r.prompt, resp) for r, resp in zip(reqs, responses, strict=True)],
-                       ahead, rewards, loss, rollout_s, stats)  # fmt: skip
+            StepRecord(
+                step,
+                epoch,
+                ids,
+                [(r.seq, r.prompt, resp) for r, resp in zip(reqs, responses, strict=True)],
+                ahead,
+                rewards,
+                loss,
+                rollout_s,
+                stats,
+            )  # fmt: skip
         )
         if progress is not None:
             progress((step + 1) / steps)

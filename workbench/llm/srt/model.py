@@ -155,8 +155,12 @@ def generation(w: Workload, d: Drafting, *, shape: Shape = QWEN25_1_5B, hw: Hard
     k_eff = np.minimum(d.k, np.maximum(lengths[None, :] - done - 1, 0))  # drafts stop at the response's end
     tokens = np.where(active, 1 + k_eff, 0).sum(1)
     bytes_ = shape.params * shape.bytes_per_value + context * shape.kv_bytes_per_token
-    flops = 2 * shape.params * tokens + shape.attention_flops_per_token_per_context * context * (tokens / np.maximum(n_active, 1))
-    t = hw.overhead_ms * 1e-3 + np.maximum(bytes_ / (hw.hbm_gbps * 1e9 * hw.bw_eff), flops / (hw.tflops * 1e12 * hw.mfu))
+    flops = 2 * shape.params * tokens + shape.attention_flops_per_token_per_context * context * (
+        tokens / np.maximum(n_active, 1)
+    )
+    t = hw.overhead_ms * 1e-3 + np.maximum(
+        bytes_ / (hw.hbm_gbps * 1e9 * hw.bw_eff), flops / (hw.tflops * 1e12 * hw.mfu)
+    )
     return {"seconds": float(t.sum()), "iterations": n_iter, "forwards": float(iters.sum()),
             "cost_per_iteration_s": float(t.mean()), "tokens_per_forward": e}  # fmt: skip
 

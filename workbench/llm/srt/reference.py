@@ -79,7 +79,9 @@ def tree_attention_loop(
     return out
 
 
-def tree_logits_by_paths(model: GPT, prefix: Sequence[int], tokens: Sequence[int], parents: Sequence[int]) -> torch.Tensor:
+def tree_logits_by_paths(
+    model: GPT, prefix: Sequence[int], tokens: Sequence[int], parents: Sequence[int]
+) -> torch.Tensor:
     """Logits ``(n + 1, vocab)`` of the root (last prefix token) and each draft node, each from a plain forward over
     ``prefix`` + the node's root path."""
     rows = []

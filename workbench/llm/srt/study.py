@@ -34,11 +34,11 @@ from workbench.llm.srt.decode import (
     speculative_sample_many,
     uniforms_for,
 )
-from workbench.llm.srt.drafters import Drafter, DraftBudget, make_drafter
+from workbench.llm.srt.drafters import DraftBudget, Drafter, make_drafter
 from workbench.llm.srt.grpo import Trajectory, train
 from workbench.llm.srt.reference import sequence_probs
 from workbench.llm.srt.suffix_tree import SuffixTree
-from workbench.llm.srt.task import EOS, PROMPT_LEN, make_prompts, policy_config, sft
+from workbench.llm.srt.task import EOS, make_prompts, policy_config, sft
 from workbench.llm.srt.threads import one_thread
 
 __all__ = [
@@ -252,7 +252,12 @@ def wallclock(cfg: SrtConfig, *, temperature: float | None = None, engines: tupl
     epoch = step * cfg.batch_prompts // cfg.prompts
     ids = [(step * cfg.batch_prompts + i) % cfg.prompts for i in range(cfg.batch_prompts)]
     reqs = [
-        Request(seq=(step, p, g, 0), key=p, prompt=tasks[p].prompt, uniforms=uniforms_for(cfg.seed, step, p, g, 0, n=MAX_NEW))
+        Request(
+            seq=(step, p, g, 0),
+            key=p,
+            prompt=tasks[p].prompt,
+            uniforms=uniforms_for(cfg.seed, step, p, g, 0, n=MAX_NEW),
+        )
         for p in ids
         for g in range(cfg.group)
     ]
@@ -393,7 +398,9 @@ class SrtViewConfig(Config):
 
     def check_combination(self) -> None:
         if self.batch_prompts > self.prompts:
-            raise ValueError(f"batch_prompts={self.batch_prompts} is out of range: valid range is 1..prompts={self.prompts}")
+            raise ValueError(
+                f"batch_prompts={self.batch_prompts} is out of range: valid range is 1..prompts={self.prompts}"
+            )
 
 
 #: the fields of SrtViewConfig that describe the run behind the view (hidden in the panel)
