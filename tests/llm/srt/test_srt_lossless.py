@@ -139,6 +139,7 @@ CHI2 = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "width", "sampling"), CHI2, ids=[c[0] for c in CHI2])
 def test_chi_square_speculative_sequences_follow_the_policy_distribution(kind, width, sampling):
     # vocab 4, 4 tokens: 256 sequences; 1e5 speculative samples against the exact probabilities
