@@ -14,6 +14,9 @@ def _counts(tree: SuffixTree) -> dict[tuple[int, ...], int]:
     out, stack = {}, [((), tree.root)]
     while stack:
         path, node = stack.pop()
+        assert node.total == sum(c.count for c in node.children.values())  # cached denominators stay right
+        if node.best is not None:  # a cached best child is the most counted, lowest token on ties
+            assert node.best == min(node.children.items(), key=lambda kv: (-kv[1].count, kv[0]))[0]
         for t, child in node.children.items():
             out[(*path, t)] = child.count
             stack.append(((*path, t), child))

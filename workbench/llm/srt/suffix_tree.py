@@ -29,11 +29,13 @@ __all__ = ["Node", "Draft", "SuffixTree"]
 class Node:
     """One token of the trie: ``children`` by token id, ``count`` = suffix occurrences through it."""
 
-    __slots__ = ("children", "count", "depth", "path")
+    __slots__ = ("children", "count", "depth", "path", "total", "best")
 
     def __init__(self, path: tuple[int, ...]) -> None:
         self.children: dict[int, Node] = {}
         self.count = 0
+        self.total = 0  # sum of the children's counts (the denominator of C(child))
+        self.best: int | None = None  # the most-counted child's token (lowest id on ties); None = recompute
         self.path = path  # the tokens from the root (the node's key in SuffixTree._index)
         self.depth = len(path)
 
@@ -102,6 +104,13 @@ class SuffixTree:
                     child = node.children[t] = Node((*node.path, t))
                     self._index[child.path] = child
                 child.count += 1
+                node.total += 1
+                if len(node.children) == 1:
+                    node.best = t
+                elif node.best is not None and node.best != t:
+                    b = node.children[node.best].count
+                    if child.count > b or (child.count == b and t < node.best):
+                        node.best = t
                 if child.depth < self.max_depth:
                     grown.append(child)
             seq.active = grown
@@ -116,6 +125,8 @@ class SuffixTree:
             for t in toks[start : start + self.max_depth]:
                 child = node.children[t]
                 child.count -= 1
+                node.total -= 1
+                node.best = None  # counts fell: the best child is recomputed when next asked
                 if child.count == 0:
                     del node.children[t]  # nothing below it can still be counted: drop the whole subtree
                     stack = [child]
@@ -182,9 +193,11 @@ def _draft_chain(node: Node, budget: int, min_prob: float) -> tuple[list[int], l
     probs: list[float] = []
     prob = 1.0
     while len(toks) < budget and node.children:
-        total = sum(c.count for c in node.children.values())
-        token, child = min(node.children.items(), key=lambda kv: (-kv[1].count, kv[0]))
-        p = prob * child.count / total  # C(v) = count(v) / sum of its siblings' counts, multiplied along the path
+        if node.best is None:
+            node.best = min(node.children.items(), key=lambda kv: (-kv[1].count, kv[0]))[0]
+        token = node.best
+        child = node.children[token]
+        p = prob * child.count / node.total  # C(v) = count(v) / sum of its siblings' counts, multiplied along the path
         if p < min_prob:
             break
         toks.append(token)
