@@ -63,3 +63,20 @@ def test_cli_bad_temperature_exits_2_with_one_line():
 def test_config_bad_input_names_the_parameter(values, words):
     with pytest.raises(ValueError, match=words):
         SrtConfig.from_dict(values)
+
+
+def test_a_truncated_policy_cache_is_rebuilt_not_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    from workbench.llm.srt import study
+
+    study.clear_caches()
+    cfg = SrtConfig(sft_steps=0, layers=1, hidden=16)
+    first = study.policy(cfg)
+    (path,) = (tmp_path / "srt").glob("policy-*.pt")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])  # cut short
+    study.clear_caches()
+    again = study.policy(cfg)
+    assert all((a == b).all() for a, b in zip(first.state_dict().values(), again.state_dict().values(), strict=True))
+    assert path.stat().st_size == len(data)
+    study.clear_caches()

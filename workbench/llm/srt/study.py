@@ -487,3 +487,18 @@ def measured_acceptance(cfg: SrtConfig, name: str = "srt") -> float:
         drafted += st.drafted
         accepted += st.accepted
     return accepted / max(1, drafted)
+
+
+def md_table(headers: list[str], rows: list[tuple]) -> str:
+    """A Markdown table (floats to 3 significant digits, None as '-'): what the notebook displays."""
+
+    def cell(x) -> str:
+        if x is None:
+            return "-"
+        if isinstance(x, float):
+            return f"{x:.3g}"
+        return str(x).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(x) for x in row) + " |" for row in rows]
+    return "\n".join(lines)
