@@ -106,7 +106,7 @@ _CATALOGUE = (
         "workbench.llm.mesh_attention.runner",
     ),
     CatalogueEntry("greedysnake", "llm", "SSD-offloaded training with vertical scheduling"),
-    CatalogueEntry("srt", "llm", "speculative RL rollouts from a per-prompt tree cache"),
+    CatalogueEntry("srt", "llm", "speculative RL rollouts from a per-prompt tree cache", "workbench.llm.srt.runner"),
     CatalogueEntry("redox", "llm", "data loading by file redirection", "workbench.llm.redox.runner"),
     CatalogueEntry("cfp", "llm", "intra-operator parallel-plan search", "workbench.llm.cfp.runner"),
     CatalogueEntry("dawnpiper", "llm", "memory-aware pipeline partitioning"),

@@ -51,3 +51,32 @@ def test_bad_input_names_the_parameter():
     cfg = GPTConfig(seq=4)
     with pytest.raises(ValueError, match="seq <= 4"):
         build_gpt(cfg)(torch.zeros(1, 5, dtype=torch.long))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("pieces", [(13,), (5, 1, 1, 6), (1,) * 13, (7, 3, 3)])
+def test_forward_cached_in_pieces_equals_the_plain_forward(dtype, pieces):
+    # reference: GPT.forward on the whole sequence; fp64 agrees to ~1e-12, fp32 to ~1e-5 (different matmul shapes)
+    from workbench.llm.gpt import GPTConfig, build_gpt
+
+    config = GPTConfig(layers=2, hidden=32, heads=4, seq=16, vocab=11, dtype=dtype, seed=3)
+    model = build_gpt(config)
+    tokens = torch.randint(0, 11, (2, 13), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        full = model(tokens)
+        past, outs, at = None, [], 0
+        for n in pieces:
+            logits, past = model.forward_cached(tokens[:, at : at + n], past)
+            outs.append(logits)
+            at += n
+    tol = 1e-10 if dtype == "float64" else 1e-4
+    torch.testing.assert_close(torch.cat(outs, dim=1), full, atol=tol, rtol=tol)
+    assert past[0][0].shape == (2, 4, 13, 8)
+
+
+def test_forward_cached_refuses_positions_past_the_context():
+    from workbench.llm.gpt import GPTConfig, build_gpt
+
+    model = build_gpt(GPTConfig(layers=1, hidden=8, heads=2, seq=4, vocab=5))
+    with pytest.raises(ValueError, match="position 4 is past the context of 4 tokens"):
+        model.forward_cached(torch.zeros(1, 5, dtype=torch.long))

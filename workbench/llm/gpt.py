@@ -35,7 +35,11 @@ __all__ = [
     "flops_per_token",
     "random_tokens",
     "lm_loss",
+    "KVCache",
 ]
+
+#: per-layer (key, value) tensors ``(batch, heads, cached, head_dim)``: what :meth:`GPT.forward_cached` keeps
+KVCache = list[tuple[torch.Tensor, torch.Tensor]]
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -143,6 +147,29 @@ class Block(nn.Module):
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.proj(y.transpose(1, 2).reshape(b, s, d))
 
+    def attention_cached(
+        self,
+        x: torch.Tensor,
+        past: tuple[torch.Tensor, torch.Tensor] | None,
+        mask: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """Attention of the new positions ``x (b, s, d)`` over the cached keys/values followed by their own.
+
+        ``mask`` ``(s, cached + s)`` bool (True = may attend) replaces the default, which lets every new position
+        see the whole cache and the new positions up to itself (causal). Returns the output and the grown cache.
+        """
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).split(d, dim=-1)
+        q, k, v = (t.reshape(b, s, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))  # (b,h,s,dh)
+        if past is not None:
+            k = torch.cat([past[0], k], dim=2)  # (b, h, cached + s, dh)
+            v = torch.cat([past[1], v], dim=2)
+        if mask is None:
+            cached = k.shape[2] - s
+            mask = torch.ones(s, cached + s, dtype=torch.bool, device=x.device).tril(diagonal=cached)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return self.proj(y.transpose(1, 2).reshape(b, s, d)), (k, v)
+
     def mlp(self, x: torch.Tensor) -> torch.Tensor:
         return self.out(F.gelu(self.fc(x)))
 
@@ -195,6 +222,40 @@ class GPT(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.head(x)
+
+    def forward_cached(
+        self,
+        tokens: torch.Tensor,
+        past: KVCache | None = None,
+        *,
+        positions: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, KVCache]:
+        """Incremental forward with a key/value cache (additive; ``forward`` is unchanged).
+
+        tokens ``(b, s)`` are the new positions; ``past`` the cache of the earlier ones (None: empty).
+        positions ``(s,)`` their position ids (default: ``cached .. cached + s - 1``; a token tree passes its
+        branch depths); mask ``(s, cached + s)`` bool, True where a new position may attend (default causal).
+        Returns logits ``(b, s, vocab)`` and the cache with the new positions appended (the caller truncates or
+        gathers it to keep only accepted positions). With the defaults, feeding a sequence in pieces gives the
+        logits of :meth:`forward` on the whole sequence (tested to rounding).
+        """
+        if tokens.dim() != 2:
+            raise ValueError(f"tokens must have shape (batch, seq), got {tuple(tokens.shape)}")
+        cached = 0 if past is None else past[0][0].shape[2]
+        s = tokens.shape[1]
+        if positions is None:
+            positions = torch.arange(cached, cached + s, device=tokens.device)
+        if int(positions.max()) >= self.shape.seq:
+            raise ValueError(f"position {int(positions.max())} is past the context of {self.shape.seq} tokens")
+        x = self.embed.tok(tokens) + self.embed.pos(positions)
+        new: KVCache = []
+        for i, block in enumerate(self.blocks):
+            a, kv = block.attention_cached(block.ln1(x), None if past is None else past[i], mask)
+            x = x + a
+            x = x + block.mlp(block.ln2(x))
+            new.append(kv)
+        return self.head(x), new
 
 
 def _init_(model: nn.Module, generator: torch.Generator) -> None:

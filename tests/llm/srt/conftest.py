@@ -1,0 +1,11 @@
+"""SRT tests decode a tiny policy: one torch thread (see workbench.llm.srt.threads), restored after each test."""
+
+import pytest
+
+from workbench.llm.srt.threads import one_thread
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with one_thread():
+        yield
