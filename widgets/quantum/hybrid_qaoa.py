@@ -51,7 +51,10 @@ class HybridQaoaPanel(Panel):
             go.Scatter(name="hybrid: one DRAG (rotation pi/2)", x=[], y=[], line=dict(color=COLORS["hybrid"]))
         )
         mixer.add_trace(go.Scatter(name="coherence left exp(-t/T2)", x=[], y=[], yaxis="y2", line=dict(dash="dot")))
-        mixer.update_layout(yaxis2=dict(overlaying="y", side="right", range=[0.99, 1.0005], title="coherence"))
+        mixer.update_layout(
+            yaxis2=dict(overlaying="y", side="right", range=[0.99, 1.0005], title="coherence", tickformat=".3f"),
+            legend=dict(orientation="h", y=-0.3),
+        )
         traces = go.Figure(layout=dict(title="Training (press Train both)", height=320,
                                        xaxis=dict(title="COBYLA evaluations"),
                                        yaxis=dict(title="best approximation ratio")))  # fmt: skip

@@ -58,7 +58,7 @@ class PulseSimPanel(Panel):
                                      yaxis=dict(title="population", range=[-0.02, 1.02]), height=300))  # fmt: skip
         for k in range(3):
             pops.add_trace(go.Scatter(name=f"|{k}>", x=[], y=[], line=dict(color=LEVEL_COLORS[k])))
-        rabi = go.Figure(layout=dict(title="Rabi: final populations vs amplitude", xaxis=dict(title="amplitude"),
+        rabi = go.Figure(layout=dict(title="Rabi: final populations vs amplitude (no relaxation)", xaxis=dict(title="amplitude"),
                                      yaxis=dict(title="population", range=[-0.02, 1.02]), height=300))  # fmt: skip
         rabi.add_trace(go.Scatter(name="P(1)", x=[], y=[], line=dict(color=LEVEL_COLORS[1])))
         rabi.add_trace(go.Scatter(name="P(2) (leakage)", x=[], y=[], line=dict(color=LEVEL_COLORS[2])))
