@@ -32,6 +32,8 @@ def test_hamiltonians_match_fci_and_the_codes_h2_coefficients():
         assert h.exact == pytest.approx(h.fci, abs=1e-8)
     with pytest.raises(ValueError, match="bond_length=0.74 is not shipped for H2"):
         load("H2", 0.74)
+    lih = load("LiH", 1.5)  # (2e, 2o) active space: exact in it, ~19 mHa above the full FCI
+    assert lih.exact == pytest.approx(lih.fci, abs=1e-9) and 0.01 < lih.exact - lih.full_fci < 0.03
 
 
 def test_each_term_is_measured_at_its_own_positions():
@@ -126,5 +128,5 @@ def test_bad_settings_name_the_parameter():
         NapaConfig(bond_length=0.745)
     with pytest.raises(ValueError, match="target=3 is not coupled to control=0 on fake_jakarta"):
         NapaConfig(target=3)
-    with pytest.raises(ValueError, match="molecule='LiH' is not allowed"):
-        NapaConfig.from_dict({"molecule": "LiH"})
+    with pytest.raises(ValueError, match="molecule='H2O' is not allowed"):
+        NapaConfig.from_dict({"molecule": "H2O"})

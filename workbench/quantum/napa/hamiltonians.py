@@ -22,8 +22,8 @@ import numpy as np
 __all__ = ["ReducedHamiltonian", "MOLECULES", "load", "bond_lengths", "pauli_terms_matrix"]
 
 DATA = "napa_molecules.json"
-#: molecule -> (geometry builder, charge): the atom is placed at the origin, the H at +z
-MOLECULES = {"H2": ("H", 0), "HeH+": ("He", 1)}
+#: molecule -> (atom at the origin (the H is at +z), charge, frozen occupied orbitals, active orbitals or None = all)
+MOLECULES = {"H2": ("H", 0, None, None), "HeH+": ("He", 1, None, None), "LiH": ("Li", 0, [0], [1, 2])}
 _PAULI = {
     "I": np.eye(2, dtype=complex),
     "X": np.array([[0, 1], [1, 0]], dtype=complex),
@@ -35,13 +35,16 @@ _PAULI = {
 @dataclass(frozen=True)
 class ReducedHamiltonian:
     """``terms``: ((coefficient Ha, label), ...) on 2 qubits; ``exact``: lowest eigenvalue (Ha, by numpy);
-    ``fci``: PySCF's FCI energy recorded at generation (the same number: tested)."""
+    ``fci``: the exact energy in the active space recorded at generation (PySCF FCI; for LiH's (2e, 2o) active
+    space the CASCI energy from the 4-qubit Jordan-Wigner Hamiltonian's 2-electron sector): the same number,
+    tested. ``full_fci``: PySCF's FCI of the whole molecule (LiH's active space costs ~19 mHa)."""
 
     molecule: str
     bond_length: float
     terms: tuple[tuple[float, str], ...]
     exact: float
     fci: float
+    full_fci: float
     info: dict[str, Any]
 
     def matrix(self) -> np.ndarray:
@@ -85,7 +88,9 @@ def load(molecule: str, bond_length: float) -> ReducedHamiltonian:
     entry = _data()["molecules"][molecule][f"{match[0]:.4f}"]
     terms = tuple((float(c), str(lbl)) for c, lbl in entry["terms"])
     exact = float(np.linalg.eigvalsh(pauli_terms_matrix(terms))[0])
-    return ReducedHamiltonian(molecule, match[0], terms, exact, float(entry["fci"]), _data()["info"])
+    return ReducedHamiltonian(
+        molecule, match[0], terms, exact, float(entry["fci"]), float(entry["full_fci"]), _data()["info"]
+    )
 
 
 def _generate() -> dict[str, Any]:  # pragma: no cover - needs pyscf + openfermion (the data-gen extra)
@@ -97,16 +102,22 @@ def _generate() -> dict[str, Any]:  # pragma: no cover - needs pyscf + openfermi
     scans = {
         "H2": sorted({0.735, *np.round(np.arange(0.4, 2.01, 0.1), 4)}),
         "HeH+": sorted({1.0, *np.round(np.arange(0.6, 2.01, 0.2), 4)}),
+        "LiH": sorted({1.5, *np.round(np.arange(1.0, 3.01, 0.25), 4)}),
     }
     out: dict[str, Any] = {}
     for molecule, lengths in scans.items():
-        atom, charge = MOLECULES[molecule]
+        atom, charge, frozen, active = MOLECULES[molecule]
         out[molecule] = {}
         for b in lengths:
             mol = of.MolecularData([(atom, (0, 0, 0)), ("H", (0, 0, float(b)))], "sto-3g", 1, charge)
             mol = run_pyscf(mol, run_scf=True, run_fci=True)
-            fermion = of.get_fermion_operator(mol.get_molecular_hamiltonian())
+            fermion = of.get_fermion_operator(
+                mol.get_molecular_hamiltonian(occupied_indices=frozen, active_indices=active)
+            )
             qubit = of.symmetry_conserving_bravyi_kitaev(fermion, active_orbitals=4, active_fermions=2)
+            jw = of.get_sparse_operator(of.jordan_wigner(fermion), n_qubits=4).toarray()
+            two = [i for i in range(16) if bin(i).count("1") == 2]
+            active_exact = float(np.linalg.eigvalsh(jw[np.ix_(two, two)])[0])
             terms = []
             for ops, coeff in sorted(qubit.terms.items()):
                 label = ["I", "I"]
@@ -114,15 +125,14 @@ def _generate() -> dict[str, Any]:  # pragma: no cover - needs pyscf + openfermi
                     label[1 - q] = p  # qiskit order: qubit 0 is the rightmost character
                 terms.append([float(np.real(coeff)), "".join(label)])
             out[molecule][f"{float(b):.4f}"] = {
-                "terms": terms,
-                "fci": float(mol.fci_energy),
-                "hf": float(mol.hf_energy),
-            }
+                "terms": terms, "fci": active_exact, "full_fci": float(mol.fci_energy), "hf": float(mol.hf_energy)
+            }  # fmt: skip
     info = {
         "command": "python -m workbench.quantum.napa.hamiltonians",
         "basis": "sto-3g",
         "geometry": "atom at the origin, H at (0, 0, bond length) in Angstrom",
         "method": "PySCF RHF integrals; openfermion symmetry_conserving_bravyi_kitaev (4 spin orbitals, 2 electrons)",
+        "active space": "H2, HeH+: all orbitals; LiH: Li 1s frozen, orbitals 1-2 active (2 electrons, 2 orbitals)",
         "energies": "total (electronic + nuclear repulsion), Hartree",
         "versions": {
             "pyscf": pyscf.__version__,
