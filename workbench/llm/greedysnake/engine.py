@@ -397,7 +397,7 @@ class OffloadedTrainer:
                     acc = self._end_run(current, acc, remaining_bwd, acc_on_disk, ver_b, futures_b, c)
                 if u in futures_a:
                     t0 = time.perf_counter()
-                    futures_a.pop(u).result()  # layer u's forward waits only for layer u's deferred part
+                    self._wait_deferred(futures_a.pop(u))  # unit u's forward waits only for its deferred part
                     self.stats.wait_s += time.perf_counter() - t0
                 self._load(u, ver_a, ver_b)
                 current = u
@@ -455,6 +455,9 @@ class OffloadedTrainer:
         self.stats.wait_s += time.perf_counter() - t0
         self.stats.iterations += 1
         self._commit({**rec, "step": c + 1, "ver_a": ver_a, "ver_b": ver_b, "pending": self.alpha > 0})
+
+    def _wait_deferred(self, future: Future) -> None:
+        future.result()
 
     def _end_run(self, u, acc, remaining_bwd, acc_on_disk, ver_b, futures_b, c):  # noqa: ANN001, ANN202
         """A run of tasks on unit ``u`` ends: park or apply its gradient, drop its weights."""
