@@ -1,8 +1,8 @@
 """Child process of the crash tests: train in FOLDER, dying or hitting a file-size limit on the way.
 
-    python gs_crash_child.py FOLDER STEPS kill-at-write K   # SIGKILL itself in the middle of its K-th write
-    python gs_crash_child.py FOLDER STEPS fsize BYTES       # RLIMIT_FSIZE = BYTES (SIGXFSZ ignored -> EFBIG)
-    python gs_crash_child.py FOLDER STEPS run               # train (the parent may SIGKILL it at any time)
+python gs_crash_child.py FOLDER STEPS kill-at-write K   # SIGKILL itself in the middle of its K-th write
+python gs_crash_child.py FOLDER STEPS fsize BYTES       # RLIMIT_FSIZE = BYTES (SIGXFSZ ignored -> EFBIG)
+python gs_crash_child.py FOLDER STEPS run               # train (the parent may SIGKILL it at any time)
 """
 
 import os

@@ -38,8 +38,14 @@ def test_counted_equals_model(L, M, schedule, alpha, ckpt, dtype, mbs):
 def test_horizontal_weights_linear_in_M_vertical_flat():
     sizes = [100, 50, 50, 70]
     kw = {"inter_bytes": 10, "w": 2, "g": 4, "o": 12}
-    h = [iteration_bytes(sizes, micro_batches=M, schedule="horizontal", **kw)[("ssd", "weights", "read")] for M in (1, 2, 3)]
-    v = [iteration_bytes(sizes, micro_batches=M, schedule="vertical", **kw)[("ssd", "weights", "read")] for M in (1, 2, 3)]
+    h = [
+        iteration_bytes(sizes, micro_batches=M, schedule="horizontal", **kw)[("ssd", "weights", "read")]
+        for M in (1, 2, 3)
+    ]
+    v = [
+        iteration_bytes(sizes, micro_batches=M, schedule="vertical", **kw)[("ssd", "weights", "read")]
+        for M in (1, 2, 3)
+    ]
     assert h[2] - h[1] == h[1] - h[0] > 0 and v[0] == v[1] == v[2] == h[0]
 
 

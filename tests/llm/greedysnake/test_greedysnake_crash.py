@@ -42,14 +42,22 @@ def _resume(folder):
 
 @pytest.fixture(scope="module")
 def expected():
-    return train_in_memory(tiny(layers=2), micro_batches=3, micro_batch_size=2, steps=STEPS, lr=1e-3, data_seed=0,
-                           accumulation="snake")  # the vertical order sums micro-batches in snake order
+    return train_in_memory(
+        tiny(layers=2), micro_batches=3, micro_batch_size=2, steps=STEPS, lr=1e-3, data_seed=0, accumulation="snake"
+    )  # the vertical order sums micro-batches in snake order
 
 
 def _writes_per_run():
     with run_dir() as d:
         n = [0]
-        t = trainer(tiny(layers=2), d, "vertical-overlap", 3, checkpoints="ssd", on_write=lambda p, b: n.__setitem__(0, n[0] + 1))
+        t = trainer(
+            tiny(layers=2),
+            d,
+            "vertical-overlap",
+            3,
+            checkpoints="ssd",
+            on_write=lambda p, b: n.__setitem__(0, n[0] + 1),
+        )
         t.train(STEPS)
         t.close()
     return n[0]

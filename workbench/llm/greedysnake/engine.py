@@ -208,7 +208,9 @@ class OffloadedTrainer:
         self.U = len(self.sizes)
         self.split = [int(self.alpha * n) for n in self.sizes]  # part a = [0, split), part b = [split, n)
         self.counter = ByteCounter()
-        self.store = StateStore(workdir, cfg.torch_dtype, self.counter, on_write=on_write, sync_every_write=sync == "write")
+        self.store = StateStore(
+            workdir, cfg.torch_dtype, self.counter, on_write=on_write, sync_every_write=sync == "write"
+        )
         self.memory = DeviceMemory(memory_budget)
         self.item = self.store.itemsize
         self.modules = _unit_modules(cfg)
@@ -447,7 +449,9 @@ class OffloadedTrainer:
         acc = self._end_run(current, acc, remaining_bwd, acc_on_disk, ver_b, futures_b, c)
         if self.schedule == "horizontal":  # ZeRO-Infinity: the optimizer after the last backward
             for u in range(U):
-                grad = self.store.read(self.store.root / f"u{u}.gradacc", self.sizes[u], tier_class=("ssd", "gradients"))
+                grad = self.store.read(
+                    self.store.root / f"u{u}.gradacc", self.sizes[u], tier_class=("ssd", "gradients")
+                )
                 self._optim_step(u, "b", grad, ver_b)
         t0 = time.perf_counter()
         for f in list(futures_a.values()) + futures_b:

@@ -25,9 +25,11 @@ __all__ = ["unit_parameters", "train_in_memory"]
 
 def unit_parameters(model: GPT) -> list[list[torch.nn.Parameter]]:
     """Parameters grouped by unit: [embedding], [block 0], ..., [block L-1], [head] (``named_parameters`` order)."""
-    return [list(model.embed.parameters())] + [list(b.parameters()) for b in model.blocks] + [
-        list(model.head.parameters())
-    ]
+    return (
+        [list(model.embed.parameters())]
+        + [list(b.parameters()) for b in model.blocks]
+        + [list(model.head.parameters())]
+    )
 
 
 def train_in_memory(

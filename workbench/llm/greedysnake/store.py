@@ -29,6 +29,7 @@ import errno
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ class ByteCounter:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.seconds = {"read": 0.0, "written": 0.0}  # wall seconds inside SSD reads / writes (+ syncs)
         self.counts: dict[tuple[str, str, str], int] = {
             (t, c, d): 0 for t in TIERS for c in CLASSES for d in ("read", "written")
         }
@@ -126,6 +128,7 @@ class StateStore:
             self.on_write(path, len(data))
         fd = self._fd(path)
         pos, done = offset * self.itemsize, 0
+        t0 = time.perf_counter()
         try:
             while done < len(data):
                 n = os.pwrite(fd, data[done:], pos + done)
@@ -147,6 +150,7 @@ class StateStore:
         else:
             with self._lock:
                 self._dirty.add(fd)
+        self.counter.seconds["written"] += time.perf_counter() - t0
         self.counter.add(*tier_class, "written", len(data))
 
     def read(self, path: Path, count: int, *, offset: int = 0, tier_class: tuple[str, str]) -> torch.Tensor:
@@ -155,6 +159,7 @@ class StateStore:
         view = memoryview(arr).cast("B")
         fd = self._fd(path)
         pos, done = offset * self.itemsize, 0
+        t0 = time.perf_counter()
         while done < len(view):
             n = os.preadv(fd, [view[done:]], pos + done)
             if n == 0:
@@ -164,6 +169,7 @@ class StateStore:
                 )
             done += n
         _drop_cache(fd)
+        self.counter.seconds["read"] += time.perf_counter() - t0
         self.counter.add(*tier_class, "read", len(view))
         return torch.from_numpy(arr)
 
@@ -171,9 +177,11 @@ class StateStore:
         """fdatasync every file written since the last sync and drop its pages (before a commit record)."""
         with self._lock:
             dirty, self._dirty = self._dirty, set()
+        t0 = time.perf_counter()
         for fd in dirty:
             os.fdatasync(fd)
             _drop_cache(fd)
+        self.counter.seconds["written"] += time.perf_counter() - t0
 
     # ---- commit record ----------------------------------------------------------------------------------
     @property

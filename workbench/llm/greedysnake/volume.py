@@ -68,7 +68,9 @@ def iteration_bytes(
         ck_w = ((U - 2) * M + (M - 1) + (U - 1) * (M - 1)) * inter_bytes
         ck_r = ((U - 2) * M + 2 * (U - 1) * (M - 1)) * inter_bytes
     else:
-        raise ValueError(f"schedule={schedule!r} is not supported: valid values are horizontal, vertical, vertical-overlap")
+        raise ValueError(
+            f"schedule={schedule!r} is not supported: valid values are horizontal, vertical, vertical-overlap"
+        )
     stepped = n_total - a_total + (a_total if pending_in else 0)
     out[_key("ssd", "optimizer", "read")] = o * stepped
     out[_key("ssd", "optimizer", "written")] = o * stepped
