@@ -53,9 +53,10 @@ class GreedySnakePanel(Panel):
         opt.add_trace(go.Scatter(x=[], y=[], mode="lines", name="horizontal (ZeRO-Infinity)",
                                  line=dict(color=COLORS["horizontal"], dash="dash")))  # fmt: skip
         opt.add_trace(go.Scatter(x=[], y=[], mode="markers", name="current alpha", marker=dict(color="black", size=11)))
-        lp = go.Figure(layout=dict(title="MODEL: LP placement (fraction on SSD, rest in DRAM)", height=320,
-                                   yaxis=dict(title="fraction on SSD", range=[0, 1.05])))  # fmt: skip
+        lp = go.Figure(layout=dict(title="MODEL: LP placement (fraction on SSD, rest in DRAM) and GPU memory use", height=320,
+                                   yaxis=dict(title="fraction", range=[0, 1.05])))  # fmt: skip
         lp.add_trace(go.Bar(x=["checkpoints", "fp16 parameters", "optimizer states"], y=[0, 0, 0], name="on SSD"))
+        lp.add_trace(go.Bar(x=["GPU memory used"], y=[0], name="one layer + one micro-batch / GPU memory"))
         return [traffic, thr, opt, lp]
 
     def compute(self, values: dict[str, Any]) -> Any:
@@ -85,6 +86,7 @@ class GreedySnakePanel(Panel):
         opt.data[2].x, opt.data[2].y = [result["alphas"][k]], [result["exposed"][k]]
         p = result["lp"].placement
         lp.data[0].y = [p.ckpt_ssd, p.para_ssd, p.opt_ssd]
+        lp.data[1].y = [result["device_fraction"]]
         lp.layout.title.text = f"MODEL: LP placement (fraction on SSD), LP's alpha = {result['lp'].alpha:g}"
 
     def notes(self, result: Any, values: dict[str, Any]) -> str:

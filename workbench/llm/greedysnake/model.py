@@ -255,17 +255,18 @@ def simulate(
         issue_deferred(0, start_it)
         issue_deferred(1, start_it)
         stored: dict[tuple, float] = {}
+        produced: dict[tuple, int] = {}
         for i, t in enumerate(tasks):
             r = run_of[i]
             if r not in loads:
                 issue_deferred(t.unit, prev_end)
-                if t.kind == "fwd":
+                if t.kind != "bwd":
                     drain_a(prev_end, until_unit=t.unit)  # unit u's forward waits only for its deferred part
-                loads[r] = load(max(prev_end, ready_a[t.unit] if t.kind == "fwd" else 0.0), t.unit)
+                loads[r] = load(max(prev_end, ready_a[t.unit] if t.kind != "bwd" else 0.0), t.unit)
             # inputs that come back from the checkpoint tier
             ready_in = loads[r]
             for key in _inputs(t):
-                if key in stored:  # not produced by the previous task: read it back
+                if key in stored and produced[key] != i - 1:  # not produced by the previous task: read it back
                     req = compute_start.get(i - 1, start_it) if prefetch else prev_end
                     done = xfer(max(req, stored[key]), h2d, X, sr, X * G * placement.ckpt_ssd, "checkpoints")
                     ready_in = max(ready_in, done)
@@ -285,7 +286,7 @@ def simulate(
                 events.append(("gpu", s, prev_end, f"{t.kind} u{t.unit} m{t.mb}"))
             if prefetch and runs[r][1] == i and r + 1 < len(runs):  # prefetch the next run's weights
                 nu = runs[r + 1][0]
-                nxt_fwd = tasks[runs[r + 1][1]].kind == "fwd"
+                nxt_fwd = tasks[runs[r + 1][1]].kind != "bwd"
                 if nxt_fwd:
                     issue_deferred(nu, s)
                     drain_a(s, until_unit=nu)
@@ -294,6 +295,7 @@ def simulate(
                 later = [j for j in cons.get(key, []) if j > i]
                 if any(j > i + 1 for j in later):
                     stored[key] = xfer(prev_end, d2h, X, sw, X * G * placement.ckpt_ssd, "checkpoints")
+                    produced[key] = i
             # gradients
             if t.kind != "fwd":
                 n = sizes[t.unit]
@@ -314,7 +316,7 @@ def simulate(
         if schedule == "horizontal":
             grads_in = max(opt_done) if opt_done else prev_end
             opt_done = [opt_job(max(grads_in, prev_end), sizes[u]) for u in range(U)]
-        end = max([prev_end, *opt_done])
+        end = max([prev_end, *opt_done, *ready_a.values()])
         busy = {k: r.busy - busy0[k] for k, r in zip(busy0, (gpu, h2d, d2h, sr, sw, cpu), strict=True)}
         it_bytes = {k: ssd_bytes[k] - bytes0[0][k] for k in ssd_bytes}
         it_pcie = pcie_total[0] - bytes0[1]

@@ -168,22 +168,32 @@ def rates_of(config: GreedySnakeConfig) -> Rates:
                  gpu_memory=c.gpu_memory_gb * 1e9, host_memory=c.host_memory_gb * 1e9)  # fmt: skip
 
 
-def check_fits(shape: GPTShape, micro_batch: int, rates: Rates, widths: Widths = PAPER_WIDTHS) -> None:
+def check_fits(
+    shape: GPTShape,
+    micro_batch: int,
+    rates: Rates,
+    widths: Widths = PAPER_WIDTHS,
+    *,
+    memory_name: str = "cluster.gpu_memory_gb",
+    batch_name: str = "model_micro_batch",
+) -> float:
     """Raise ValueError naming the parameter when one layer (double-buffered weights + gradient) or one
-    micro-batch's activations through it do not fit the GPU."""
+    micro-batch's activations through it do not fit the GPU; returns the device bytes one layer and one
+    micro-batch need."""
     n = block_param_count(shape)
     layer = 2 * widths.w * n + widths.g * n
     if layer > rates.gpu_memory:
         raise ValueError(
-            f"cluster.gpu_memory_gb={rates.gpu_memory / 1e9:g} is smaller than one layer (weights twice and its "
+            f"{memory_name}={rates.gpu_memory / 1e9:g} is smaller than one layer (weights twice and its "
             f"gradient: {layer / 1e9:.3g} GB): valid range is >= {layer / 1e9:.3g} GB"
         )
     act = activation_bytes_per_layer(shape, micro_batch) + 3 * micro_batch * shape.seq * shape.hidden * widths.x
     if layer + act > rates.gpu_memory:
         raise ValueError(
-            f"model_micro_batch={micro_batch} does not fit the GPU next to one layer ({(layer + act) / 1e9:.3g} GB "
+            f"{batch_name}={micro_batch} does not fit the GPU next to one layer ({(layer + act) / 1e9:.3g} GB "
             f"of {rates.gpu_memory / 1e9:g} GB): valid range is a smaller micro-batch"
         )
+    return layer + act
 
 
 @functools.lru_cache(maxsize=256)
@@ -272,6 +282,8 @@ class ViewConfig(Config):
                                   help="DRAM for parameters, optimizer states and checkpoints")  # fmt: skip
     ssd_bw_gbps: float = param(6.5, lo=0.5, hi=64.0, unit="GB/s", label="SSD read bandwidth",
                                help="SSD read bandwidth (write = 54 % of it, as Gen4 NVMe)")  # fmt: skip
+    gpu_memory_gb: float = param(80.0, lo=1.0, hi=192.0, unit="GB", label="device memory budget",
+                                 help="GPU memory: must hold one layer (twice) and one micro-batch")  # fmt: skip
     pcie_bw_gbps: float = param(
         25.0, lo=4.0, hi=128.0, unit="GB/s", label="PCIe bandwidth", help="per GPU per direction"
     )
@@ -281,7 +293,7 @@ class ViewConfig(Config):
 def view_rates(view: ViewConfig) -> Rates:
     base = rates_of(GreedySnakeConfig())
     return Rates(flops=base.flops, pcie=view.pcie_bw_gbps * 1e9, ssd_read=view.ssd_bw_gbps * 1e9,
-                 ssd_write=view.ssd_bw_gbps * 1e9 * 3.5 / 6.5, adam=base.adam, gpu_memory=base.gpu_memory,
+                 ssd_write=view.ssd_bw_gbps * 1e9 * 3.5 / 6.5, adam=base.adam, gpu_memory=view.gpu_memory_gb * 1e9,
                  host_memory=view.host_memory_gb * 1e9)  # fmt: skip
 
 
@@ -334,7 +346,7 @@ def _roofline(shape: GPTShape, view: ViewConfig, rates: Rates, m: int, placement
 def panel_view(view: ViewConfig) -> dict[str, Any]:
     """Everything the panel draws for ``view`` (fast: closed forms, the steady-state model, a memoised LP)."""
     shape, rates = PAPER_SHAPES[view.model], view_rates(view)
-    check_fits(shape, view.micro_batch, rates)
+    device = check_fits(shape, view.micro_batch, rates, memory_name="gpu_memory_gb", batch_name="micro_batch")
     ms = [1, 2, 4, 8, 16, 32, 64, 128]
     lp = _lp(view.model, view.micro_batches, view.micro_batch, view.gpus, rates)
     if not lp.feasible:
@@ -357,6 +369,7 @@ def panel_view(view: ViewConfig) -> dict[str, Any]:
     point = {name: steady_state(shape, schedule=name, alpha=view.alpha, **kw) for name in SCHEDULES}
     return {
         "label": "MODEL",
+        "device_fraction": device / rates.gpu_memory,
         "traffic": traffic_vs_micro_batches(shape, view.micro_batch, ms),
         "ms": ms,
         "throughput": throughput_vs_batch(view, ms),

@@ -1,0 +1,27 @@
+"""The panel: redraw median under 100 ms at the default sizes, errors in the status line (figures kept), and the
+study's view. Reference: the issue's latency bound; the study's own numbers."""
+
+import statistics
+
+from widgets.llm.greedysnake import GreedySnakePanel
+from workbench.llm.greedysnake import study
+
+
+def test_redraw_under_100_ms_and_errors_in_the_status_line():
+    panel = GreedySnakePanel(static=False)
+    assert panel.error is None
+    times = [panel.timed_change("ssd_bw_gbps", v) for v in (3.0, 4.0, 5.0, 7.0, 9.0, 11.0)]
+    assert statistics.median(times) < 0.1
+    before = [list(f.data[0].y) for f in panel.figures]
+    panel.controls["model"].value = "gpt-175b"
+    before = [list(f.data[0].y) for f in panel.figures]
+    panel.controls["gpu_memory_gb"].value = 8.0  # one 175B layer (weights twice + gradient) is 14.5 GB
+    assert panel.error is not None and "gpu_memory_gb=8" in panel.status.value
+    assert [list(f.data[0].y) for f in panel.figures] == before  # the figures keep their last good state
+
+
+def test_view_has_the_models_label_and_a_speedup():
+    view = study.panel_view(study.ViewConfig())
+    assert view["label"] == "MODEL" and view["speedup"] > 0
+    assert view["traffic"]["horizontal"]["weights"][-1] > view["traffic"]["vertical"]["weights"][-1]
+    study.clear_caches()
