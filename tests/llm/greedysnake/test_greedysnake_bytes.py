@@ -7,6 +7,8 @@ from gs_cases import run_dir, tiny, trainer
 from workbench.llm.greedysnake.engine import unit_sizes
 from workbench.llm.greedysnake.volume import init_bytes, iteration_bytes, run_bytes
 
+pytestmark = pytest.mark.slow  # real offloaded training runs (seconds)
+
 CASES = [
     (1, 1, "horizontal", 0.0, "host", "float32", 1),
     (2, 3, "horizontal", 0.0, "ssd", "float64", 2),

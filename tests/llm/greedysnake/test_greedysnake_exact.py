@@ -13,6 +13,8 @@ from gs_cases import run_dir, tiny, trainer
 
 from workbench.llm.greedysnake.reference import train_in_memory
 
+pytestmark = pytest.mark.slow  # real offloaded training runs (seconds)
+
 #: Adam turns a round-off difference in a nearly cancelled gradient into up to lr x O(1) of a parameter (the
 #: update is about lr x sign(g)); lr = 1e-3 keeps fp32 summation-order noise near 1e-7 of the largest
 #: parameter (at lr = 1e-2 it reaches 2e-6, measured): the tolerance below is relative to the largest one.

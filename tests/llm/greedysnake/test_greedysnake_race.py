@@ -2,11 +2,14 @@
 result still equals plain training, because unit u's forward waits for it. The same run with that wait removed
 reads stale weights and differs, which shows the test can fail."""
 
+import pytest
 import torch
 from gs_cases import run_dir, tiny, trainer
 
 from workbench.llm.greedysnake.engine import OffloadedTrainer
 from workbench.llm.greedysnake.reference import train_in_memory
+
+pytestmark = pytest.mark.slow  # real offloaded training runs (seconds)
 
 
 class _NoWait(OffloadedTrainer):

@@ -12,6 +12,8 @@ from workbench.cli import main
 from workbench.llm.greedysnake.config import GreedySnakeConfig
 from workbench.llm.greedysnake.runner import format_table, run
 
+pytestmark = pytest.mark.slow  # real offloaded training runs (seconds)
+
 SMALL = ["--layers", "1", "--hidden", "8", "--heads", "2", "--seq", "4", "--vocab", "11", "--micro-batches", "3",
          "--steps", "1"]  # fmt: skip
 

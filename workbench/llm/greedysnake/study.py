@@ -403,13 +403,16 @@ def verdict_rows(*, mbs: int = 4, max_m: int = 32) -> list[dict[str, Any]]:
     rows = []
     for c in PAPER_CLAIMS:
         sat = saturated(c["model"], c["gpus"], mbs, 0.25, max_m)
-        ours = sat["vertical-overlap"]["throughput"] / sat["horizontal"]["throughput"]
+        # GreedySnake = the snake with the LP's alpha; its grid includes 0, so the better of alpha 0 and 0.25
+        ours = (
+            max(sat["vertical"]["throughput"], sat["vertical-overlap"]["throughput"]) / sat["horizontal"]["throughput"]
+        )
         ratio = ours / c["speedup"]
         verdict = "reproduced" if ratio > 0.85 else "only under stated conditions" if ratio > 0.6 else "not reproduced"
         rows.append({"claim": c["claim"], "paper version": PAPER_VERSION, "paper": c["speedup"],
                      "ours (MODEL)": round(ours, 2), "verdict": verdict,
-                     "why": "MODEL on inferred A100 + one Gen4 NVMe (paper testbed not readable); same placement "
-                            "for both schedules; saturated = best over M <= " + str(max_m)})  # fmt: skip
+                     "why": "MODEL on inferred A100 + one Gen4 NVMe (paper testbed not readable); same LP placement for "
+                "both schedules; GreedySnake = better of alpha 0 and 0.25; saturated = best over M <= " + str(max_m)})  # fmt: skip
     return rows
 
 
