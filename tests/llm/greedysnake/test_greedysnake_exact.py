@@ -42,8 +42,7 @@ def _rel(a, b):
     return ((a - b).abs().max() / b.abs().max()).item()
 
 
-@pytest.mark.parametrize(("schedule", "M", "ckpt"), [("horizontal", 3, "host"), ("horizontal", 2, "ssd"),
-                                                     ("vertical", 2, "host"), ("vertical-overlap", 2, "ssd")])  # fmt: skip
+@pytest.mark.parametrize(("schedule", "M", "ckpt"), [("horizontal", 3, "ssd"), ("vertical", 2, "host")])  # fmt: skip
 def test_fp64_bit_identical_same_reduction_order(schedule, M, ckpt):
     cfg = tiny(layers=2)
     got, _, _ = _run(cfg, schedule, M, 2, checkpoints=ckpt)
@@ -63,8 +62,8 @@ def test_fp64_snake_order_bit_identical_to_reference_summing_in_snake_order(sche
 @pytest.mark.parametrize("schedule", ["horizontal", "vertical", "vertical-overlap"])
 def test_fp32_within_1e_6_of_plain_training(schedule):
     cfg = tiny(layers=2, dtype="float32", hidden=12, heads=3, seq=7)
-    got, peak, budget = _run(cfg, schedule, 5, 3, alpha=0.3)
-    assert _rel(got, _ref(cfg, 5, 3)) <= 1e-6
+    got, peak, budget = _run(cfg, schedule, 5, 2, alpha=0.3)
+    assert _rel(got, _ref(cfg, 5, 2)) <= 1e-6
     assert 0 < peak <= budget
 
 
