@@ -19,7 +19,7 @@ def test_vertical_overlap_one_layer_bit_identical_and_counted_equals_model():
         t.train(2)
         got = t.parameters()
         counted = {k: v - t.init_counts[k] for k, v in t.counter.snapshot().items()}
-        assert 0 < t.memory.peak <= budget
+        assert 0 < t.memory.peak <= budget and t.memory.used == 0  # enforced, and everything freed again
         split = t.split
         t.close()
     ref = train_in_memory(cfg, micro_batches=2, micro_batch_size=2, steps=2, lr=1e-3, data_seed=0)
