@@ -405,26 +405,37 @@ def saturated(model: str, gpus: int, mbs: int = 4, alpha: float = 0.25, max_m: i
     return {name: {"throughput": t, "micro_batches": mm} for name, (t, mm) in best.items()}
 
 
-def verdict_rows(*, mbs: int = 4, max_m: int = 32) -> list[dict[str, Any]]:
-    """The verdict table: each of the paper's speed-ups beside the MODEL's saturated-throughput ratio."""
+def verdict_rows(*, mbs: int | tuple[int, ...] = (4, 1), max_m: int = 32) -> list[dict[str, Any]]:
+    """The verdict table: each of the paper's speed-ups beside the MODEL's saturated-throughput ratio, for each
+    micro-batch size in ``mbs`` (samples of 2048 tokens; the paper's is not readable, so it is a stated condition).
+
+    GreedySnake is the snake with the LP's alpha; the LP's grid includes 0, so it is the better of alpha 0 and
+    0.25 here. Verdict: reproduced when the first micro-batch size gives >= 85 % of the paper's ratio; only under
+    stated conditions when another one does; only the direction when vertical is faster by less; else not.
+    """
+    sizes = (mbs,) if isinstance(mbs, int) else tuple(mbs)
     rows = []
     for c in PAPER_CLAIMS:
-        sat = saturated(c["model"], c["gpus"], mbs, 0.25, max_m)
-        # GreedySnake = the snake with the LP's alpha; its grid includes 0, so the better of alpha 0 and 0.25
-        ours = (
-            max(sat["vertical"]["throughput"], sat["vertical-overlap"]["throughput"]) / sat["horizontal"]["throughput"]
-        )
-        ratio = ours / c["speedup"]
-        if ratio >= 0.85:
+        ours = {}
+        for b in sizes:
+            sat = saturated(c["model"], c["gpus"], b, 0.25, max_m)
+            best = max(sat["vertical"]["throughput"], sat["vertical-overlap"]["throughput"])
+            ours[b] = best / sat["horizontal"]["throughput"]
+        good = [b for b in sizes if ours[b] >= 0.85 * c["speedup"]]
+        if sizes[0] in good:
             verdict = "reproduced (MODEL)"
-        elif ours > 1.05:
+        elif good:
+            verdict = f"only under stated conditions: micro-batch {good[0]} (MODEL)"
+        elif max(ours.values()) > 1.05:
             verdict = "only the direction: vertical faster, by less (MODEL)"
         else:
             verdict = "not reproduced (MODEL)"
-        rows.append({"claim": c["claim"], "paper version": PAPER_VERSION, "paper": c["speedup"],
-                     "ours (MODEL)": round(ours, 2), "verdict": verdict,
-                     "why": "MODEL on inferred A100 + one Gen4 NVMe (paper testbed not readable); same LP placement for "
-                "both schedules; GreedySnake = better of alpha 0 and 0.25; saturated = best over M <= " + str(max_m)})  # fmt: skip
+        row = {"claim": c["claim"], "paper version": PAPER_VERSION, "paper": c["speedup"]}
+        row.update({f"ours (MODEL, micro-batch {b})": round(ours[b], 2) for b in sizes})
+        row.update({"verdict": verdict,
+                    "why": "MODEL on inferred A100 + one Gen4 NVMe (paper testbed not readable); same LP placement for "
+                           "both schedules; saturated = best over M <= " + str(max_m)})  # fmt: skip
+        rows.append(row)
     return rows
 
 
