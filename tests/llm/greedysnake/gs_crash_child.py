@@ -1,6 +1,6 @@
 """Child process of the crash tests: train in FOLDER, dying or hitting a file-size limit on the way.
 
-python gs_crash_child.py FOLDER STEPS kill-at-write K   # SIGKILL itself in the middle of its K-th write
+python gs_crash_child.py FOLDER STEPS kill-at-write K   # SIGKILL itself in its K-th optimizer-state write
 python gs_crash_child.py FOLDER STEPS fsize BYTES       # RLIMIT_FSIZE = BYTES (SIGXFSZ ignored -> EFBIG)
 python gs_crash_child.py FOLDER STEPS run               # train (the parent may SIGKILL it at any time)
 """
@@ -25,6 +25,8 @@ def main() -> int:
         target, seen = int(sys.argv[4]), [0]
 
         def hook(path, nbytes):  # noqa: ANN001, ANN202
+            if not str(path).endswith(".optim"):
+                return
             seen[0] += 1
             if seen[0] == target:  # a torn write: half of the bytes (garbage) land, then the process dies
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT)

@@ -48,7 +48,10 @@ class GreedySnakeConfig(Config):
     seed: int = param(0, lo=0, hi=2**31 - 1, label="seed", help="seed of the weights and the tokens")
     sync: str = param("step", choices=("step", "write"), label="sync",
                       help="fdatasync after every write, or every written file once per step before the commit")  # fmt: skip
-    workdir: str = param("", help="folder of the offloaded state (empty: a fresh folder under the cache)")
+    workdir: str = param(
+        "",
+        help="folder of the offloaded state (empty: a fresh folder under the cache, removed after); a folder of an earlier run of the same configuration resumes from its commit record (its byte counts then cover only the resumed part)",
+    )
     # ---- model mode: paper scale ----------------------------------------------------------------------------
     model: str = param("gpt-65b", choices=MODELS, label="model", help="paper-scale GPT (model mode)")
     gpus: int = param(1, lo=1, hi=8, unit="GPUs", label="GPUs", help="data-parallel GPUs of one node (model mode)")
