@@ -105,7 +105,9 @@ _CATALOGUE = (
         "2-D tile distributed attention vs Ring, Ulysses and USP: real gloo/NCCL kernels + cluster model",
         "workbench.llm.mesh_attention.runner",
     ),
-    CatalogueEntry("greedysnake", "llm", "SSD-offloaded training with vertical scheduling"),
+    CatalogueEntry(
+        "greedysnake", "llm", "SSD-offloaded training with vertical scheduling", "workbench.llm.greedysnake.runner"
+    ),
     CatalogueEntry("srt", "llm", "speculative RL rollouts from a per-prompt tree cache", "workbench.llm.srt.runner"),
     CatalogueEntry("redox", "llm", "data loading by file redirection", "workbench.llm.redox.runner"),
     CatalogueEntry("cfp", "llm", "intra-operator parallel-plan search", "workbench.llm.cfp.runner"),

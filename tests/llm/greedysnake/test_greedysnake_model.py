@@ -1,0 +1,94 @@
+"""The paper-scale MODEL. References: the closed-form byte model (``volume.iteration_bytes``) for the simulator's
+SSD bytes; bounds every schedule must respect (no faster than its busiest resource, no slower than doing
+everything one after the other); a brute-force grid over the placement fractions for the LP's optimum."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from workbench.llm.gpt import PAPER_SHAPES, GPTShape
+from workbench.llm.greedysnake.model import (
+    Placement,
+    Rates,
+    Widths,
+    configuration_search,
+    simulate,
+    unit_sizes_of,
+)
+from workbench.llm.greedysnake.volume import iteration_bytes
+
+SHAPE = GPTShape(layers=5, hidden=64, heads=4, seq=32, vocab=100)
+RATES = Rates(flops=1e12, pcie=5e9, ssd_read=2e9, ssd_write=1e9, adam=5e7, host_memory=1e12)
+
+
+@pytest.mark.parametrize(("schedule", "M"), [("horizontal", 3), ("vertical", 4), ("vertical", 1)])
+def test_simulated_ssd_bytes_equal_the_closed_form(schedule, M):
+    w = Widths()
+    sim = simulate(SHAPE, schedule=schedule, micro_batches=M, micro_batch_size=2, gpus=1, rates=RATES,
+                   placement=Placement(1.0, 1.0, 1.0), iterations=2)  # fmt: skip
+    X = 2 * SHAPE.seq * SHAPE.hidden * w.x
+    vol = iteration_bytes(unit_sizes_of(SHAPE), micro_batches=M, schedule=schedule, inter_bytes=X, w=w.w, g=w.g,
+                          o=w.o, checkpoints="ssd")  # fmt: skip
+    both = lambda c: vol[("ssd", c, "read")] + vol[("ssd", c, "written")]  # noqa: E731
+    assert sim.ssd_bytes["weights"] == pytest.approx(both("weights"), rel=1e-12)
+    assert sim.ssd_bytes["optimizer"] == pytest.approx(both("optimizer"), rel=1e-12)
+    assert sim.ssd_bytes["checkpoints"] == pytest.approx(both("checkpoints"), rel=1e-12)
+
+
+@pytest.mark.parametrize("schedule", ["horizontal", "vertical", "vertical-overlap"])
+def test_iteration_between_busiest_resource_and_fully_serial(schedule):
+    # (prefetching is not asserted to be faster: a greedy list schedule can lose a little to it when the CPU binds)
+    sim = simulate(SHAPE, schedule=schedule, micro_batches=3, micro_batch_size=2, gpus=1, rates=RATES, alpha=0.2,
+                   placement=Placement(0.5, 0.5, 0.5), iterations=3)  # fmt: skip
+    assert max(sim.busy.values()) <= sim.iteration_s * (1 + 1e-9)
+    assert sim.iteration_s <= sum(sim.busy.values()) * (1 + 1e-9)
+
+
+def test_horizontal_weight_traffic_linear_in_M_vertical_flat():
+    kw = dict(micro_batch_size=1, gpus=1, rates=RATES, placement=Placement(0.0, 1.0, 1.0), iterations=2)
+    h = [simulate(SHAPE, schedule="horizontal", micro_batches=m, **kw).ssd_bytes["weights"] for m in (1, 2, 3)]
+    v = [simulate(SHAPE, schedule="vertical", micro_batches=m, **kw).ssd_bytes["weights"] for m in (1, 2, 3)]
+    assert h[2] - h[1] == pytest.approx(h[1] - h[0]) and h[1] > h[0]
+    assert v[0] == pytest.approx(v[1]) == pytest.approx(v[2])
+
+
+def test_free_optimizer_is_never_slower():
+    kw = dict(schedule="vertical-overlap", micro_batches=2, micro_batch_size=2, gpus=1, rates=RATES, alpha=0.3)
+    assert simulate(SHAPE, optimizer=False, **kw).iteration_s <= simulate(SHAPE, **kw).iteration_s
+
+
+def test_lp_optimum_not_beaten_by_a_grid():
+    shape, rates = PAPER_SHAPES["gpt-65b"], Rates(flops=150e12, pcie=25e9, ssd_read=6.5e9, ssd_write=3.5e9, adam=2e9,
+                                                   host_memory=512e9)  # fmt: skip
+    lp = configuration_search(shape, micro_batches=8, micro_batch_size=4, gpus=1, rates=rates, alphas=(0.1,))
+    assert lp.feasible
+    # the objective at a grid point: the smallest feasible T_f + T_b (+ 0.01 (p + o)) for fixed fractions
+    best_grid = np.inf
+    for c, p, o in itertools.product(np.linspace(0, 1, 11), repeat=3):
+        fixed = configuration_search_fixed(shape, rates, c, p, o)
+        if fixed is not None:
+            best_grid = min(best_grid, fixed)
+    lp_obj = lp.unit_fwd_s + lp.unit_bwd_s + 0.01 * (lp.placement.para_ssd + lp.placement.opt_ssd)
+    assert lp_obj <= best_grid + 1e-9
+
+
+def configuration_search_fixed(shape, rates, c, p, o, M=8, mbs=4, a=0.1):  # noqa: ANN001, ANN201
+    """The LP's constraints evaluated directly at fixed fractions (restated from FlexTrain's auto_config.py)."""
+    from workbench.llm.gpt import block_param_count
+    from workbench.llm.greedysnake.model import unit_flops_of
+
+    w = Widths()
+    N, psi, L = block_param_count(shape), sum(unit_sizes_of(shape)), shape.layers
+    X = mbs * shape.seq * shape.hidden * w.x
+    t_f = unit_flops_of(shape)[1] * mbs * shape.seq / rates.flops
+    para, opts, ck = w.w * N, w.o * N, X * max(M - 4, 0)
+    R, W = rates.ssd_read, rates.ssd_write
+    host = (1 - p) * psi * w.w + (1 - o) * psi * w.o + (1 - c) * L * M * X + a * psi * w.g
+    if host > 0.95 * rates.host_memory:
+        return None
+    Tf = max(t_f * M, a * N / rates.adam, (2 * X * M + para) / rates.pcie,
+             ((1 - a) * p * para + a * o * opts) / R + (ck * c + a * p * para + a * o * opts) / W)  # fmt: skip
+    Tb = max(3 * t_f * M, (1 - a) * N / rates.adam, (3 * X * M + para + w.g * N) / rates.pcie,
+             (ck * c + p * para + (1 - a) * o * opts) / R + ((1 - a) * p * para + (1 - a) * o * opts) / W)  # fmt: skip
+    return Tf + Tb + 0.01 * (p + o)

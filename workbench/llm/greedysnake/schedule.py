@@ -1,0 +1,88 @@
+"""Task orders of one training iteration over ``U`` units and ``M`` micro-batches.
+
+A *unit* is one offloaded piece of the model, executed as a whole: unit 0 is the embedding, units 1..L the
+transformer blocks, unit U-1 = L+1 the final LayerNorm + output head + loss. A task is
+
+- ``fwd(u, m)``: forward of unit ``u`` (u < U-1) on micro-batch ``m`` without keeping activations (the unit's
+  input is the checkpoint; backward recomputes),
+- ``last(U-1, m)``: the last unit's forward *fused* with the loss and its backward,
+- ``bwd(u, m)``: recompute unit ``u``'s forward from its input checkpoint, then its backward.
+
+Horizontal (ZeRO-Infinity): each micro-batch through all units and back before the next one.
+
+Vertical (GreedySnake): all micro-batches through one unit before the next, in the order of the authors'
+``GreedySnakeBlockScheduler`` (npz7yyk/FlexTrain, ``flextrain/scheduler.py``): task ``t`` of the ``M(2U-1)``
+tasks is unit ``u = t // M`` while ``u < U-1`` (forward), else ``u = 2U-2 - t // M`` (the last unit then
+backward); its micro-batch is ``t % M`` for even ``u`` and ``M-1 - t % M`` for odd ``u``. So the last
+micro-batch of one unit is the first of the next one (a *snake*), and its tensor never leaves the device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["Task", "SCHEDULES", "horizontal", "vertical", "tasks_for", "micro_batch_tokens"]
+
+Kind = Literal["fwd", "last", "bwd"]
+
+#: schedule names of the check mode; vertical-overlap runs the vertical order with the deferred optimizer
+SCHEDULES = ("horizontal", "vertical", "vertical-overlap")
+
+
+@dataclass(frozen=True)
+class Task:
+    kind: Kind
+    unit: int
+    mb: int
+
+
+def _check(units: int, micro_batches: int) -> None:
+    if units < 2:
+        raise ValueError(f"units={units} is out of range: valid range is >= 2 (embedding and head at least)")
+    if micro_batches < 1:
+        raise ValueError(f"micro_batches={micro_batches} is out of range: valid range is >= 1")
+
+
+def horizontal(units: int, micro_batches: int) -> list[Task]:
+    """ZeRO-Infinity order: for every micro-batch, forward through units 0..U-2, fused last unit, backward."""
+    _check(units, micro_batches)
+    out: list[Task] = []
+    for m in range(micro_batches):
+        out += [Task("fwd", u, m) for u in range(units - 1)]
+        out.append(Task("last", units - 1, m))
+        out += [Task("bwd", u, m) for u in range(units - 2, -1, -1)]
+    return out
+
+
+def vertical(units: int, micro_batches: int) -> list[Task]:
+    """The snake order of FlexTrain's ``GreedySnakeBlockScheduler._generate_task`` (see the module docstring)."""
+    _check(units, micro_batches)
+    out: list[Task] = []
+    for t in range(micro_batches * (2 * units - 1)):
+        u = t // micro_batches
+        forward = u < units - 1
+        if not forward:
+            u = 2 * units - 2 - u
+        m = t % micro_batches
+        if u & 1:
+            m = micro_batches - 1 - m
+        kind: Kind = "fwd" if forward else ("last" if u == units - 1 else "bwd")
+        out.append(Task(kind, u, m))
+    return out
+
+
+def tasks_for(schedule: str, units: int, micro_batches: int) -> list[Task]:
+    """The task list of ``schedule`` (one of :data:`SCHEDULES`)."""
+    if schedule == "horizontal":
+        return horizontal(units, micro_batches)
+    if schedule in ("vertical", "vertical-overlap"):
+        return vertical(units, micro_batches)
+    raise ValueError(f"schedule={schedule!r} is not supported: valid values are {', '.join(SCHEDULES)}")
+
+
+def micro_batch_tokens(gpt_config: Any, micro_batch_size: int, *, seed: int, step: int, mb: int) -> tuple:
+    """Tokens and targets of micro-batch ``mb`` of iteration ``step`` (deterministic: a resumed run sees the same)."""
+    from workbench.llm.gpt import random_tokens
+
+    return random_tokens(gpt_config, micro_batch_size, seed=seed * 1_000_003 + step * 10_007 + mb)
