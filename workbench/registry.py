@@ -124,7 +124,7 @@ _CATALOGUE = (
     ),
     CatalogueEntry("napa", "quantum", "native-pulse variational ansatz"),
     CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
-    CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search"),
+    CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search", "workbench.quantum.qgas.runner"),
     CatalogueEntry("pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE"),
     CatalogueEntry("hybrid-qaoa", "quantum", "hybrid gate-pulse QAOA"),
     CatalogueEntry("topgen", "quantum", "topology-aware ansatz generation"),
