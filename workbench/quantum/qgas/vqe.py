@@ -115,9 +115,12 @@ def permute_terms(terms, mapping: dict[int, int], num_qubits: int) -> list[tuple
     return out
 
 
-def noisy_energy(circuit: Any, params: Any, terms, device: str, *, seed: int = 0) -> tuple[float, int, int]:
+def noisy_energy(
+    circuit: Any, params: Any, terms, device: str, *, seed: int = 0, scale: float = 1.0
+) -> tuple[float, int, int]:
     """``(energy, transpiled depth, transpiled two-qubit gates)`` of ``circuit`` bound to ``params`` on
-    ``device`` (calibrated noise, density matrix, exact expectation; see module docstring)."""
+    ``device`` (calibrated noise times ``scale``, density matrix, exact expectation; see module docstring).
+    ``scale=0`` gives the transpiled circuit without noise (the check that layout and permutation are right)."""
     from qiskit import transpile
 
     from workbench.quantum import expectation
@@ -125,13 +128,13 @@ def noisy_energy(circuit: Any, params: Any, terms, device: str, *, seed: int = 0
     from workbench.quantum.circuits import compact
     from workbench.quantum.noise import NoiseSpec
 
-    bound = circuit.assign_parameters(list(params))
     cal = load_calibration(device)
     if circuit.num_qubits > cal.num_qubits:
         raise ValueError(
             f"circuit has {circuit.num_qubits} qubits but device {device} has {cal.num_qubits}: "
             f"valid widths are 1..{cal.num_qubits}"
         )
+    bound = circuit.assign_parameters(list(params))
     tq = transpile(bound, backend=fake_backend(device), seed_transpiler=seed, optimization_level=1)
     final = tq.layout.final_index_layout()  # logical qubit q -> physical qubit final[q]
     small, physical = compact(tq)
@@ -142,7 +145,7 @@ def noisy_energy(circuit: Any, params: Any, terms, device: str, *, seed: int = 0
         where = {p: i for i, p in enumerate(physical)}
     mapping = {q: where[final[q]] for q in range(circuit.num_qubits)}
     obs = permute_terms(terms, mapping, small.num_qubits)
-    spec = NoiseSpec.device(calibration_subset(cal, physical))
+    spec = NoiseSpec.device(calibration_subset(cal, physical), scale=scale)
     energy = float(expectation(small, [(lbl, c) for c, lbl in obs], noise=spec))
     two = sum(1 for inst in small.data if len(inst.qubits) == 2)
     return energy, int(small.depth()), int(two)
