@@ -49,6 +49,7 @@ class Record:
     noisy_energy_error: float | None = None
     seconds: float = 0.0
     prompt: str = ""
+    theta: tuple[float, ...] | None = None  # the trained parameters (circuit.parameters order)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from workbench.quantum.qgas.proposers import (
 from workbench.quantum.qgas.qasm import InvalidProposal, Rules, parse_proposal
 from workbench.quantum.qgas.vqe import noisy_energy, train
 
-__all__ = ["SearchRun", "make_proposer", "run_search", "transcript_path", "best_record"]
+__all__ = ["SearchRun", "make_proposer", "run_search", "transcript_path", "best_record", "load_records"]
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,17 @@ def transcript_path(config: QgasConfig) -> Path:
     return cache_dir("qgas", "transcripts") / name
 
 
+def load_records(path: str | Path) -> tuple[Record, ...]:
+    """The records of a transcript written by :func:`run_search` (ValueError naming the file if malformed)."""
+    try:
+        data = json.loads(Path(path).read_text())
+        return tuple(
+            Record(**{**r, "theta": None if r.get("theta") is None else tuple(r["theta"])}) for r in data["records"]
+        )
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"transcript={str(path)!r} is not a readable QGAS transcript: {exc}") from None
+
+
 def _write(path: Path, config: QgasConfig, problem: Problem, records: list[Record]) -> None:
     payload = {
         "technique": "qgas",
@@ -150,6 +161,7 @@ def score(
         noisy_energy_error=noisy_error,
         seconds=time.perf_counter() - start,
         prompt=prompt,
+        theta=trained.params,
     )
 
 
