@@ -44,6 +44,7 @@ def test_gradient_equals_finite_differences():
         assert float(theta.grad[0, k]) == pytest.approx(float(fd), abs=1e-7)  # O(h^2) + round-off / h
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["h2", "lih"])
 def test_uccsd_reaches_the_exact_energy(name):
     p = get_problem(name)
@@ -61,6 +62,7 @@ def test_training_is_deterministic_and_its_curve_does_not_rise():
     assert a.energy >= p.exact - 1e-12
 
 
+@pytest.mark.slow
 def test_noisy_energy_without_noise_is_the_trained_energy_and_noise_raises_it():
     p = get_problem("maxcut")  # 5 qubits on the 7-qubit fake_jakarta: layout and permutation matter
     circuit = hardware_efficient(5, reps=1)
