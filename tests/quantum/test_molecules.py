@@ -63,6 +63,7 @@ def test_bad_names_and_bond_lengths_are_refused():
         load_molecule("h2", 0.74)
 
 
+@pytest.mark.slow  # imports pyscf and runs RHF + FCI: seconds
 @pytest.mark.skipif(
     importlib.util.find_spec("openfermionpyscf") is None,
     reason="the data-gen extra (pyscf, openfermion) is not installed",

@@ -17,6 +17,7 @@ from workbench.quantum.qgas.runner import TECHNIQUE, QgasResult, format_table, r
 FAST = ["--train-steps", "6", "--restarts", "1"]
 
 
+@pytest.mark.slow
 def test_json_has_the_issue_keys_and_matches_the_transcript(tmp_path, capsys):
     out = tmp_path / "t.json"
     argv = ["run", "qgas", "--problem", "portfolio", "--iterations", "3", "--transcript", str(out), "--json", *FAST]

@@ -50,6 +50,7 @@ class Record:
     seconds: float = 0.0
     prompt: str = ""
     theta: tuple[float, ...] | None = None  # the trained parameters (circuit.parameters order)
+    evaluations: int | None = None  # energy+gradient evaluations training took (each a batch of restarts)
 
 
 @dataclass(frozen=True)

@@ -162,6 +162,7 @@ def score(
         seconds=time.perf_counter() - start,
         prompt=prompt,
         theta=trained.params,
+        evaluations=trained.evaluations,
     )
 
 

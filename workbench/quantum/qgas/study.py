@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from workbench.atomic import write_text
 from workbench.config import Config, param
 from workbench.quantum.qgas.ansatze import hardware_efficient, qaoa, uccsd
@@ -422,6 +424,18 @@ def verdict_markdown(rows: Sequence[dict[str, str]]) -> str:
     return "\n".join(out)
 
 
+def markdown_rows(rows: Sequence[dict[str, Any]]) -> str:
+    """Rows of dicts (same keys) as a markdown table; floats with 4 significant digits."""
+
+    def cell(v: Any) -> str:
+        return f"{v:.4g}" if isinstance(v, float) else str(v).replace("|", "/")
+
+    keys = list(rows[0])
+    out = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    out += ["| " + " | ".join(cell(r[k]) for k in keys) + " |" for r in rows]
+    return "\n".join(out)
+
+
 def hamiltonian_table() -> list[dict[str, Any]]:
     """Provenance of the shipped Hamiltonians (one row per molecule, at its default bond length)."""
     from workbench.quantum.molecules import MOLECULES, load_molecule
@@ -447,8 +461,67 @@ def hamiltonian_table() -> list[dict[str, Any]]:
     return rows
 
 
+@functools.lru_cache(maxsize=1)
+def calibration():
+    """The simulation-cost model's constants, measured on this machine (memoised; about 2 s)."""
+    from workbench.quantum.qgas.model import calibrate
+
+    return calibrate()
+
+
+def paper_scale(
+    comparisons: Sequence[Comparison], *, iterations: int = 20, qubits=(4, 5, 8, 10, 12, 14)
+) -> dict[str, Any]:
+    """MODEL: a search's simulation time and prompt size at paper scale, plus the model's check against our
+    measured proposals. Returns ``{"rows": [...], "check": {...}, "formula": str, "label": "MODEL"}``."""
+    from workbench.quantum.qgas.model import FORMULA, dense_hamiltonian_bytes, evaluation_seconds, prompt_tokens
+
+    cal = calibration()
+    records = [r for c in comparisons for run in c.searches.values() for r in run.records if r.valid and r.evaluations]
+    restarts = STUDY["restarts"]
+    evals = float(np.median([r.evaluations for r in records])) if records else 30.0
+    ratios = []
+    for c in comparisons:
+        for run in c.searches.values():
+            for r in run.records[1:]:  # the first proposal also pays the QASM parser's warm-up
+                if r.valid and r.evaluations:
+                    model = r.evaluations * evaluation_seconds(cal, c.problem.num_qubits, r.gates, restarts)
+                    ratios.append(r.seconds / model)
+    chars = [len(r.prompt) for c in comparisons for run in c.searches.values() for r in run.records[3:]]
+    tokens = prompt_tokens(float(np.median(chars))) if chars else None
+    rows = []
+    for n in qubits:
+        gates = 3 * n + 2 * (n - 1)  # n_local(ry, cx, linear, reps=2)
+        t = evaluation_seconds(cal, n, gates, restarts)
+        rows.append(
+            {
+                "qubits": n,
+                "gates (HEA, 2 layers)": gates,
+                "MODEL eval (ms)": 1e3 * t,
+                "MODEL proposal (s)": evals * t,
+                f"MODEL search of {iterations} (s)": iterations * evals * t,
+                "dense H (GiB)": dense_hamiltonian_bytes(n) / 2**30,
+            }
+        )
+    return {
+        "label": "MODEL",
+        "formula": FORMULA,
+        "constants": {"a": cal.a, "b": cal.b, "c": cal.c, "d": cal.d},
+        "evaluations_per_proposal": evals,
+        "prompt_tokens": tokens,
+        "rows": rows,
+        "check": {
+            "proposals": len(ratios),
+            "median_measured_over_model": float(np.median(ratios)) if ratios else None,
+            "p10": float(np.percentile(ratios, 10)) if ratios else None,
+            "p90": float(np.percentile(ratios, 90)) if ratios else None,
+        },
+    }
+
+
 def clear_caches() -> None:
     """Empty every memo of this technique (transcripts on disk stay)."""
+    calibration.cache_clear()
     _SEARCHES.clear()
     _references.cache_clear()
     _noisy.cache_clear()
