@@ -64,6 +64,20 @@ BAD = {
     "params": ('OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[3] q;\nh q[0];', r"no free parameters"),
     "too_long": ("OPENQASM 3.0;\nqubit[3] q;\n" + "h q[0];\n" * 5000, r"characters: valid range is 1..20000"),
     "empty": ("```qasm\n```", r"proposal is empty"),
+    # the parser would build this register at once (minutes, gigabytes): refused before parsing
+    "size": ('OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[100000000] q;', r"size \[100000000\] is not allowed"),
+    "gate-loop": (
+        'OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\nqubit[3] q;\nfor int i in [0:1000] { ry(a) q[0]; }',
+        r"gate 'for_loop' is not allowed",
+    ),
+    "parse-nesting": (
+        'OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\nqubit[3] q;\nry('
+        + "(" * 3000
+        + "a"
+        + ")" * 3000
+        + ") q[0];",
+        r"not valid OpenQASM 3",
+    ),
 }
 
 

@@ -168,3 +168,18 @@ def test_replay_errors_name_the_file(tmp_path):
                 **FAST,
             )
         )
+
+
+def test_a_training_failure_is_logged_and_skipped(tmp_path, monkeypatch):
+    import workbench.quantum.qgas.search as search_module
+
+    calls = []
+
+    def failing_train(*args, **kwargs):
+        calls.append(1)
+        raise ValueError("simulator refused the circuit")
+
+    monkeypatch.setattr(search_module, "train", failing_train)
+    run = run_search(QgasConfig(problem="h2", iterations=2, transcript=str(tmp_path / "f.json"), **FAST))
+    assert len(calls) == 2 and [r.reason for r in run.records] == ["train", "train"]
+    assert run.best is None and run.valid_fraction == 0.0

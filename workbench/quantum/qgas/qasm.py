@@ -2,7 +2,7 @@
 
 A proposal is text (from a language model, a log or the local proposer). :func:`extract_qasm` takes the QASM
 out of a chat answer (a fenced block, or from ``OPENQASM`` on); :func:`parse_proposal` checks the raw text
-(length, the only include allowed is ``stdgates.inc``), parses it with ``qiskit.qasm3.loads`` (a parser: the
+(length, the only include allowed is ``stdgates.inc``, no register or type size above 64), parses it with ``qiskit.qasm3.loads`` (a parser: the
 text is data, nothing in it runs) and validates the circuit against :class:`Rules`: qubit count equal to the
 problem's, gates from the allowed set only (custom ``gate`` definitions, measurements, resets, classical
 control and loops are refused), depth, gate count, CNOT-equivalent count and parameter count within the
@@ -39,6 +39,10 @@ TWO_QUBIT_GATES = {"cx": 1, "cy": 1, "cz": 1, "ch": 1, "swap": 3, "crx": 2, "cry
 #: longest proposal text accepted (characters): a guard against huge answers before the parser sees them
 MAX_TEXT = 20_000
 _INCLUDE = re.compile(r'include\s+"([^"]*)"')
+#: a size designator such as ``qubit[4]``, ``bit[2]``, ``float[64]``: checked before parsing, because the parser
+#: builds a declared register at once (``qubit[100000000] q;`` takes minutes and gigabytes)
+_DESIGNATOR = re.compile(r"\[\s*(\d+)\s*\]")
+MAX_DESIGNATOR = 64
 
 
 class InvalidProposal(ValueError):
@@ -103,6 +107,14 @@ def parse_proposal(text: str, rules: Rules) -> Ansatz:
         if name != "stdgates.inc":
             raise InvalidProposal(
                 "include", f'include "{name}" is not allowed: the only valid include is "stdgates.inc"'
+            )
+    for match in _DESIGNATOR.finditer(qasm):
+        size = int(match.group(1))
+        if size > max(MAX_DESIGNATOR, rules.num_qubits):
+            raise InvalidProposal(
+                "size",
+                f"size [{size}] is not allowed: valid sizes are 0..{max(MAX_DESIGNATOR, rules.num_qubits)} "
+                f"(the problem has {rules.num_qubits} qubits)",
             )
     import qiskit.qasm3
 

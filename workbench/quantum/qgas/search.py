@@ -137,9 +137,16 @@ def score(
         return Record(
             iteration, proposer, text, False, exc.reason, str(exc), seconds=time.perf_counter() - start, prompt=prompt
         )
-    trained = train(
-        ansatz.circuit, problem.matrix(), steps=config.train_steps, restarts=config.restarts, seed=config.seed
-    )
+    try:
+        trained = train(
+            ansatz.circuit, problem.matrix(), steps=config.train_steps, restarts=config.restarts, seed=config.seed
+        )
+    except ValueError as exc:  # the simulator refused the circuit: logged and skipped like any invalid proposal
+        log.info("qgas iteration %d: training failed: %s", iteration, exc)
+        seconds = time.perf_counter() - start
+        return Record(
+            iteration, proposer, text, False, "train", str(exc), qasm=ansatz.qasm, seconds=seconds, prompt=prompt
+        )
     noisy = noisy_error = None
     if config.device != "none":
         noisy = noisy_energy(ansatz.circuit, trained.params, problem.terms, config.device, seed=config.seed)[0]
