@@ -88,3 +88,14 @@ def test_panel_redraws_under_100_ms_and_shows_errors(comparison):
     panel.fixed["iterations"] = 2  # an inconsistent state a notebook could pass: the status line names it
     panel.redraw()
     assert "iteration=3 is out of range" in panel.status.value
+
+
+def test_paper_scale_model_is_labelled_and_checked_against_measured_proposals(comparison):
+    scale = study.paper_scale([comparison], qubits=(4, 14))
+    assert scale["label"] == "MODEL" and "t_eval" in scale["formula"]
+    small, big = scale["rows"]
+    assert big["dense H (GiB)"] == 4.0 and big["MODEL eval (ms)"] > small["MODEL eval (ms)"]
+    check = scale["check"]
+    assert check["proposals"] > 0
+    # measured proposals (single timings on a shared machine) against the calibrated model: same order
+    assert 0.2 < check["median_measured_over_model"] < 5
