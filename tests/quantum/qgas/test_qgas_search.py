@@ -183,3 +183,19 @@ def test_a_training_failure_is_logged_and_skipped(tmp_path, monkeypatch):
     run = run_search(QgasConfig(problem="h2", iterations=2, transcript=str(tmp_path / "f.json"), **FAST))
     assert len(calls) == 2 and [r.reason for r in run.records] == ["train", "train"]
     assert run.best is None and run.valid_fraction == 0.0
+
+
+def test_fewer_cnots_guideline_mutates_the_cheapest_proposal_below_target(tmp_path):
+    import re
+
+    config = QgasConfig(
+        problem="lih", iterations=6, guideline="fewer-cnots", transcript=str(tmp_path / "g.json"), **FAST
+    )
+    run = run_search(config)
+    assert "Guideline: keep the error low with as few CNOTs" in run.records[1].prompt
+    for k, record in enumerate(run.records[1:], start=1):
+        parent = int(re.search(r"of iteration (\d+)", record.raw).group(1))
+        below = [r for r in run.records[:k] if r.valid and r.energy_error < 1.6e-3]
+        if below:
+            cheapest = min(below, key=lambda r: (r.cnots, round(r.energy_error, 9), r.iteration))
+            assert parent == cheapest.iteration

@@ -99,3 +99,14 @@ def test_paper_scale_model_is_labelled_and_checked_against_measured_proposals(co
     assert check["proposals"] > 0
     # measured proposals (single timings on a shared machine) against the calibrated model: same order
     assert 0.2 < check["median_measured_over_model"] < 5
+
+
+def test_seed_and_guideline_tables(comparison):
+    rows = study.seed_table("h2", [0], iterations=N)
+    assert [r["searcher"] for r in rows] == list(study.SEARCHERS)
+    for r, name in zip(rows, study.SEARCHERS):
+        best = comparison.searches[name].best  # seed 0 is the comparison's own run (from the cache)
+        assert r["median best error"] == best.energy_error and r["median CNOTs of best"] == best.cnots
+    guide = study.guideline_table("h2", iterations=N)
+    assert [r["guideline"] for r in guide] == ["none", "fewer-cnots"]
+    assert "target reached over seeds" in study.verdicts([comparison], rows)[0]["ours"]

@@ -5,7 +5,8 @@ raw text (what a chat model would answer); the loop parses and validates it.
   far, chosen from the feedback: grow (a rotation, an entangler on neighbouring qubits, a layer, an axis
   change) while the error is above the target, prune (drop an entangler or a rotation) once it is below or
   after a budget refusal. Starts from the reference state (X gates on the hint's 1 bits) plus one ry layer
-  and a cx chain. Seeded by (seed, iteration).
+  and a cx chain. Seeded by (seed, iteration). Under the "fewer-cnots" guideline it mutates the cheapest
+  proposal below the target error instead of the most accurate one (the scripted human guideline).
 - :class:`RandomProposer` (baseline): independent random genomes from the same grammar.
 - :class:`EvolutionaryProposer` (baseline, a stand-in for QuantumNAS-style search): a population of the best
   valid proposals, tournament selection, one uniformly random mutation, no feedback rules.
@@ -64,9 +65,17 @@ def _seed_genome(prompt: Prompt) -> Genome:
     return tuple(init + layer)
 
 
-def _best(history: Sequence[Record]) -> Record | None:
+def _best(history: Sequence[Record], target: float | None = None) -> Record | None:
+    """The record to mutate: lowest error (ties: fewer CNOTs); with ``target`` (the "fewer-cnots" guideline)
+    the cheapest record below the target error when there is one."""
     valid = [r for r in history if r.valid]
-    return min(valid, key=lambda r: (round(r.energy_error, 9), r.cnots, r.iteration)) if valid else None
+    if not valid:
+        return None
+    if target is not None:
+        good = [r for r in valid if r.energy_error < target]
+        if good:
+            return min(good, key=lambda r: (r.cnots, round(r.energy_error, 9), r.iteration))
+    return min(valid, key=lambda r: (round(r.energy_error, 9), r.cnots, r.iteration))
 
 
 def _parse(record: Record) -> Genome:
@@ -117,7 +126,8 @@ class LocalProposer:
     def propose(self, prompt: Prompt) -> str:
         n = prompt.rules.num_qubits
         rng = np.random.default_rng([self.seed, prompt.iteration])
-        best = _best(prompt.history)
+        cheap = prompt.guideline == "fewer-cnots"
+        best = _best(prompt.history, target_error(prompt) if cheap else None)
         if best is None:
             return _answer(_seed_genome(prompt), n, "seed: reference state, ry layer, cx chain")
         genome = _parse(best)

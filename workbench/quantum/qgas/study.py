@@ -273,6 +273,69 @@ def is_computed(
     return all(Path(_config(problem, s, seed, iterations, bond_length).transcript).is_file() for s in SEARCHERS)
 
 
+def cheapest_below_target(run: SearchRun) -> Record | None:
+    """The valid proposal with the fewest CNOTs whose error is below the target (1.6 mHa chemistry, 1e-3
+    otherwise); None when no proposal reached it."""
+    target = _target(run.problem)
+    good = [r for r in run.records if r.valid and r.energy_error < target]
+    return min(good, key=lambda r: (r.cnots, r.energy_error, r.iteration)) if good else None
+
+
+def guideline_table(
+    problem: str, *, iterations: int = STUDY["iterations"], device: str = STUDY["device"]
+) -> list[dict[str, Any]]:
+    """The local proposer without a guideline and with "fewer-cnots": the most accurate proposal, the cheapest
+    one below the target, and that one's error under ``device`` noise."""
+    rows = []
+    for guideline in ("none", "fewer-cnots"):
+        run = search(problem, "local", iterations=iterations, guideline=guideline)
+        best, cheap = run.best, cheapest_below_target(run)
+        noisy = noisy_errors(run, device) if device != "none" else {}
+        rows.append(
+            {
+                "problem": problem,
+                "guideline": guideline,
+                "most accurate: error": best.energy_error if best else None,
+                "most accurate: CNOTs": best.cnots if best else None,
+                "cheapest below target: CNOTs": cheap.cnots if cheap else None,
+                "cheapest below target: error": cheap.energy_error if cheap else None,
+                f"cheapest below target: error on {device}": noisy.get(cheap.iteration) if cheap else None,
+                "valid": f"{run.valid_fraction:.0%}",
+            }
+        )
+    return rows
+
+
+def seed_table(problem: str, seeds: Sequence[int], *, iterations: int = STUDY["iterations"]) -> list[dict[str, Any]]:
+    """Each searcher over several seeds: median best error, median CNOTs of the best, and in how many seeds
+    (and after how many proposals, median) the target error was reached."""
+    rows = []
+    for name in SEARCHERS:
+        runs = [search(problem, name, seed=s, iterations=iterations) for s in seeds]
+        errors = [r.best.energy_error for r in runs if r.best]
+        cnots = [r.best.cnots for r in runs if r.best]
+        target = _target(runs[0].problem)
+        reached = []
+        for r in runs:
+            curve = r.best_error_curve()
+            hit = next((i + 1 for i, e in enumerate(curve) if e is not None and e < target), None)
+            if hit is not None:
+                reached.append(hit)
+        rows.append(
+            {
+                "problem": problem,
+                "searcher": name,
+                "seeds": len(seeds),
+                "median best error": float(np.median(errors)) if errors else None,
+                "median CNOTs of best": float(np.median(cnots)) if cnots else None,
+                "seeds reaching target": f"{len(reached)}/{len(seeds)}",
+                "median proposals to target": float(np.median(reached)) if reached else None,
+                "validity": f"{np.mean([r.valid_fraction for r in runs]):.0%}",
+            }
+        )
+    return rows
+
+
 # ---- the panel's view ---------------------------------------------------------------------------------------
 
 
@@ -328,8 +391,9 @@ def _target(p: Problem) -> float:
     return CHEMICAL_ACCURACY if p.kind == "vqe" else 1e-3
 
 
-def verdicts(comparisons: Sequence[Comparison]) -> list[dict[str, str]]:
-    """The paper's claims (:data:`PAPER_CLAIMS`) beside ours, each with a verdict and why."""
+def verdicts(comparisons: Sequence[Comparison], seed_rows: Sequence[dict[str, Any]] = ()) -> list[dict[str, str]]:
+    """The paper's claims (:data:`PAPER_CLAIMS`) beside ours, each with a verdict and why; ``seed_rows``
+    (from :func:`seed_table`) add how often each searcher reached the target over seeds."""
     rows = []
     lines, noise_lines, validity = [], [], []
     comparable = True
@@ -360,6 +424,15 @@ def verdicts(comparisons: Sequence[Comparison]) -> list[dict[str, str]]:
             )
         for n in SEARCHERS:
             validity.append(f"{p.name}/{n} {c.searches[n].valid_fraction:.0%}")
+    if seed_rows:
+        tally = {}
+        for r in seed_rows:
+            hit, total = (int(x) for x in r["seeds reaching target"].split("/"))
+            a, b = tally.get(r["searcher"], (0, 0))
+            tally[r["searcher"]] = (a + hit, b + total)
+        lines.append(
+            "target reached over seeds and problems: " + ", ".join(f"{n} {a}/{b}" for n, (a, b) in tally.items())
+        )
     rows.append(
         {
             **_claim("comparable"),
@@ -428,6 +501,8 @@ def markdown_rows(rows: Sequence[dict[str, Any]]) -> str:
     """Rows of dicts (same keys) as a markdown table; floats with 4 significant digits."""
 
     def cell(v: Any) -> str:
+        if v is None:
+            return "-"
         return f"{v:.4g}" if isinstance(v, float) else str(v).replace("|", "/")
 
     keys = list(rows[0])
