@@ -6,7 +6,7 @@ What is modelled (every number it prints is labelled MODEL):
   restarts, costs ``t(n, g) = a + g * (b + c * R * 2**n) + d * R * 4**n`` seconds: a fixed overhead, a
   per-gate overhead (Python and torch dispatch), a per-amplitude term per gate, and the dense ``<psi|H|psi>``
   (QGAS keeps H dense: 2**n x 2**n). ``a, b, c, d`` are fitted (non-negative least squares) to timings of our
-  simulator measured by :func:`calibrate` on hardware-efficient ansaetze of 4-10 qubits. Dense H needs
+  simulator measured by :func:`calibrate` on hardware-efficient ansaetze of 4-10 qubits (beyond: extrapolated). Dense H needs
   ``16 * 4**n`` bytes: 4 GiB at 14 qubits (H2O in STO-3G with Jordan-Wigner), which is where this path ends
   (a Pauli-sum expectation would replace it: not calibrated here).
 - a proposal: ``evaluations * (t(n, g) + o)``: ``evaluations`` (energy+gradient calls of L-BFGS) is taken from
@@ -87,7 +87,7 @@ def prompt_tokens(prompt_chars: float) -> float:
     return prompt_chars / CHARS_PER_TOKEN
 
 
-def calibrate(qubits=(4, 6, 8, 10, 12), reps: int = 2, restarts: int = 2, repeats: int = 7) -> Calibration:
+def calibrate(qubits=(4, 6, 8, 10), reps: int = 2, restarts: int = 2, repeats: int = 5) -> Calibration:
     """Time our energy+gradient evaluation (the training inner loop) on ``n_local(ry, cx, linear, reps)``
     with a dense random Hermitian H at each width (the fastest of ``repeats`` runs after a warm-up: the
     least disturbed by other load), then :func:`fit` the constants."""
@@ -110,7 +110,7 @@ def calibrate(qubits=(4, 6, 8, 10, 12), reps: int = 2, restarts: int = 2, repeat
                     samples.append(time.perf_counter() - start)
             points.append((n, len(circuit.data), restarts, float(np.min(samples[1:]))))  # min: least load noise
     cal = fit(points)
-    return dataclasses.replace(cal, o=_overhead(cal, restarts, repeats=3))
+    return dataclasses.replace(cal, o=_overhead(cal, restarts, repeats=2))
 
 
 def _overhead(cal: Calibration, restarts: int, repeats: int) -> float:
@@ -128,7 +128,7 @@ def _overhead(cal: Calibration, restarts: int, repeats: int) -> float:
     for _ in range(repeats + 1):
         start = time.perf_counter()
         ansatz = parse_proposal(text, Rules(4))
-        trained = train(ansatz.circuit, (m + m.T) / 2, steps=20, restarts=restarts)
+        trained = train(ansatz.circuit, (m + m.T) / 2, steps=10, restarts=restarts)
         spent = time.perf_counter() - start
         t_eval = evaluation_seconds(cal, 4, ansatz.gates, restarts)
         out.append((spent - trained.evaluations * t_eval) / trained.evaluations)
