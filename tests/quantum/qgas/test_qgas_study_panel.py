@@ -51,6 +51,7 @@ def test_disk_cache_gives_back_the_same_records(comparison):
     study.clear_caches()
     again = study.compare("h2", iterations=N)
     assert {n: run.records for n, run in again.searches.items()} == before
+    assert again.references == comparison.references and again.noisy == comparison.noisy
     assert study.is_computed("h2", iterations=N)
 
 

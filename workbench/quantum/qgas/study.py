@@ -11,7 +11,9 @@ noiseless and under a device's noise, the panel's view, the paper's claims and t
   :func:`qgas_view` is the panel's view (cached comparisons only: a missing one is computed behind the panel's
   button); :func:`verdicts` sets the results beside :data:`PAPER_CLAIMS`.
 
-Every memo lives here; :func:`clear_caches` empties them (the transcripts on disk stay: they are logs).
+Every memo lives here; :func:`clear_caches` empties the in-memory ones. On disk (the qgas cache folder) stay the
+transcripts (they are logs, and the searches' cache), the trained references and the noisy scores, each file
+holding the key it was computed for.
 """
 
 from __future__ import annotations
@@ -181,8 +183,33 @@ def _reference_circuits(p: Problem) -> list[tuple[str, Any]]:
     return out
 
 
+def _disk_memo(kind: str, key: dict[str, Any], compute: Callable[[], Any]) -> Any:
+    """``compute()``'s JSON value, stored in the qgas cache folder under ``kind`` and a digest of ``key`` (the
+    file holds the key too, and is used only when it matches); written atomically."""
+    from workbench.data import cache_dir
+
+    text = json.dumps(key, sort_keys=True)
+    path = cache_dir("qgas", "study") / f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
+    if path.is_file():
+        try:
+            stored = json.loads(path.read_text())
+            if json.dumps(stored["key"], sort_keys=True) == text:
+                return stored["value"]
+        except (ValueError, KeyError):
+            log.warning("qgas: ignoring unreadable cache file %s", path)
+    value = compute()
+    write_text(path, json.dumps({"key": key, "value": value}) + "\n")
+    return value
+
+
 @functools.lru_cache(maxsize=32)
 def _references(problem: str, bond_length: float, device: str, steps: int, restarts: int) -> tuple[Reference, ...]:
+    key = {"problem": problem, "bond_length": bond_length, "device": device, "steps": steps, "restarts": restarts}
+    rows = _disk_memo("references", key, lambda: [r.__dict__ for r in _train_references(*key.values())])
+    return tuple(Reference(**r) for r in rows)
+
+
+def _train_references(problem: str, bond_length: float, device: str, steps: int, restarts: int) -> list[Reference]:
     p = get_problem(problem, bond_length)
     out = []
     for name, circuit in _reference_circuits(p):
@@ -194,7 +221,7 @@ def _references(problem: str, bond_length: float, device: str, steps: int, resta
         if device != "none":
             noisy = noisy_energy(circuit, trained.params, p.terms, device)[0] - p.exact
         out.append(Reference(name, depth, cnots, circuit.num_parameters, trained.energy - p.exact, noisy))
-    return tuple(out)
+    return out
 
 
 def references(problem: str, *, bond_length: float = 0.0, device: str = STUDY["device"]) -> tuple[Reference, ...]:
@@ -204,6 +231,16 @@ def references(problem: str, *, bond_length: float = 0.0, device: str = STUDY["d
 
 @functools.lru_cache(maxsize=128)
 def _noisy(transcript: str, problem: str, bond_length: float, device: str) -> dict[int, float]:
+    from workbench.atomic import sha256_of
+
+    key = {"transcript_sha256": sha256_of(transcript), "problem": problem, "bond_length": bond_length, "device": device}
+    value = _disk_memo(
+        "noisy", key, lambda: {str(k): v for k, v in _score_noisy(transcript, problem, bond_length, device).items()}
+    )
+    return {int(k): v for k, v in value.items()}
+
+
+def _score_noisy(transcript: str, problem: str, bond_length: float, device: str) -> dict[int, float]:
     import qiskit.qasm3
 
     p = get_problem(problem, bond_length)
