@@ -137,7 +137,7 @@ _CATALOGUE = (
         "workbench.quantum.napa.runner",
     ),
     CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
-    CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search"),
+    CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search", "workbench.quantum.qgas.runner"),
     CatalogueEntry("pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE"),
     CatalogueEntry(
         "hybrid-qaoa",
