@@ -42,8 +42,14 @@ def test_ready_technique_resolves_with_config_runner_and_panel():
 def test_unknown_and_planned_names_give_clear_errors():
     with pytest.raises(ValueError, match="technique='nope' is unknown: valid techniques are mesh-attention"):
         get_technique("nope")
-    with pytest.raises(ValueError, match="technique='greedysnake' is planned but not implemented yet"):
-        get_technique("greedysnake")
+    import workbench.registry as registry
+
+    planned = registry.CatalogueEntry("not-yet", "llm", "a planned technique")  # no module: planned
+    by_name = dict(registry._BY_NAME, **{"not-yet": planned})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(registry, "_BY_NAME", by_name)
+        with pytest.raises(ValueError, match="technique='not-yet' is planned but not implemented yet"):
+            get_technique("not-yet")
     assert "mesh-attention" in technique_names(ready_only=True)
 
 
