@@ -260,6 +260,7 @@ def run_workers(
             if all(code == 0 for code in codes):
                 break
             if any(code not in (None, 0) for code in codes):
+                codes = _settle(procs, codes)
                 raise _failure(codes, workdir, world_size, time.monotonic() - start, oom_hint)
             if time.monotonic() - start > timeout_s:
                 raise _timeout(procs, world_size, timeout_s)
@@ -274,6 +275,24 @@ def run_workers(
             if proc.pid is not None:
                 proc.join()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+#: how long a failed run waits for the other workers' exit codes before naming the cause (seconds)
+SETTLE_S = 2.0
+
+
+def _settle(procs: list, codes: list[int | None]) -> list[int | None]:
+    """Exit codes after giving the live workers up to :data:`SETTLE_S` to exit when no worker has died of a
+    signal yet: the peers of a killed rank often report a connection error first (seen under load), and the
+    signal, not their error, is the cause to name."""
+    deadline = time.monotonic() + SETTLE_S
+    while not any(code is not None and code < 0 for code in codes) and time.monotonic() < deadline:
+        alive = [proc.sentinel for proc in procs if proc.exitcode is None]
+        if not alive:
+            break
+        multiprocessing.connection.wait(alive, timeout=max(0.01, deadline - time.monotonic()))
+        codes = [proc.exitcode for proc in procs]
+    return codes
 
 
 def _failure(codes: list[int | None], workdir: Path, world_size: int, seconds: float, oom_hint: str) -> BaseException:
