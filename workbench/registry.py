@@ -109,7 +109,7 @@ _CATALOGUE = (
     CatalogueEntry("srt", "llm", "speculative RL rollouts from a per-prompt tree cache"),
     CatalogueEntry("redox", "llm", "data loading by file redirection"),
     CatalogueEntry("cfp", "llm", "intra-operator parallel-plan search"),
-    CatalogueEntry("dawnpiper", "llm", "memory-aware pipeline partitioning"),
+    CatalogueEntry("dawnpiper", "llm", "memory-aware pipeline partitioning", "workbench.llm.dawnpiper.runner"),
     CatalogueEntry(
         "devices",
         "quantum",

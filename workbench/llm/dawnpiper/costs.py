@@ -15,7 +15,9 @@ is not readable): a swapped value goes to host after its micro-batch's forward a
 micro-batch and exposed beyond it; a recomputed value costs its producer's forward time again in backward and
 needs the producer's inputs held (they then stay). The greedy choice: first fill the free swap window with the
 values that are dearest to recompute, then take the cheapest bytes (recompute ``t_f / bytes`` or exposed swap
-``1 / pcie``) until the stage fits.
+``1 / pcie``) until the stage fits. A value can be recomputed when its producer is in the stage and every input
+of the producer is a value the stage saves (kept, swapped back in, or itself recomputed first: chains are allowed).
+Swapped bytes of all micro-batches in flight must fit in the stage's share of host memory.
 
 Stage time per micro-batch ``T_x = max(t_f + t_b + recompute + exposed swap, comm_in, comm_out)`` (activations
 and gradients overlap compute, as DawnPiper's objective assumes); iteration time ``(M + S - 1) * max_x T_x``.
@@ -39,7 +41,8 @@ SCHEDULES = ("1f1b", "gpipe", "pipedream")
 @dataclass(frozen=True, kw_only=True)
 class Hardware:
     """What the cost model needs of a device: memory per stage (bytes), PCIe and inter-stage link (bytes/s, s),
-    and the bytes per parameter of static state (weights, gradients, optimizer) and of one stashed weight."""
+    the bytes per parameter of static state (weights, gradients, optimizer) and of one stashed weight, and the
+    host memory a stage may fill with swapped tensors (bytes; all its micro-batches in flight together)."""
 
     memory_bytes: float
     pcie_bytes_per_s: float
@@ -47,6 +50,7 @@ class Hardware:
     link_latency_s: float = 0.0
     state_bytes_per_param: float = 16.0
     weight_bytes_per_param: float = 2.0
+    host_bytes: float = math.inf
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,7 +151,9 @@ def plan_stage(
         need = static + k * act - budget
         reduce = math.ceil(need / k)
         choose = _choose if granularity == "tensor" else _choose_layers
-        swap, recompute, swap_bytes, rec_bytes, added, feasible = choose(graph, held, start, stop, reduce, compute, hw)
+        swap, recompute, swap_bytes, rec_bytes, added, feasible = choose(
+            graph, held, start, stop, reduce, compute, hw, hw.host_bytes / k
+        )
     act_after = act - swap_bytes - rec_bytes
     time_s = max(compute + added, comm) if feasible else math.inf
     return StagePlan(
@@ -172,7 +178,14 @@ def plan_stage(
 
 
 def _choose(
-    graph: NodeGraph, held: np.ndarray, start: int, stop: int, reduce: int, window_s: float, hw: Hardware
+    graph: NodeGraph,
+    held: np.ndarray,
+    start: int,
+    stop: int,
+    reduce: int,
+    window_s: float,
+    hw: Hardware,
+    host_cap: float = math.inf,
 ) -> tuple[list[int], list[int], int, int, float, bool]:
     """The greedy swap/recompute choice that frees ``reduce`` bytes per micro-batch (see the module docstring)."""
     held_set = {int(v) for v in held}
@@ -194,7 +207,7 @@ def _choose(
         if freed >= reduce:
             break
         size = int(graph.value_bytes[v])
-        if swapped + size > window_bytes:
+        if swapped + size > min(window_bytes, host_cap):
             continue
         chosen_swap.append(v)
         swapped += size
@@ -213,9 +226,10 @@ def _choose(
             continue
         size = int(graph.value_bytes[v])
         inputs = graph.value_inputs[v] or ()
-        if rec_cost.get(v, math.inf) < swap_per_byte and not any(w in taken for w in inputs):
+        if rec_cost.get(v, math.inf) < swap_per_byte:
             chosen_rec.append(v)
-            pinned.update(inputs)
+        elif swapped + size > host_cap:
+            continue
         else:
             chosen_swap.append(v)
             swapped += size
@@ -228,7 +242,14 @@ def _choose(
 
 
 def _choose_layers(
-    graph: NodeGraph, held: np.ndarray, start: int, stop: int, reduce: int, window_s: float, hw: Hardware
+    graph: NodeGraph,
+    held: np.ndarray,
+    start: int,
+    stop: int,
+    reduce: int,
+    window_s: float,
+    hw: Hardware,
+    host_cap: float = math.inf,
 ) -> tuple[list[int], list[int], int, int, float, bool]:
     """vPipe's granularity (our model of its paper's description): a whole layer is swapped, or recomputed from
     its input (activation checkpointing: everything the layer made is dropped except its output, the next
@@ -257,7 +278,7 @@ def _choose_layers(
     order = sorted(options, key=lambda o: (o[5] / max(o[3], 1), o[0]), reverse=True)
     rest = []
     for o in order:
-        if freed < reduce and swapped + o[4] <= window_bytes:
+        if freed < reduce and swapped + o[4] <= min(window_bytes, host_cap):
             chosen_swap += o[1]
             swapped += o[4]
             freed += o[4]
@@ -273,7 +294,7 @@ def _choose_layers(
             rec_total += rec_bytes
             rec_time_total += rec_time
             freed += rec_bytes
-        else:
+        elif swapped + swap_bytes <= host_cap:
             chosen_swap += values
             swapped += swap_bytes
             freed += swap_bytes

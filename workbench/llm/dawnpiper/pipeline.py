@@ -101,6 +101,10 @@ class _Slot:
         self.back: torch.UntypedStorage | None = None
         self.recipe: tuple[fx.Node, list[Any], dict] | None = None
 
+    device: torch.device = torch.device("cpu")
+    shape: tuple = ()
+    dtype: torch.dtype = torch.float32
+
     def swap_out(self, t: torch.Tensor) -> None:
         self.host = t.untyped_storage().cpu() if t.is_cuda else t.untyped_storage().clone()
         self.ledger.swapped_out += self.nbytes
@@ -115,7 +119,10 @@ class _Slot:
             else:
                 node, inputs, kwargs = self.recipe
                 with torch.no_grad():
-                    args = [a.get() if isinstance(a, _Held) else a for a in inputs]
+                    args = [
+                        a.get() if isinstance(a, _Held) else _whole(a) if isinstance(a, _Slot) else a
+                        for a in inputs
+                    ]
                     self.back = node.target(*args, **kwargs).untyped_storage()
                 self.ledger.recomputed += 1
         return self.back
@@ -123,6 +130,12 @@ class _Slot:
     def __del__(self) -> None:
         if self.host is not None:
             self.ledger.host_bytes -= self.nbytes
+
+
+def _whole(slot: _Slot) -> torch.Tensor:
+    """A swapped or recomputed input as the whole (contiguous) root tensor it was."""
+    storage = slot.storage(slot.device)
+    return torch.empty(0, dtype=slot.dtype, device=slot.device).set_(storage, 0, slot.shape)
 
 
 class _Lazy:
@@ -223,12 +236,18 @@ def pipeline_worker(rank: int, world: int, comm: Comm, traced: TracedGPT, graph:
                 slot = slots.get(value)
                 if slot is None:
                     slot = slots[value] = _Slot(ledger, int(t.untyped_storage().nbytes()))
+                    root = env.get(graph.value_names[value])
+                    if isinstance(root, torch.Tensor):
+                        slot.shape, slot.dtype, slot.device = tuple(root.shape), root.dtype, root.device
                     if value in swap:
                         slot.swap_out(t)
                     else:
                         node = by_name[graph.value_names[value]]
-                        args = [env[a.name] for a in node.args if isinstance(a, fx.Node) and a.op != "get_attr"]
-                        held = [_Held(ledger, a) for a in args]
+                        held = []
+                        for w in graph.value_inputs[value]:
+                            src = graph.value_names[w]
+                            # an input that is itself swapped or recomputed is reached through its slot
+                            held.append(slots[w] if w in slots else _Held(ledger, env[src]))
                         params = [
                             gm.get_parameter(str(a.target))
                             for a in node.args

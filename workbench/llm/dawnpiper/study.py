@@ -1,0 +1,234 @@
+"""DawnPiper studies: memoised traced graphs, partitions, max-batch searches and the real check, the panel's
+view, ``PAPER_CLAIMS`` and the verdict rows. :func:`clear_caches` empties every memo.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from workbench.llm.dawnpiper.check import CheckOutcome, run_check
+from workbench.llm.dawnpiper.config import DawnpiperConfig
+from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
+from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition, inside
+from workbench.llm.dawnpiper.graph import NodeGraph, TracedGPT, profile, trace_gpt
+from workbench.llm.dawnpiper.model import (
+    MODEL_LABEL,
+    PARTITIONERS,
+    max_batch,
+    paper_graph,
+    paper_hardware,
+    run_partitioner,
+)
+from workbench.llm.dawnpiper.reference import exhaustive
+
+__all__ = [
+    "PAPER_CLAIMS",
+    "traced",
+    "graph_of",
+    "hardware_of",
+    "check_budget",
+    "partitions",
+    "exhaustive_of",
+    "max_batches",
+    "check",
+    "DawnpiperView",
+    "dawnpiper_view",
+    "verdict_rows",
+    "clear_caches",
+]
+
+#: the abstract's numbers (arXiv 2505.05856 v1, 9 May 2025)
+PAPER_CLAIMS = {
+    "v1": {
+        "title": "DawnPiper: A Memory-scablable Pipeline Parallel Training Framework",
+        "max_batch_vs_vpipe": 4.0,
+        "max_batch_vs_pipedream": 11.0,
+        "speedup_vs_vpipe": 1.5,
+    }
+}
+EXHAUSTIVE_MAX_UNITS, EXHAUSTIVE_MAX_STAGES = 30, 4
+
+
+@lru_cache(maxsize=8)
+def traced(config: DawnpiperConfig) -> tuple[TracedGPT, NodeGraph]:
+    """The traced and profiled GPT of ``config`` (memoised on the GPT's parameters and micro-batch)."""
+    return _traced(config.gpt(), config.micro_batch)
+
+
+@lru_cache(maxsize=8)
+def _traced(gpt, micro_batch: int) -> tuple[TracedGPT, NodeGraph]:
+    t = trace_gpt(gpt, micro_batch)
+    return t, profile(t)
+
+
+def graph_of(config: DawnpiperConfig, micro_batch: int | None = None) -> NodeGraph:
+    """The node graph the partitioners see: traced (scaled to ``micro_batch``) or generated at paper scale."""
+    b = micro_batch or config.micro_batch
+    if config.model == "traced":
+        g = traced(config)[1]
+        return g if b == g.micro_batch else g.scaled(b)
+    return _paper_graph(config.model, b, config.cluster.gpu_tflops, config.hbm_gbps)
+
+
+@lru_cache(maxsize=256)
+def _paper_graph(model: str, b: int, tflops: float, hbm: float) -> NodeGraph:
+    return paper_graph(model, b, tflops, hbm)
+
+
+def hardware_of(config: DawnpiperConfig) -> Hardware:
+    """The stage hardware: the budget, PCIe and NVLink of the cluster; state bytes by precision."""
+    c = config.cluster
+    host = c.host_memory_gb / c.gpus_per_node
+    if config.model == "traced":
+        elem = 8 if config.dtype == "float64" else 4
+        return Hardware(
+            memory_bytes=config.memory_gb * 1e9, pcie_bytes_per_s=c.pcie_bw_gbps * 1e9,
+            link_bytes_per_s=c.intra_node_bw_gbps * 1e9, link_latency_s=c.intra_node_latency_us * 1e-6,
+            state_bytes_per_param=4.0 * elem, weight_bytes_per_param=float(elem), host_bytes=host * 1e9,
+        )  # fmt: skip
+    return paper_hardware(config.memory_gb, c.pcie_bw_gbps, c.intra_node_bw_gbps, c.intra_node_latency_us, host)
+
+
+def check_budget(config: DawnpiperConfig, graph: NodeGraph, hw: Hardware) -> None:
+    """Refuse a budget no partition can meet: the weights and optimizer state alone exceed S budgets, or one
+    node's do (a stage holds at least one node). Raises ValueError naming memory_gb."""
+    per_unit = graph.param_bytes / graph.param_elem_bytes * hw.state_bytes_per_param
+    need = max(float(per_unit.sum()) / config.stages, float(per_unit.max()))
+    if hw.memory_bytes < need:
+        raise ValueError(
+            f"memory_gb={config.memory_gb:g} is below what one micro-batch needs: weights, gradients and optimizer "
+            f"state alone take {per_unit.sum() / 1e9:.4g} GB over stages={config.stages} (largest node "
+            f"{per_unit.max() / 1e9:.4g} GB), so valid memory_gb is >= {need / 1e9:.4g}"
+        )
+
+
+def _cache(config: DawnpiperConfig, graph: NodeGraph, hw: Hardware) -> StageCache:
+    return StageCache(graph, config.stages, config.micro_batches, hw, config.schedule)
+
+
+@lru_cache(maxsize=64)
+def partitions(config: DawnpiperConfig) -> tuple[dict[str, Partition], dict]:
+    """Every partitioner at the configured micro-batch, and DawnPiper's search account."""
+    graph, hw = graph_of(config), hardware_of(config)
+    check_budget(config, graph, hw)
+    out = {}
+    account: dict = {}
+    for name in PARTITIONERS:
+        if name == "dawnpiper":
+            out[name], account = dawnpiper_partition(_cache(config, graph, hw))
+        else:
+            out[name] = run_partitioner(name, graph, config.stages, config.micro_batches, hw, config.schedule)
+    return out, account
+
+
+@lru_cache(maxsize=32)
+def exhaustive_of(config: DawnpiperConfig) -> Partition | None:
+    """The exhaustive optimum on small graphs (<= 30 units, <= 4 stages), else None."""
+    graph, hw = graph_of(config), hardware_of(config)
+    if graph.n > EXHAUSTIVE_MAX_UNITS or config.stages > EXHAUSTIVE_MAX_STAGES:
+        return None
+    return exhaustive(_cache(config, graph, hw))
+
+
+@lru_cache(maxsize=64)
+def max_batches(config: DawnpiperConfig, cap: int = 4096) -> dict[str, int]:
+    """Largest trainable micro-batch per partitioner (MODEL when the graph is generated or scaled)."""
+    hw = hardware_of(config)
+    out = {}
+    for name in PARTITIONERS:
+        out[name] = max_batch(
+            name, lambda b: graph_of(config, b), config.stages, config.micro_batches, hw, config.schedule, cap
+        )[0]
+    return out
+
+
+@lru_cache(maxsize=8)
+def check(config: DawnpiperConfig) -> tuple[Partition, CheckOutcome]:
+    """DawnPiper's partition of the traced GPT run for real on ``stages`` processes."""
+    t, graph = traced(config)
+    hw = hardware_of(config)
+    check_budget(config, graph, hw)
+    part, _ = dawnpiper_partition(_cache(config, graph, hw))
+    outcome = run_check(
+        t, graph, part, schedule=config.schedule, micro_batches=config.micro_batches, data_seed=config.seed + 1,
+        timeout_s=config.timeout_s,
+    )  # fmt: skip
+    return part, outcome
+
+
+@dataclass(frozen=True, kw_only=True)
+class DawnpiperView:
+    """What the panel draws: per partitioner its stage peaks (GB), budget, iteration time, feasibility, cuts."""
+
+    names: tuple[str, ...]
+    stage_peak_gb: tuple[tuple[float, ...], ...]
+    stage_act_gb: tuple[tuple[float, ...], ...]
+    iteration_s: tuple[float, ...]
+    feasible: tuple[bool, ...]
+    cuts: tuple[tuple[int, ...], ...]
+    budget_gb: float
+    units: int
+    interval: tuple[tuple[int, int], ...]
+    label: str
+
+
+@lru_cache(maxsize=256)
+def dawnpiper_view(config: DawnpiperConfig) -> DawnpiperView:
+    parts, account = partitions(config)
+    names = tuple(parts)
+    return DawnpiperView(
+        names=names,
+        stage_peak_gb=tuple(tuple(b / 1e9 for b in parts[n].stage_peak_bytes) for n in names),
+        stage_act_gb=tuple(tuple(s.in_flight * s.act_bytes / 1e9 for s in parts[n].stages) for n in names),
+        iteration_s=tuple(parts[n].iteration_s for n in names),
+        feasible=tuple(parts[n].feasible for n in names),
+        cuts=tuple(parts[n].cuts for n in names),
+        budget_gb=config.memory_gb,
+        units=graph_of(config).n,
+        interval=tuple(tuple(i) for i in account.get("interval", [])),
+        label=MODEL_LABEL if config.model != "traced" else "traced GPT, profiled on this CPU",
+    )
+
+
+def exhaustive_gap(config: DawnpiperConfig) -> dict | None:
+    """DawnPiper against the exhaustive optimum (same cost model): relative gap and the theorem's check."""
+    best = exhaustive_of(config)
+    if best is None:
+        return None
+    parts, account = partitions(config)
+    ours = parts["dawnpiper"]
+    gap = (ours.iteration_s / best.iteration_s - 1.0) if math.isfinite(best.iteration_s) else None
+    return {
+        "cuts": list(best.cuts),
+        "iteration_seconds": best.iteration_s,
+        "feasible": best.feasible,
+        "search_seconds": best.search_s,
+        "dawnpiper_gap": gap,
+        "optimum_inside_interval": inside(best.cuts, [tuple(i) for i in account["interval"]])
+        if account["interval"] else True,
+    }
+
+
+def verdict_rows(config: DawnpiperConfig) -> list[dict]:
+    """The verdict table: the paper's max-batch ratios beside ours (MODEL at paper scale)."""
+    mb = max_batches(config)
+    claims = PAPER_CLAIMS["v1"]
+    rows = []
+    for peer, key in (("vpipe", "max_batch_vs_vpipe"), ("pipedream", "max_batch_vs_pipedream")):
+        ours = mb["dawnpiper"] / mb[peer] if mb[peer] else math.inf
+        paper = claims[key]
+        verdict = "reproduced" if ours >= paper * 0.75 else "only under stated conditions" if ours > 1 else "not"
+        rows.append({
+            "claim": f"max trainable batch vs {peer}", "paper_version": "v1", "paper": paper, "ours": ours,
+            "model": config.model, "stages": config.stages, "verdict": verdict,
+        })  # fmt: skip
+    return rows
+
+
+def clear_caches() -> None:
+    for fn in (traced, _traced, _paper_graph, partitions, exhaustive_of, max_batches, check, dawnpiper_view):
+        fn.cache_clear()
+
+
