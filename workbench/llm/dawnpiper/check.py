@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-
 from workbench.distributed.launch import run_workers
 from workbench.llm.dawnpiper.costs import Partition
 from workbench.llm.dawnpiper.graph import NodeGraph, TracedGPT
@@ -130,5 +129,3 @@ def run_check(
         seconds=seconds,
         reference_seconds=ref_seconds,
     )
-
-

@@ -286,7 +286,7 @@ def _choose_layers(
             rest.append(o)
     per_byte = 1.0 / hw.pcie_bytes_per_s
     rest.sort(key=lambda o: (min(o[5] / max(o[3], 1), per_byte), o[0]))
-    for layer, values, rec, rec_bytes, swap_bytes, rec_time in rest:
+    for _layer, values, rec, rec_bytes, swap_bytes, rec_time in rest:
         if freed >= reduce:
             break
         if rec_bytes and rec_time / rec_bytes < per_byte:

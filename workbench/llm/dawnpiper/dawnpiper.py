@@ -15,9 +15,8 @@ our reading, labelled as such in the notebook).
 
 from __future__ import annotations
 
+import functools
 import time
-from functools import lru_cache
-
 
 from workbench.llm.dawnpiper.balance import balance_by_size, balance_by_time
 from workbench.llm.dawnpiper.costs import Partition, StageCache
@@ -65,7 +64,7 @@ def _search(cache: StageCache, *, slack: int, window: int) -> tuple[Partition, d
     memory_cuts = balance_by_size(graph, cache).cuts
     interval = theorem_interval(compute_cuts, memory_cuts, n, slack)
 
-    @lru_cache(maxsize=None)
+    @functools.cache
     def solve(x0: int, x1: int, a: int, b: int) -> tuple[float, float, tuple[int, ...]]:
         """Best (time, peak, cuts) of stages [x0, x1) over units [a, b)."""
         if x1 - x0 == 1:
@@ -111,5 +110,3 @@ def _search(cache: StageCache, *, slack: int, window: int) -> tuple[Partition, d
 def inside(cuts: tuple[int, ...], interval: list[tuple[int, int]]) -> bool:
     """True when every cut lies in its interval (the theorem's claim, checked against the exhaustive optimum)."""
     return all(lo <= c <= hi for c, (lo, hi) in zip(cuts, interval, strict=True))
-
-

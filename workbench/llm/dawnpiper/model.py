@@ -50,9 +50,7 @@ def paper_graph(model: str, micro_batch: int, tflops: float, hbm_gbps: float) ->
     """The generated node graph of a paper-scale GPT (fp16 activations, fp32 statistics)."""
     if model not in PAPER_SHAPES:
         raise ValueError(f"model={model!r} is unknown: valid paper-scale models are {tuple(PAPER_SHAPES)}")
-    return generate_graph(
-        PAPER_SHAPES[model], micro_batch, flops_per_s=tflops * 1e12, hbm_bytes_per_s=hbm_gbps * 1e9
-    )
+    return generate_graph(PAPER_SHAPES[model], micro_batch, flops_per_s=tflops * 1e12, hbm_bytes_per_s=hbm_gbps * 1e9)
 
 
 def run_partitioner(name: str, graph: NodeGraph, stages: int, micro_batches: int, hw: Hardware, schedule: str
@@ -123,5 +121,3 @@ class BatchRow:
 
 def tokens_per_second(part: Partition, micro_batch: int, micro_batches: int, seq: int) -> float:
     return micro_batch * micro_batches * seq / part.iteration_s if part.feasible and part.iteration_s > 0 else 0.0
-
-

@@ -120,8 +120,7 @@ class _Slot:
                 node, inputs, kwargs = self.recipe
                 with torch.no_grad():
                     args = [
-                        a.get() if isinstance(a, _Held) else _whole(a) if isinstance(a, _Slot) else a
-                        for a in inputs
+                        a.get() if isinstance(a, _Held) else _whole(a) if isinstance(a, _Slot) else a for a in inputs
                     ]
                     self.back = node.target(*args, **kwargs).untyped_storage()
                 self.ledger.recomputed += 1

@@ -152,7 +152,9 @@ def format_table(result: dict[str, Any]) -> str:
     for r in result["partitioners"]:
         it = "-" if r["iteration_seconds"] is None else f"{fmt(r['iteration_seconds'])} s"
         peaks = ", ".join(fmt_bytes(b) for b in r["stage_peak_bytes"])
-        lines.append(f"{r['name']:>18} {fmt(r['feasible']):>8} {it:>11} {fmt(r['max_batch']):>9}  {peaks} / {r['cuts']}")
+        lines.append(
+            f"{r['name']:>18} {fmt(r['feasible']):>8} {it:>11} {fmt(r['max_batch']):>9}  {peaks} / {r['cuts']}"
+        )
     if result.get("exhaustive"):
         e = result["exhaustive"]
         gap = "-" if e["dawnpiper_gap"] is None else f"{e['dawnpiper_gap']:.2%}"
@@ -170,7 +172,9 @@ def format_table(result: dict[str, Any]) -> str:
                 f"(model {fmt_bytes(s['model_swap_bytes'])}), recomputed {s['recomputed']}"
             )
     for v in result.get("verdict") or []:
-        lines.append(f"  {v['claim']}: paper ({v['paper_version']}) {v['paper']}x, ours {fmt(v['ours'])}x: {v['verdict']}")
+        lines.append(
+            f"  {v['claim']}: paper ({v['paper_version']}) {v['paper']}x, ours {fmt(v['ours'])}x: {v['verdict']}"
+        )
     return "\n".join(lines)
 
 

@@ -207,7 +207,8 @@ def exhaustive_gap(config: DawnpiperConfig) -> dict | None:
         "search_seconds": best.search_s,
         "dawnpiper_gap": gap,
         "optimum_inside_interval": inside(best.cuts, [tuple(i) for i in account["interval"]])
-        if account["interval"] else True,
+        if account["interval"]
+        else True,
     }
 
 
@@ -232,3 +233,29 @@ def clear_caches() -> None:
         fn.cache_clear()
 
 
+# ---------------------------------------------------------------------------------------------- the panel's view
+from workbench.config import Config, param  # noqa: E402
+from workbench.llm.gpt import PAPER_SHAPES  # noqa: E402
+
+
+@dataclass(frozen=True, kw_only=True)
+class DawnpiperViewConfig(Config):
+    """The panel's controls: a paper-scale GPT (MODEL), stages, memory budget, micro-batches and their size."""
+
+    model: str = param("gpt-1.3b", choices=tuple(PAPER_SHAPES), help="paper-scale GPT (node graph from its shape)")
+    stages: int = param(4, lo=2, hi=16, unit="stages", help="pipeline stages S")
+    memory_gb: float = param(40.0, lo=8.0, hi=80.0, unit="GB", label="memory budget", help="memory per stage")
+    micro_batches: int = param(8, lo=1, hi=64, unit="micro-batches", help="micro-batches M")
+    micro_batch: int = param(16, lo=1, hi=256, unit="samples", help="samples per micro-batch")
+    schedule: str = param("1f1b", choices=("1f1b", "gpipe"), help="pipeline schedule")
+
+    def full(self) -> DawnpiperConfig:
+        return DawnpiperConfig(
+            mode="partition", model=self.model, stages=self.stages, memory_gb=self.memory_gb,
+            micro_batches=self.micro_batches, micro_batch=self.micro_batch, schedule=self.schedule,
+        )  # fmt: skip
+
+
+def panel_view(view: DawnpiperViewConfig) -> DawnpiperView:
+    """The panel's view at paper scale (memoised through :func:`dawnpiper_view`)."""
+    return dawnpiper_view(view.full())

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import time
 
-
-
 from workbench.llm.dawnpiper.balance import balance_by_time
 from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
 from workbench.llm.dawnpiper.graph import NodeGraph, layer_cuts
@@ -49,5 +47,3 @@ def vpipe_partition(
                 if _key(candidate) < _key(best):
                     best, improved = candidate, True
     return cache.partition("vpipe", best.cuts, time.perf_counter() - start)
-
-
