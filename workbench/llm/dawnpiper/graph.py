@@ -19,6 +19,7 @@ Times: each unit's forward is timed in place (the interpreter over the real tens
 from __future__ import annotations
 
 import operator
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ import numpy as np
 import torch
 from torch import fx
 
+from workbench.data import cache_dir
 from workbench.llm.gpt import GPTConfig, build_gpt, lm_loss, random_tokens
 
 __all__ = ["NodeGraph", "TracedGPT", "trace_gpt", "profile", "layer_cuts", "VIEW_OPS"]
@@ -203,6 +205,9 @@ def trace_gpt(config: GPTConfig, micro_batch: int) -> TracedGPT:
         raise ValueError(f"micro_batch={micro_batch} is out of range: valid range is >= 1 (samples)")
     model = build_gpt(config)
     tokens, targets = random_tokens(config, micro_batch, seed=0)
+    # torch.export imports Inductor's bisector, which creates Inductor's cache folder (under the temporary folder
+    # unless TORCHINDUCTOR_CACHE_DIR names one, and then sets that variable itself); give it the workbench's cache
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_dir("dawnpiper", "torchinductor")))
     gm = torch.export.export(_WithLoss(model), (tokens, targets)).module()
     # the exported module holds copies: load the seeded weights by name so gm and build_gpt(config) agree
     with torch.no_grad():
