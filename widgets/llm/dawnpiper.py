@@ -64,3 +64,38 @@ class DawnpiperPanel(Panel):
     def notes(self, result: DawnpiperView, values: dict[str, Any]) -> str:
         fits = [n for n, ok in zip(result.names, result.feasible, strict=True) if ok]
         return f"{result.units} nodes; fits the budget: {', '.join(fits) or 'none'}. {result.label}"
+
+
+def check_figure(stages_check: list[dict], title: str = "Measured vs modelled activation peak per stage") -> go.Figure:
+    """Grouped bars: the saved-tensor peak measured in each real stage process beside the model's k_x * act_x."""
+    fig = go.Figure(
+        layout=dict(
+            title=title,
+            barmode="group",
+            height=340,
+            xaxis=dict(title="stage"),
+            yaxis=dict(title="saved-tensor bytes at peak"),
+        )  # fmt: skip
+    )
+    x = [s["stage"] for s in stages_check]
+    fig.add_trace(go.Bar(x=x, y=[s["measured_peak_bytes"] for s in stages_check], name="measured (real pipeline)"))
+    fig.add_trace(go.Bar(x=x, y=[s["model_peak_bytes"] for s in stages_check], name="model"))
+    fig.add_trace(go.Bar(x=x, y=[s["swapped_out_bytes"] for s in stages_check], name="swapped to host (measured)"))
+    return fig
+
+
+def max_batch_figure(points: list[Any], title: str = "Largest trainable micro-batch (MODEL, A100 40 GB)") -> go.Figure:
+    """Grouped bars per paper-scale setting: each partitioner's largest micro-batch (log axis; 0 = cannot train)."""
+    fig = go.Figure(
+        layout=dict(
+            title=title,
+            barmode="group",
+            height=380,
+            xaxis=dict(title="model, stages"),
+            yaxis=dict(title="micro-batch (samples)", type="log"),
+        )  # fmt: skip
+    )
+    x = [f"{p.model}, S={p.stages}" for p in points]
+    for name, color in COLORS.items():
+        fig.add_trace(go.Bar(x=x, y=[p.max_batch[name] or None for p in points], name=name, marker_color=color))
+    return fig

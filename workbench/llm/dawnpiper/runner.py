@@ -22,9 +22,11 @@ from workbench.llm.dawnpiper.study import (
     exhaustive_gap,
     graph_of,
     max_batches,
+    paper_point,
     partitions,
     verdict_rows,
 )
+from workbench.llm.gpt import PAPER_SHAPES
 from workbench.registry import Technique
 from workbench.results import Result, fmt, fmt_bytes
 
@@ -52,7 +54,7 @@ class DawnpiperResult(Result):
 
     OMIT_NONE: ClassVar[tuple[str, ...]] = (
         "exhaustive", "interval", "stages_check", "max_abs_loss_diff", "max_abs_grad_diff", "max_rel_grad_diff",
-        "verdict", "check_seconds", "reference_seconds", "cuts",
+        "verdict", "check_seconds", "reference_seconds", "cuts", "paper_point",
     )  # fmt: skip
 
     technique: str = "dawnpiper"
@@ -75,6 +77,7 @@ class DawnpiperResult(Result):
     max_rel_grad_diff: float | None = None
     check_seconds: float | None = None
     reference_seconds: float | None = None
+    paper_point: dict | None = None
     verdict: list[dict] | None = None
     paper_claims: dict | None = None
 
@@ -82,13 +85,8 @@ class DawnpiperResult(Result):
 def _rows(config: DawnpiperConfig, with_max_batch: bool) -> list[PartitionerRow]:
     parts, _ = partitions(config)
     mb = max_batches(config) if with_max_batch else {}
-    seq = graph_of(config)
-    tokens = config.micro_batch * config.micro_batches * (config.seq if config.model == "traced" else 0)
-    if config.model != "traced":
-        from workbench.llm.gpt import PAPER_SHAPES
-
-        tokens = config.micro_batch * config.micro_batches * PAPER_SHAPES[config.model].seq
-    del seq
+    seq = config.seq if config.model == "traced" else PAPER_SHAPES[config.model].seq
+    tokens = config.micro_batch * config.micro_batches * seq
     rows = []
     for name, p in parts.items():
         ok = p.feasible and math.isfinite(p.iteration_s)
@@ -131,12 +129,14 @@ def run(config: DawnpiperConfig) -> DawnpiperResult:
             **common,
         )
     _, account = partitions(config)
+    point = paper_point(config) if config.mode == "model" and config.model != "traced" else None
     return DawnpiperResult(
         label=label,
         partitioners=_rows(config, True),
         exhaustive=exhaustive_gap(config),
         interval=account.get("interval"),
-        verdict=verdict_rows(config) if config.mode == "model" else None,
+        paper_point=point,
+        verdict=verdict_rows([point]) if point is not None else None,
         **common,
     )
 
@@ -171,6 +171,15 @@ def format_table(result: dict[str, Any]) -> str:
                 f"(model {fmt_bytes(s['model_peak_bytes'])}), swapped {fmt_bytes(s['swapped_out_bytes'])} "
                 f"(model {fmt_bytes(s['model_swap_bytes'])}), recomputed {s['recomputed']}"
             )
+    if result.get("paper_point"):
+        p = result["paper_point"]
+        tps = ", ".join(f"{k} {fmt(v)}" for k, v in p["tokens_per_s"].items())
+        lines.append(
+            f"  MODEL at paper scale: at the equal micro-batch {p['equal_batch']} (vPipe's largest): tokens/s {tps}"
+        )
+        if p["compute_balanced_idle"] is not None:
+            lines.append(f"  compute-balanced at its largest batch leaves {p['compute_balanced_idle']:.0%} of the budget idle "
+                         "on its most idle stage")  # fmt: skip
     for v in result.get("verdict") or []:
         lines.append(
             f"  {v['claim']}: paper ({v['paper_version']}) {v['paper']}x, ours {fmt(v['ours'])}x: {v['verdict']}"
