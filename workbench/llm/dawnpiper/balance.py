@@ -18,36 +18,9 @@ import time
 import numpy as np
 
 from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache, in_flight
-from workbench.llm.dawnpiper.graph import NodeGraph
+from workbench.llm.dawnpiper.graph import NodeGraph, activation_table
 
 __all__ = ["activation_table", "min_max_cuts", "balance_by_time", "balance_by_size", "memory_cost_table"]
-
-
-def activation_table(graph: NodeGraph) -> np.ndarray:
-    """``A[i, j]``: activation bytes per micro-batch of a stage of units [i, j) (values with a saver inside).
-
-    A value counts once if any of its savers s_1 < ... < s_m lies in [i, j): the savers inside form a run of the
-    sorted list, so ``[run non-empty] = #savers inside - #adjacent pairs inside`` and the table is a 1-D prefix
-    sum minus a 2-D dominance sum over adjacent saver pairs. (n+1, n+1) float64.
-    """
-    if "A" in graph._cache:
-        return graph._cache["A"]
-    n = graph.n
-    points = np.zeros(n + 1)
-    pairs = np.zeros((n + 1, n + 1))
-    for v, savers in enumerate(graph.value_savers):
-        w = float(graph.value_bytes[v])
-        for s in savers:
-            points[s] += w
-        for s, t in zip(savers, savers[1:], strict=False):
-            pairs[s, t] += w
-    prefix = np.concatenate([[0.0], np.cumsum(points[:n])])
-    # dominance: D[i, j] = sum of pairs (s, t) with s >= i and t < j
-    d = np.cumsum(pairs[::-1], axis=0)[::-1]  # rows: s >= i
-    d = np.concatenate([np.zeros((n + 1, 1)), np.cumsum(d, axis=1)[:, :n]], axis=1)  # cols: t < j
-    table = prefix[None, :] - prefix[:, None] - d
-    graph._cache["A"] = table
-    return table
 
 
 def memory_cost_table(graph: NodeGraph, stages: int, micro_batches: int, hw: Hardware, schedule: str) -> list:
@@ -85,20 +58,17 @@ def min_max_cuts(costs: list[np.ndarray], n: int, allowed: np.ndarray | None = N
     best[1:] = costs[0][0, 1:]
     best[~ok] = inf
     best[n] = costs[0][0, n] if S == 1 else inf
+    i_idx = np.arange(n + 1)
     arg = []
     for x in range(1, S):
-        nxt = np.full(n + 1, inf)
-        choice = np.zeros(n + 1, dtype=int)
-        ends = range(x + 1, n + 1)
-        for j in ends:
-            if j < n and not ok[j]:
-                continue
-            if x == S - 1 and j != n:
-                continue
-            i = np.arange(x, j)
-            vals = np.maximum(best[i], costs[x][i, j])
-            k = int(np.argmin(vals))
-            nxt[j], choice[j] = vals[k], i[k]
+        # candidates[i, j] = max(best up to cut i, cost of stage x over [i, j)), only for x <= i < j
+        cand = np.maximum(best[:, None], costs[x])
+        cand[(i_idx[:, None] >= i_idx[None, :]) | (i_idx[:, None] < x)] = inf
+        choice = np.argmin(cand, axis=0)
+        nxt = cand[choice, i_idx]
+        allowed_end = ok.copy() if x < S - 1 else np.zeros(n + 1, dtype=bool)
+        allowed_end[n] = x == S - 1
+        nxt[~allowed_end] = inf
         arg.append(choice)
         best = nxt
     cuts = []

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.llm.dawnpiper.graph import NodeGraph
+from workbench.llm.dawnpiper.graph import NodeGraph, activation_table
 
 __all__ = ["SCHEDULES", "Hardware", "StagePlan", "Partition", "in_flight", "plan_stage", "evaluate", "StageCache"]
 
@@ -136,9 +136,7 @@ def plan_stage(
     static = params * hw.state_bytes_per_param
     if schedule == "pipedream":
         static += (k - 1) * params * hw.weight_bytes_per_param
-    held = graph.saved_in(start, stop)
-    sizes = graph.value_bytes[held]
-    act = int(sizes.sum())
+    act = int(round(activation_table(graph)[start, stop]))
     compute = float(graph.compute_s[start:stop].sum())
     comm = max(_comm_s(graph, start, hw), _comm_s(graph, stop, hw))
     budget = hw.memory_bytes
@@ -150,6 +148,7 @@ def plan_stage(
     if not feasible and optimize and static < budget:
         need = static + k * act - budget
         reduce = math.ceil(need / k)
+        held = graph.saved_in(start, stop)
         choose = _choose if granularity == "tensor" else _choose_layers
         swap, recompute, swap_bytes, rec_bytes, added, feasible = choose(
             graph, held, start, stop, reduce, compute, hw, hw.host_bytes / k
@@ -188,57 +187,75 @@ def _choose(
     host_cap: float = math.inf,
 ) -> tuple[list[int], list[int], int, int, float, bool]:
     """The greedy swap/recompute choice that frees ``reduce`` bytes per micro-batch (see the module docstring)."""
-    held_set = {int(v) for v in held}
-    rec_cost: dict[int, float] = {}
-    for v in held_set:
-        inputs = graph.value_inputs[v]
-        p = int(graph.value_producer[v])
-        if inputs is not None and start <= p < stop and all(w in held_set for w in inputs) and v not in inputs:
-            rec_cost[v] = float(graph.fwd_s[p]) / max(int(graph.value_bytes[v]), 1)
-    pinned: set[int] = set()
+    held = np.asarray(held, dtype=np.int64)
+    sizes = graph.value_bytes[held]
+    prod = graph.value_producer[held]
+    inputs = _inputs_table(graph)[held]  # (h, width), -1 padded
+    is_held = np.zeros(len(graph.value_names) + 1, dtype=bool)
+    is_held[held] = True
+    is_held[-1] = True  # the padding index
+    rec_ok = _recomputable(graph)[held] & (prod >= start) & (prod < stop) & is_held[inputs].all(axis=1)
+    rec_cost = np.where(rec_ok, graph.fwd_s[np.maximum(prod, 0)] / np.maximum(sizes, 1), np.inf)
+    window_bytes = window_s * hw.pcie_bytes_per_s
+    swap_per_byte = 1.0 / hw.pcie_bytes_per_s
+    # 1) the free swap window, dearest-to-recompute values first (not recomputable = dearest)
+    order = np.lexsort((held, -sizes, -rec_cost)).tolist()
+    size_of, cost_of, ids = sizes.tolist(), rec_cost.tolist(), held.tolist()
+    cap1 = min(window_bytes, host_cap)
     chosen_swap: list[int] = []
     chosen_rec: list[int] = []
-    freed = 0
-    swapped = 0
-    window_bytes = window_s * hw.pcie_bytes_per_s
-    # 1) the free swap window, dearest-to-recompute values first (not recomputable = dearest)
-    order = sorted(held_set, key=lambda v: (-rec_cost.get(v, math.inf), -int(graph.value_bytes[v]), v))
-    for v in order:
+    taken = [False] * len(ids)
+    freed = swapped = 0
+    for i in order:
         if freed >= reduce:
             break
-        size = int(graph.value_bytes[v])
-        if swapped + size > min(window_bytes, host_cap):
+        if swapped + size_of[i] > cap1:
             continue
-        chosen_swap.append(v)
-        swapped += size
-        freed += size
+        chosen_swap.append(ids[i])
+        taken[i] = True
+        swapped += size_of[i]
+        freed += size_of[i]
     # 2) the cheapest bytes: recompute at t_f / bytes, or swap beyond the window at 1 / pcie
-    taken = set(chosen_swap)
-    swap_per_byte = 1.0 / hw.pcie_bytes_per_s
-    ranked = sorted(
-        (v for v in held_set - taken if int(graph.value_bytes[v]) > 0),
-        key=lambda v: (min(rec_cost.get(v, math.inf), swap_per_byte), -int(graph.value_bytes[v]), v),
-    )
-    for v in ranked:
-        if freed >= reduce:
-            break
-        if v in pinned:
-            continue
-        size = int(graph.value_bytes[v])
-        inputs = graph.value_inputs[v] or ()
-        if rec_cost.get(v, math.inf) < swap_per_byte:
-            chosen_rec.append(v)
-        elif swapped + size > host_cap:
-            continue
-        else:
-            chosen_swap.append(v)
-            swapped += size
-        taken.add(v)
-        freed += size
-    rec_bytes = sum(int(graph.value_bytes[v]) for v in chosen_rec)
-    rec_time = sum(float(graph.fwd_s[int(graph.value_producer[v])]) for v in chosen_rec)
+    if freed < reduce:
+        ranked = np.lexsort((held, -sizes, np.minimum(rec_cost, swap_per_byte))).tolist()
+        for i in ranked:
+            if freed >= reduce:
+                break
+            size = size_of[i]
+            if taken[i] or size == 0:
+                continue
+            if cost_of[i] < swap_per_byte:
+                chosen_rec.append(ids[i])
+            elif swapped + size > host_cap:
+                continue
+            else:
+                chosen_swap.append(ids[i])
+                swapped += size
+            taken[i] = True
+            freed += size
+    rec = np.asarray(chosen_rec, dtype=np.int64)
+    rec_bytes = int(graph.value_bytes[rec].sum())
+    rec_time = float(graph.fwd_s[graph.value_producer[rec]].sum())
     exposed = max(0.0, swapped / hw.pcie_bytes_per_s - window_s)
     return sorted(chosen_swap), sorted(chosen_rec), swapped, rec_bytes, rec_time + exposed, freed >= reduce
+
+
+def _recomputable(graph: NodeGraph) -> np.ndarray:
+    if "recomputable" not in graph._cache:
+        graph._cache["recomputable"] = np.array([i is not None for i in graph.value_inputs], dtype=bool)
+    return graph._cache["recomputable"]
+
+
+def _inputs_table(graph: NodeGraph) -> np.ndarray:
+    """``(V, width)`` value ids of each value's recompute inputs, padded with -1 (an always-held slot)."""
+    if "inputs" not in graph._cache:
+        width = max((len(i) for i in graph.value_inputs if i), default=1)
+        table = np.full((len(graph.value_names), width), -1, dtype=np.int64)
+        for v, inp in enumerate(graph.value_inputs):
+            if inp:
+                table[v, : len(inp)] = inp
+        graph._cache["inputs"] = table
+    return graph._cache["inputs"]
 
 
 def _choose_layers(

@@ -33,7 +33,7 @@ from torch import fx
 from workbench.data import cache_dir
 from workbench.llm.gpt import GPTConfig, build_gpt, lm_loss, random_tokens
 
-__all__ = ["NodeGraph", "TracedGPT", "trace_gpt", "profile", "layer_cuts", "VIEW_OPS"]
+__all__ = ["NodeGraph", "TracedGPT", "trace_gpt", "profile", "layer_cuts", "activation_table", "VIEW_OPS"]
 
 #: ops that make views or split tuples; they join the unit of the compute op they feed
 VIEW_OPS = {
@@ -145,6 +145,33 @@ class NodeGraph:
                     col[: s + 1] = s
             self._cache["next"] = nxt
         return self._cache["next"]
+
+
+def activation_table(graph: NodeGraph) -> np.ndarray:
+    """``A[i, j]``: activation bytes per micro-batch of a stage of units [i, j) (values with a saver inside).
+
+    A value counts once if any of its savers s_1 < ... < s_m lies in [i, j): the savers inside form a run of the
+    sorted list, so ``[run non-empty] = #savers inside - #adjacent pairs inside`` and the table is a 1-D prefix
+    sum minus a 2-D dominance sum over adjacent saver pairs. (n+1, n+1) float64.
+    """
+    if "A" in graph._cache:
+        return graph._cache["A"]
+    n = graph.n
+    points = np.zeros(n + 1)
+    pairs = np.zeros((n + 1, n + 1))
+    for v, savers in enumerate(graph.value_savers):
+        w = float(graph.value_bytes[v])
+        for s in savers:
+            points[s] += w
+        for s, t in zip(savers, savers[1:], strict=False):
+            pairs[s, t] += w
+    prefix = np.concatenate([[0.0], np.cumsum(points[:n])])
+    # dominance: D[i, j] = sum of pairs (s, t) with s >= i and t < j
+    d = np.cumsum(pairs[::-1], axis=0)[::-1]  # rows: s >= i
+    d = np.concatenate([np.zeros((n + 1, 1)), np.cumsum(d, axis=1)[:, :n]], axis=1)  # cols: t < j
+    table = prefix[None, :] - prefix[:, None] - d
+    graph._cache["A"] = table
+    return table
 
 
 def layer_cuts(graph: NodeGraph) -> np.ndarray:
