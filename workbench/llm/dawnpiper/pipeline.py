@@ -19,6 +19,7 @@ Gradient accumulation is in micro-batch order 0..M-1 on every stage, as in the s
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -287,10 +288,13 @@ def pipeline_worker(rank: int, world: int, comm: Comm, traced: TracedGPT, graph:
             sends = [(t.grad if t.grad is not None else torch.zeros_like(t)).contiguous() for t in back]
             pending_sends.append((comm.p2p(sends=[(g, rank - 1) for g in sends]), sends))
 
+    comm.barrier()  # every stage starts the timed step together
+    step_start = time.perf_counter()
     for kind, j in schedule_order(spec.schedule, rank, world, M):
         forward(j) if kind == "F" else backward(j)
     for pending, _ in pending_sends:
         pending.wait()
+    step_seconds = time.perf_counter() - step_start
     grads = {}
     for unit in traced.units[start:stop]:
         for nd in unit:
@@ -309,6 +313,7 @@ def pipeline_worker(rank: int, world: int, comm: Comm, traced: TracedGPT, graph:
         "losses": losses,
         "grads": grads,
         "bytes_sent": comm.bytes_sent,
+        "step_seconds": step_seconds,
     }
 
 

@@ -54,7 +54,7 @@ class DawnpiperResult(Result):
 
     OMIT_NONE: ClassVar[tuple[str, ...]] = (
         "exhaustive", "interval", "stages_check", "max_abs_loss_diff", "max_abs_grad_diff", "max_rel_grad_diff",
-        "verdict", "check_seconds", "reference_seconds", "cuts", "paper_point",
+        "verdict", "check_seconds", "step_seconds", "reference_seconds", "cuts", "paper_point",
     )  # fmt: skip
 
     technique: str = "dawnpiper"
@@ -76,6 +76,7 @@ class DawnpiperResult(Result):
     max_abs_grad_diff: float | None = None
     max_rel_grad_diff: float | None = None
     check_seconds: float | None = None
+    step_seconds: float | None = None
     reference_seconds: float | None = None
     paper_point: dict | None = None
     verdict: list[dict] | None = None
@@ -125,6 +126,7 @@ def run(config: DawnpiperConfig) -> DawnpiperResult:
             max_abs_grad_diff=out.max_abs_grad_diff,
             max_rel_grad_diff=out.max_rel_grad_diff,
             check_seconds=out.seconds,
+            step_seconds=out.step_seconds,
             reference_seconds=out.reference_seconds,
             **common,
         )
