@@ -46,7 +46,11 @@ def test_partitioners_keep_their_memory_rules() -> None:
     for name in ("compute-balanced", "memory-balanced", "pipedream"):
         assert all(not s.swap and not s.recompute for s in parts[name].stages)  # no memory management
     layer_starts = {int(i) + 1 for i in range(g.n - 1) if g.layer[i] != g.layer[i + 1]}
-    assert set(parts["pipedream"].cuts) <= layer_starts and set(parts["vpipe"].cuts) <= layer_starts
+    parts["dawnpiper-layer"] = run_partitioner("dawnpiper-layer", g, 4, 16, HW, "1f1b")
+    for name in ("pipedream", "vpipe", "dawnpiper-layer"):
+        assert set(parts[name].cuts) <= layer_starts, name
+    assert not set(parts["dawnpiper"].cuts) <= layer_starts  # node-level cuts fall inside layers here
+    assert parts["dawnpiper"].iteration_s <= parts["dawnpiper-layer"].iteration_s
     assert parts["dawnpiper"].feasible and all(s.peak_bytes <= HW.memory_bytes for s in parts["dawnpiper"].stages)
     # 1F1B: the first stage holds S micro-batches, the last one
     assert [s.in_flight for s in parts["dawnpiper"].stages] == [4, 3, 2, 1]
@@ -60,6 +64,7 @@ def test_paper_point_and_verdict() -> None:
     assert mb["dawnpiper"] >= mb["vpipe"] >= 1 and mb["dawnpiper"] > mb["pipedream"] > 0
     assert point.equal_batch == mb["vpipe"] and point.speedup_vs_vpipe is not None and point.speedup_vs_vpipe >= 1
     assert 0 <= point.compute_balanced_idle < 1
+    assert 1 <= point.max_batch_layer_cuts <= mb["dawnpiper"]
     rows = verdict_rows([point])
     assert [r["paper"] for r in rows] == [4.0, 11.0, 1.5] and all(r["paper_version"] == "v1" for r in rows)
     assert rows[0]["ours"] == pytest.approx(mb["dawnpiper"] / mb["vpipe"])

@@ -16,7 +16,10 @@ our reading, labelled as such in the notebook).
 from __future__ import annotations
 
 import functools
+import math
 import time
+
+import numpy as np
 
 from workbench.llm.dawnpiper.balance import balance_by_size, balance_by_time
 from workbench.llm.dawnpiper.costs import Partition, StageCache
@@ -36,32 +39,44 @@ def theorem_interval(
     return out
 
 
-def dawnpiper_partition(cache: StageCache, *, slack: int = 0, window: int = 1) -> tuple[Partition, dict]:
+def dawnpiper_partition(
+    cache: StageCache, *, slack: int = 0, window: int = 1, allowed: np.ndarray | None = None, name: str = "dawnpiper"
+) -> tuple[Partition, dict]:
     """DawnPiper's partition under ``cache``'s setting; returns it and the search's account (the interval, the
-    compute- and memory-balanced cuts, the slack used, stage evaluations).
+    compute- and memory-balanced cuts, the slack used, stage evaluations). ``allowed`` restricts the cut
+    positions (e.g. :func:`~workbench.llm.dawnpiper.graph.layer_cuts` + 1: the same search at layer granularity).
 
     When nothing inside the interval fits in memory the interval is widened (slack 1, 2, 4, ... units) until a
     partition fits or the interval covers every position: the theorem is our reading, so the search does not
     stake feasibility on it.
     """
     while True:
-        part, account = _search(cache, slack=slack, window=window)
+        part, account = _search(cache, slack=slack, window=window, allowed=allowed, name=name)
         if part.feasible or slack >= cache.graph.n:
             return part, account
         slack = max(1, 2 * slack)
 
 
-def _search(cache: StageCache, *, slack: int, window: int) -> tuple[Partition, dict]:
+def _search(
+    cache: StageCache, *, slack: int, window: int, allowed: np.ndarray | None, name: str
+) -> tuple[Partition, dict]:
     start = time.perf_counter()
     graph, S = cache.graph, cache.stages
     n = graph.n
+    ok = np.zeros(n + 1, dtype=bool)
+    ok[1:n] = True
+    if allowed is not None:
+        ok[:] = False
+        ok[np.asarray(allowed, dtype=int)] = True
+        ok[0] = ok[n] = False
+    count = np.concatenate([[0], np.cumsum(ok)])  # count[p] = allowed positions < p
     if S == 1:
-        return cache.partition("dawnpiper", (), time.perf_counter() - start), {
+        return cache.partition(name, (), time.perf_counter() - start), {
             "interval": [], "compute_cuts": [], "memory_cuts": [], "evaluations": 1, "slack": slack,
         }  # fmt: skip
     before = cache.evaluations
-    compute_cuts = balance_by_time(graph, cache).cuts
-    memory_cuts = balance_by_size(graph, cache).cuts
+    compute_cuts = balance_by_time(graph, cache, allowed).cuts
+    memory_cuts = balance_by_size(graph, cache, allowed).cuts
     interval = theorem_interval(compute_cuts, memory_cuts, n, slack)
 
     @functools.cache
@@ -72,24 +87,31 @@ def _search(cache: StageCache, *, slack: int, window: int) -> tuple[Partition, d
             return plan.time_s, plan.peak_bytes, ()
         xm = (x0 + x1) // 2
         lo, hi = interval[xm - 1]
-        lo, hi = max(lo, a + (xm - x0)), min(hi, b - (x1 - xm))
-        if lo > hi:  # the interval lies outside what this sub-problem allows: take the nearest legal cut
-            lo = hi = min(max(interval[xm - 1][0], a + (xm - x0)), b - (x1 - xm))
+
+        def legal(p: int) -> bool:  # enough allowed cut positions remain on both sides of p
+            return bool(ok[p]) and count[p] - count[a + 1] >= xm - x0 - 1 and count[b] - count[p + 1] >= x1 - xm - 1
+
+        positions = [p for p in range(a + 1, b) if legal(p)]
+        if not positions:
+            return math.inf, math.inf, tuple(range(a + 1, a + x1 - x0))
+        cands = [p for p in positions if lo <= p <= hi]
+        if not cands:  # the interval lies outside what this sub-problem allows: take the nearest legal cut
+            cands = [min(positions, key=lambda p: (abs(p - lo), p))]
 
         def halves(c: int) -> tuple[tuple, tuple]:
             return solve(x0, xm, a, c), solve(xm, x1, c, b)
 
-        # binary search: the first c whose left half is no faster than its right half
-        left, right = lo, hi
+        # binary search: the first candidate whose left half is no faster than its right half
+        left, right = 0, len(cands) - 1
         while left < right:
             mid = (left + right) // 2
-            l_part, r_part = halves(mid)
+            l_part, r_part = halves(cands[mid])
             if (l_part[0], l_part[1]) >= (r_part[0], r_part[1]):
                 right = mid
             else:
                 left = mid + 1
         best = None
-        for c in range(max(lo, left - 1 - window), min(hi, left + window) + 1):
+        for c in cands[max(0, left - 1 - window) : left + window + 1]:
             l_part, r_part = halves(c)
             key = (max(l_part[0], r_part[0]), max(l_part[1], r_part[1]))
             if best is None or key < best[0]:
@@ -104,7 +126,7 @@ def _search(cache: StageCache, *, slack: int, window: int) -> tuple[Partition, d
         "evaluations": cache.evaluations - before,
         "slack": slack,
     }
-    return cache.partition("dawnpiper", cuts, time.perf_counter() - start), account
+    return cache.partition(name, cuts, time.perf_counter() - start), account
 
 
 def inside(cuts: tuple[int, ...], interval: list[tuple[int, int]]) -> bool:

@@ -17,7 +17,7 @@ from workbench.llm.dawnpiper.balance import balance_by_size, balance_by_time
 from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition
 from workbench.llm.dawnpiper.generate import generate_graph
-from workbench.llm.dawnpiper.graph import NodeGraph
+from workbench.llm.dawnpiper.graph import NodeGraph, layer_cuts
 from workbench.llm.dawnpiper.pipedream import pipedream_partition
 from workbench.llm.dawnpiper.vpipe import vpipe_partition
 from workbench.llm.gpt import PAPER_SHAPES
@@ -62,12 +62,15 @@ def run_partitioner(name: str, graph: NodeGraph, stages: int, micro_batches: int
         return vpipe_partition(graph, stages, micro_batches, hw, schedule)
     if name == "dawnpiper":
         return dawnpiper_partition(StageCache(graph, stages, micro_batches, hw, schedule))[0]
+    if name == "dawnpiper-layer":  # the same search with cuts between layers only (the fine-grained premise)
+        cache = StageCache(graph, stages, micro_batches, hw, schedule)
+        return dawnpiper_partition(cache, allowed=layer_cuts(graph) + 1, name=name)[0]
     plain = StageCache(graph, stages, micro_batches, hw, schedule, optimize=False)
     if name == "compute-balanced":
         return balance_by_time(graph, plain)
     if name == "memory-balanced":
         return balance_by_size(graph, plain)
-    raise ValueError(f"partitioner={name!r} is unknown: valid partitioners are {PARTITIONERS}")
+    raise ValueError(f"partitioner={name!r} is unknown: valid partitioners are {(*PARTITIONERS, 'dawnpiper-layer')}")
 
 
 def partition_all(graph: NodeGraph, stages: int, micro_batches: int, hw: Hardware, schedule: str

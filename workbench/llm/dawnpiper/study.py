@@ -235,6 +235,8 @@ class PaperPoint:
     tokens_per_s: dict[str, float | None]
     speedup_vs_vpipe: float | None
     compute_balanced_idle: float | None
+    max_batch_layer_cuts: int
+    iteration_layer_cuts_s: float | None
     label: str = MODEL_LABEL
 
 
@@ -257,6 +259,11 @@ def paper_point(config: DawnpiperConfig) -> PaperPoint:
         iters[name] = part.iteration_s if ok else None
         tps[name] = tokens / part.iteration_s if ok else None
     speedup = iters["vpipe"] / iters["dawnpiper"] if iters["vpipe"] and iters["dawnpiper"] else None
+    # the fine-grained premise: the same search with cuts between layers only
+    layer_max = max_batch(
+        "dawnpiper-layer", lambda b: graph_of(config, b), config.stages, config.micro_batches, hw, config.schedule
+    )[0]
+    layer = run_partitioner("dawnpiper-layer", graph, config.stages, config.micro_batches, hw, config.schedule)
     idle = None
     if mb["compute-balanced"]:
         part = run_partitioner("compute-balanced", graph_of(config, mb["compute-balanced"]), config.stages,
@@ -265,7 +272,8 @@ def paper_point(config: DawnpiperConfig) -> PaperPoint:
     return PaperPoint(
         model=config.model, stages=config.stages, micro_batches=config.micro_batches, memory_gb=config.memory_gb,
         max_batch=mb, equal_batch=equal, iteration_s=iters, tokens_per_s=tps, speedup_vs_vpipe=speedup,
-        compute_balanced_idle=idle,
+        compute_balanced_idle=idle, max_batch_layer_cuts=layer_max,
+        iteration_layer_cuts_s=layer.iteration_s if layer.feasible else None,
     )  # fmt: skip
 
 
