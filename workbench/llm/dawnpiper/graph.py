@@ -433,7 +433,13 @@ def profile(traced: TracedGPT, *, repeats: int = 5, seed: int = 0) -> NodeGraph:
         [sum(gm.get_parameter(p).numel() * gm.get_parameter(p).element_size() for p in ps) for ps in traced.unit_params]
     )
     pcount = np.array([sum(gm.get_parameter(p).numel() for p in ps) for ps in traced.unit_params])
-    fwd, bwd = _time_units(traced, env, repeats)
+    # one intra-op thread, as every pipeline stage process runs (and a busy machine makes more threads stall)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        fwd, bwd = _time_units(traced, env, repeats)
+    finally:
+        torch.set_num_threads(threads)
     return NodeGraph(
         names=traced.unit_names,
         layer=np.array(traced.unit_layer),

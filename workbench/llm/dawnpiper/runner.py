@@ -36,14 +36,15 @@ __all__ = ["PartitionerRow", "DawnpiperResult", "run", "format_table", "TECHNIQU
 @dataclass(frozen=True, kw_only=True)
 class PartitionerRow(Result):
     """One partitioner: cuts (unit where each later stage starts), stage peaks (bytes), iteration seconds (null
-    when infeasible), largest trainable micro-batch, search seconds."""
+    when infeasible), largest trainable micro-batch (null in check mode, which does not search it; 4096 is the
+    search's cap), search seconds."""
 
     name: str
     cuts: list[int]
     stage_peak_bytes: list[float]
     iteration_seconds: float | None
     feasible: bool
-    max_batch: int
+    max_batch: int | None
     tokens_per_second: float | None
     search_seconds: float
 
@@ -98,7 +99,7 @@ def _rows(config: DawnpiperConfig, with_max_batch: bool) -> list[PartitionerRow]
                 stage_peak_bytes=[float(b) for b in p.stage_peak_bytes],
                 iteration_seconds=p.iteration_s if ok else None,
                 feasible=p.feasible,
-                max_batch=int(mb.get(name, 0)),
+                max_batch=int(mb[name]) if name in mb else None,
                 tokens_per_second=tokens / p.iteration_s if ok else None,
                 search_seconds=p.search_s,
             )
