@@ -81,5 +81,7 @@ def test_config_refusals_name_the_parameter() -> None:
         DawnpiperConfig(layers=1, stages=20)
     with pytest.raises(ValueError, match=r"model='gpt-13b' cannot run in check mode"):
         DawnpiperConfig(mode="check", model="gpt-13b")
+    with pytest.raises(ValueError, match=r"model='traced' has no paper-scale model: valid models for mode 'model'"):
+        DawnpiperConfig(mode="model")
     with pytest.raises(ValueError, match=r"heads=3 must divide hidden=16"):
         DawnpiperConfig(heads=3)

@@ -75,6 +75,11 @@ class DawnpiperConfig(Config):
                 f"model={self.model!r} cannot run in check mode: the real pipeline runs the traced GPT, so valid "
                 "model is 'traced' (paper-scale models: --mode partition or model)"
             )
+        if self.mode == "model" and self.model == "traced":
+            raise ValueError(
+                "model='traced' has no paper-scale model: valid models for mode 'model' are "
+                + ", ".join(m for m in MODELS if m != "traced")
+            )
         units = 10 * self.layers + 6 if self.model == "traced" else 10 * PAPER_SHAPES[self.model].layers + 6
         if self.stages > units:
             raise ValueError(
