@@ -99,3 +99,20 @@ def max_batch_figure(points: list[Any], title: str = "Largest trainable micro-ba
     for name, color in COLORS.items():
         fig.add_trace(go.Bar(x=x, y=[p.max_batch[name] or None for p in points], name=name, marker_color=color))
     return fig
+
+
+def markdown_table(rows: list[dict], columns: list[str] | None = None) -> Any:
+    """A Markdown table of ``rows`` (dicts) for a notebook cell; numbers through :func:`workbench.results.fmt`."""
+    from IPython.display import Markdown
+
+    from workbench.results import fmt
+
+    columns = columns or list(rows[0]) if rows else []
+
+    def cell(v: Any) -> str:
+        text = v if isinstance(v, str) else str(v) if isinstance(v, (list, tuple, dict)) else fmt(v)
+        return text.replace("|", "\\|")
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r.get(c)) for c in columns) + " |" for r in rows]
+    return Markdown("\n".join(lines))

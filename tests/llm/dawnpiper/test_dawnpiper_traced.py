@@ -42,3 +42,13 @@ def test_partition_mode_json_and_exhaustive_gap() -> None:
 def test_budget_below_one_micro_batch_is_refused() -> None:
     with pytest.raises(ValueError, match=r"memory_gb=1e-06 is below what one micro-batch needs"):
         run(DawnpiperConfig(mode="partition", memory_gb=1e-6))
+
+
+def test_theorem_sweep_against_the_oracle() -> None:
+    from workbench.llm.dawnpiper.study import theorem_sweep
+
+    rows = theorem_sweep(DawnpiperConfig(), stage_counts=(3,), budgets_gb=(1.0, 1.2e-4))
+    assert len(rows) == 2
+    for r in rows:
+        assert r["optimum_feasible"] and r["dawnpiper_feasible"] and r["gap"] >= -1e-12
+        assert isinstance(r["optimum_inside_interval"], bool) and len(r["optimum_cuts"]) == 2
