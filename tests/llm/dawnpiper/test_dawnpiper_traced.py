@@ -52,3 +52,10 @@ def test_theorem_sweep_against_the_oracle() -> None:
     for r in rows:
         assert r["optimum_feasible"] and r["dawnpiper_feasible"] and r["gap"] >= -1e-12
         assert isinstance(r["optimum_inside_interval"], bool) and len(r["optimum_cuts"]) == 2
+
+
+def test_adam_state_is_measured_per_node() -> None:
+    t, g = traced(DawnpiperConfig())
+    tensors = [len(names) for names in t.unit_params]
+    # exp_avg and exp_avg_sq in the parameters' dtype, plus one fp32 step counter per parameter tensor
+    assert list(g.optimizer_bytes) == [2 * int(b) + 4 * k for b, k in zip(g.param_bytes, tensors, strict=True)]

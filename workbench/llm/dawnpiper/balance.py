@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache, in_flight
-from workbench.llm.dawnpiper.graph import NodeGraph, activation_table
+from workbench.llm.dawnpiper.graph import NodeGraph, activation_table, static_bytes
 
 __all__ = ["activation_table", "min_max_cuts", "balance_by_time", "balance_by_size", "memory_cost_table"]
 
@@ -28,10 +28,12 @@ def memory_cost_table(graph: NodeGraph, stages: int, micro_batches: int, hw: Har
     act = activation_table(graph)
     pprefix = np.concatenate([[0.0], np.cumsum(graph.param_bytes / graph.param_elem_bytes)])
     params = pprefix[None, :] - pprefix[:, None]
+    sprefix = np.concatenate([[0.0], np.cumsum(static_bytes(graph, hw.state_bytes_per_param))])
+    state = sprefix[None, :] - sprefix[:, None]
     out = []
     for x in range(stages):
         k = in_flight(schedule, x, stages, micro_batches)
-        static = params * hw.state_bytes_per_param
+        static = state
         if schedule == "pipedream":
             static = static + (k - 1) * params * hw.weight_bytes_per_param
         out.append(static + k * act)

@@ -5,7 +5,8 @@ Memory of stage x (0-based, of S) with M micro-batches in flight at most ``k_x``
 
     peak_x = static_x + k_x * act_x
     k_x = min(S - x, M) under 1F1B (PipeDream-flush) and PipeDream's asynchronous 1F1B; M under GPipe
-    static_x = params_x * state_bytes_per_param  (+ (k_x - 1) * params_x * weight_bytes_per_param for PipeDream's
+    static_x = weights + gradients + optimizer state of the stage (measured Adam state on traced graphs, else
+               params_x * state_bytes_per_param)  (+ (k_x - 1) * params_x * weight_bytes_per_param for PipeDream's
                weight stashing: every micro-batch in flight keeps the weight version it started with)
     act_x   = bytes of the values (see :mod:`graph`) with a saver in the stage, minus those swapped or recomputed
 
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.llm.dawnpiper.graph import NodeGraph, activation_table
+from workbench.llm.dawnpiper.graph import NodeGraph, activation_table, static_bytes
 
 __all__ = ["SCHEDULES", "Hardware", "StagePlan", "Partition", "in_flight", "plan_stage", "evaluate", "StageCache"]
 
@@ -133,7 +134,7 @@ def plan_stage(
         raise ValueError(f"stage units [{start}, {stop}) are invalid: valid is 0 <= start < stop <= {graph.n}")
     k = in_flight(schedule, stage, stages, micro_batches)
     params = float(graph.param_bytes[start:stop].sum()) / graph.param_elem_bytes
-    static = params * hw.state_bytes_per_param
+    static = float(static_bytes(graph, hw.state_bytes_per_param)[start:stop].sum())
     if schedule == "pipedream":
         static += (k - 1) * params * hw.weight_bytes_per_param
     act = int(round(activation_table(graph)[start, stop]))

@@ -33,7 +33,9 @@ from torch import fx
 from workbench.data import cache_dir
 from workbench.llm.gpt import GPTConfig, build_gpt, lm_loss, random_tokens
 
-__all__ = ["NodeGraph", "TracedGPT", "trace_gpt", "profile", "layer_cuts", "activation_table", "VIEW_OPS"]
+__all__ = [
+    "NodeGraph", "TracedGPT", "trace_gpt", "profile", "layer_cuts", "activation_table", "static_bytes", "VIEW_OPS",
+]  # fmt: skip
 
 #: ops that make views or split tuples; they join the unit of the compute op they feed
 VIEW_OPS = {
@@ -71,7 +73,8 @@ class NodeGraph:
     ``micro_batch`` samples per micro-batch; ``source`` "traced" or "generated"; ``param_elem_bytes`` bytes per
     parameter element of the weights as stored (8 fp64, 4 fp32, 2 fp16); ``pack_sequence[i]`` the value id of
     every tensor unit i's autograd nodes save, in the order they save them (-1 a parameter; traced graphs only:
-    the pipeline uses it to know which value a saved tensor is).
+    the pipeline uses it to know which value a saved tensor is); ``optimizer_bytes[i]`` Adam's state of unit i's
+    parameters as measured after a real ``torch.optim.Adam`` step (traced graphs; None: priced per parameter).
     """
 
     names: tuple[str, ...]
@@ -90,6 +93,7 @@ class NodeGraph:
     source: str
     param_elem_bytes: int
     pack_sequence: tuple[tuple[int, ...], ...] = ()
+    optimizer_bytes: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -124,6 +128,7 @@ class NodeGraph:
             source=self.source,
             param_elem_bytes=self.param_elem_bytes,
             pack_sequence=self.pack_sequence,
+            optimizer_bytes=self.optimizer_bytes,
         )
 
     def saved_in(self, a: int, b: int) -> np.ndarray:
@@ -172,6 +177,14 @@ def activation_table(graph: NodeGraph) -> np.ndarray:
     table = prefix[None, :] - prefix[:, None] - d
     graph._cache["A"] = table
     return table
+
+
+def static_bytes(graph: NodeGraph, state_bytes_per_param: float) -> np.ndarray:
+    """Static memory per unit: weights + gradients + optimizer state. Measured optimizer state when the graph has
+    it (``2 * param_bytes + optimizer_bytes``), else ``params * state_bytes_per_param``."""
+    if graph.optimizer_bytes is not None:
+        return 2.0 * graph.param_bytes + graph.optimizer_bytes
+    return graph.param_bytes / graph.param_elem_bytes * state_bytes_per_param
 
 
 def layer_cuts(graph: NodeGraph) -> np.ndarray:
@@ -457,7 +470,26 @@ def profile(traced: TracedGPT, *, repeats: int = 5, seed: int = 0) -> NodeGraph:
         source="traced",
         param_elem_bytes=traced.config.torch_dtype.itemsize,
         pack_sequence=tuple(tuple(seq) for seq in sequence),
+        optimizer_bytes=_adam_state_bytes(traced),
     )
+
+
+def _adam_state_bytes(traced: TracedGPT) -> np.ndarray:
+    """Bytes of Adam's state per unit, measured: one ``torch.optim.Adam`` step on copies of the unit's parameters
+    (every state tensor counted: exp_avg, exp_avg_sq and the step counters)."""
+    out = []
+    for names in traced.unit_params:
+        params = [torch.nn.Parameter(traced.gm.get_parameter(p).detach().clone()) for p in names]
+        if not params:
+            out.append(0)
+            continue
+        for p in params:
+            p.grad = torch.zeros_like(p)
+        opt = torch.optim.Adam(params)
+        opt.step()
+        out.append(sum(t.numel() * t.element_size() for st in opt.state.values() for t in st.values()
+                       if isinstance(t, torch.Tensor)))  # fmt: skip
+    return np.array(out, dtype=np.int64)
 
 
 def _time_units(traced: TracedGPT, env: dict[str, Any], repeats: int) -> tuple[np.ndarray, np.ndarray]:

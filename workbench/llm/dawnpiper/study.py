@@ -14,7 +14,7 @@ from workbench.llm.dawnpiper.check import CheckOutcome, run_check
 from workbench.llm.dawnpiper.config import DawnpiperConfig
 from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition, inside, theorem_interval
-from workbench.llm.dawnpiper.graph import NodeGraph, TracedGPT, profile, trace_gpt
+from workbench.llm.dawnpiper.graph import NodeGraph, TracedGPT, profile, static_bytes, trace_gpt
 from workbench.llm.dawnpiper.model import (
     MODEL_LABEL,
     PARTITIONERS,
@@ -102,7 +102,7 @@ def hardware_of(config: DawnpiperConfig) -> Hardware:
 def check_budget(config: DawnpiperConfig, graph: NodeGraph, hw: Hardware) -> None:
     """Refuse a budget no partition can meet: the weights and optimizer state alone exceed S budgets, or one
     node's do (a stage holds at least one node). Raises ValueError naming memory_gb."""
-    per_unit = graph.param_bytes / graph.param_elem_bytes * hw.state_bytes_per_param
+    per_unit = static_bytes(graph, hw.state_bytes_per_param)
     need = max(float(per_unit.sum()) / config.stages, float(per_unit.max()))
     if hw.memory_bytes < need:
         raise ValueError(
