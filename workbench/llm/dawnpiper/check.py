@@ -17,8 +17,9 @@ import torch
 
 from workbench.distributed.launch import run_workers
 from workbench.llm.dawnpiper.costs import Partition
-from workbench.llm.dawnpiper.graph import NodeGraph, TracedGPT
+from workbench.llm.dawnpiper.graph import NodeGraph
 from workbench.llm.dawnpiper.pipeline import PipeSpec, pipeline_worker
+from workbench.llm.dawnpiper.trace import TracedGPT
 from workbench.llm.gpt import build_gpt, lm_loss, random_tokens
 
 __all__ = ["StageCheck", "CheckOutcome", "reference_step", "run_check"]

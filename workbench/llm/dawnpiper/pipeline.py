@@ -28,7 +28,8 @@ import torch
 from torch import fx
 
 from workbench.distributed.comm import Comm
-from workbench.llm.dawnpiper.graph import NodeGraph, TracedGPT, _storage_key, run_nodes
+from workbench.llm.dawnpiper.graph import NodeGraph
+from workbench.llm.dawnpiper.trace import TracedGPT, _storage_key, run_nodes
 from workbench.llm.gpt import random_tokens
 
 __all__ = ["PipeSpec", "Ledger", "stage_values", "pipeline_worker", "schedule_order"]

@@ -14,7 +14,7 @@ from workbench.llm.dawnpiper.check import CheckOutcome, run_check
 from workbench.llm.dawnpiper.config import DawnpiperConfig
 from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition, inside, theorem_interval
-from workbench.llm.dawnpiper.graph import NodeGraph, TracedGPT, profile, static_bytes, trace_gpt
+from workbench.llm.dawnpiper.graph import NodeGraph, static_bytes
 from workbench.llm.dawnpiper.model import (
     MODEL_LABEL,
     PARTITIONERS,
@@ -24,6 +24,7 @@ from workbench.llm.dawnpiper.model import (
     run_partitioner,
 )
 from workbench.llm.dawnpiper.reference import exhaustive
+from workbench.llm.dawnpiper.trace import TracedGPT, profile, trace_gpt
 from workbench.llm.gpt import PAPER_SHAPES
 
 __all__ = [

@@ -1,5 +1,6 @@
 """vPipe (Zhao et al., "vPipe: A Virtualized Acceleration System for Achieving Efficient and Scalable Pipeline
-Parallel DNN Training", IEEE TPDS 2022), MODELLED from its paper's description: vPipe has no public code.
+Parallel DNN Training", IEEE TPDS; venue and year recalled, not checked here), MODELLED from its paper's
+description: vPipe has no public code.
 
 What we take from the description: layer-granular partitions; per-layer memory management (a layer is swapped
 to host or recomputed from its input, chosen by cost); a partition refined by moving layers between neighbouring
