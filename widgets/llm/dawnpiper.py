@@ -21,7 +21,8 @@ COLORS = {
 
 
 class DawnpiperPanel(Panel):
-    """Move the model size, stages, memory budget and micro-batches; see where each partitioner runs out."""
+    """Move the model size, stages, memory budget, micro-batches and PCIe bandwidth; see where each partitioner runs
+    out of memory and what swapping costs."""
 
     technique = "dawnpiper"
     title = "DawnPiper: per-stage memory and iteration time of five partitioners (MODEL, A100)"

@@ -9,9 +9,10 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+from workbench.cluster import ClusterSpec
 from workbench.config import Config, param
 from workbench.llm.dawnpiper.check import CheckOutcome, run_check
-from workbench.llm.dawnpiper.config import DawnpiperConfig
+from workbench.llm.dawnpiper.config import A100, DawnpiperConfig
 from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition, inside, theorem_interval
 from workbench.llm.dawnpiper.graph import NodeGraph, static_bytes
@@ -385,11 +386,15 @@ class DawnpiperViewConfig(Config):
     micro_batches: int = param(8, lo=1, hi=64, unit="micro-batches", help="micro-batches M")
     micro_batch: int = param(16, lo=1, hi=256, unit="samples", help="samples per micro-batch")
     schedule: str = param("1f1b", choices=("1f1b", "gpipe"), help="pipeline schedule")
+    pcie_gbps: float = param(
+        25.0, lo=1.0, hi=64.0, unit="GB/s", label="PCIe bandwidth", help="host <-> GPU, prices swaps"
+    )
 
     def full(self) -> DawnpiperConfig:
         return DawnpiperConfig(
             mode="partition", model=self.model, stages=self.stages, memory_gb=self.memory_gb,
             micro_batches=self.micro_batches, micro_batch=self.micro_batch, schedule=self.schedule,
+            cluster=ClusterSpec(**{**A100, "pcie_bw_gbps": self.pcie_gbps}),
         )  # fmt: skip
 
 
