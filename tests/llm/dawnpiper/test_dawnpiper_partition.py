@@ -85,3 +85,22 @@ def test_config_refusals_name_the_parameter() -> None:
         DawnpiperConfig(mode="model")
     with pytest.raises(ValueError, match=r"heads=3 must divide hidden=16"):
         DawnpiperConfig(heads=3)
+
+
+def test_interval_restricted_oracle_and_the_slice_sweep() -> None:
+    from workbench.llm.dawnpiper.study import theorem_sweep_slice
+
+    hw = Hardware(memory_bytes=100e3, pcie_bytes_per_s=1e6, link_bytes_per_s=1e9, state_bytes_per_param=32,
+                  weight_bytes_per_param=8)  # fmt: skip
+    cache = StageCache(GRAPH, 3, 5, hw, "1f1b")
+    best = exhaustive(cache)
+    inside = exhaustive(cache, [(c, c) for c in best.cuts])
+    assert inside.cuts == best.cuts  # bounds that admit only the optimum return it
+    wide = exhaustive(cache, [(1, 12), (13, 25)])
+    assert wide.iteration_s >= best.iteration_s
+    with pytest.raises(ValueError, match="admit no partition"):
+        exhaustive(cache, [(5, 5), (4, 4)])
+    rows = theorem_sweep_slice(stage_counts=(3,), budgets_gb=(3.0, 2.0))
+    for r in rows:  # the oracle is never beaten, and DawnPiper reaches it here (widening when needed)
+        assert r["gap"] is not None and -1e-12 <= r["gap"] <= 1e-12
+        assert r["optimum_inside_interval"] in (True, False)

@@ -50,7 +50,7 @@ def test_theorem_sweep_against_the_oracle() -> None:
     rows = theorem_sweep(DawnpiperConfig(), stage_counts=(3,), budgets_gb=(1.0, 1.2e-4))
     assert len(rows) == 2
     for r in rows:
-        assert r["optimum_feasible"] and r["dawnpiper_feasible"] and r["gap"] >= -1e-12
+        assert r["optimum_feasible"] and r["dawnpiper_feasible"] and -1e-12 <= r["gap"] <= 0.25
         assert isinstance(r["optimum_inside_interval"], bool) and len(r["optimum_cuts"]) == 2
 
 
