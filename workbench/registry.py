@@ -111,7 +111,7 @@ _CATALOGUE = (
     CatalogueEntry("srt", "llm", "speculative RL rollouts from a per-prompt tree cache", "workbench.llm.srt.runner"),
     CatalogueEntry("redox", "llm", "data loading by file redirection", "workbench.llm.redox.runner"),
     CatalogueEntry("cfp", "llm", "intra-operator parallel-plan search", "workbench.llm.cfp.runner"),
-    CatalogueEntry("dawnpiper", "llm", "memory-aware pipeline partitioning"),
+    CatalogueEntry("dawnpiper", "llm", "memory-aware pipeline partitioning", "workbench.llm.dawnpiper.runner"),
     CatalogueEntry(
         "devices",
         "quantum",

@@ -1,0 +1,61 @@
+"""The traced graph (torch.export of the GPT, profiled for real) against the generated one, and the partition
+mode on it (reference: the generated graph's closed-form sizes; the exhaustive oracle). Slow: tracing imports
+torch.export and profiles every node."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.llm.dawnpiper.config import DawnpiperConfig
+from workbench.llm.dawnpiper.generate import generate_graph
+from workbench.llm.dawnpiper.runner import run
+from workbench.llm.dawnpiper.study import hardware_of, traced
+from workbench.llm.gpt import GPTConfig
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    "shape", [dict(layers=2, hidden=16, heads=2, seq=8, vocab=32), dict(layers=3, hidden=12, heads=3, seq=5, vocab=11)]
+)
+def test_generated_graph_equals_traced(shape: dict) -> None:
+    cfg = DawnpiperConfig(**shape, micro_batch=3)
+    g = traced(cfg)[1]
+    q = generate_graph(GPTConfig(**shape).shape, 3, flops_per_s=1e12, hbm_bytes_per_s=1e12, elem_bytes=8,
+                       stat_bytes=8, param_elem_bytes=8)  # fmt: skip
+    assert g.n == q.n == 10 * shape["layers"] + 6
+    assert g.names == q.names and g.value_names == q.value_names and g.value_savers == q.value_savers
+    assert (g.value_bytes == q.value_bytes).all() and (g.crossing_bytes == q.crossing_bytes).all()
+    assert (g.param_bytes == q.param_bytes).all() and g.value_inputs == q.value_inputs
+    assert (g.fwd_s > 0).all() and (g.bwd_s[g.param_bytes > 0] > 0).all()
+
+
+def test_partition_mode_json_and_exhaustive_gap() -> None:
+    out = run(DawnpiperConfig(mode="partition", stages=3, micro_batches=4, memory_gb=0.00012)).to_json()
+    names = [r["name"] for r in out["partitioners"]]
+    assert names == ["compute-balanced", "memory-balanced", "pipedream", "vpipe", "dawnpiper"]
+    assert set(out["partitioners"][0]) >= {"name", "cuts", "stage_peak_bytes", "iteration_seconds", "max_batch"}
+    assert out["exhaustive"] is not None and out["exhaustive"]["dawnpiper_gap"] >= -1e-12
+    assert hardware_of(DawnpiperConfig()).state_bytes_per_param == 32  # fp64: weight, gradient, Adam m and v
+
+
+def test_budget_below_one_micro_batch_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"memory_gb=1e-06 is below what one micro-batch needs"):
+        run(DawnpiperConfig(mode="partition", memory_gb=1e-6))
+
+
+def test_theorem_sweep_against_the_oracle() -> None:
+    from workbench.llm.dawnpiper.study import theorem_sweep
+
+    rows = theorem_sweep(DawnpiperConfig(), stage_counts=(3,), budgets_gb=(1.0, 1.2e-4))
+    assert len(rows) == 2
+    for r in rows:
+        assert r["optimum_feasible"] and r["dawnpiper_feasible"] and -1e-12 <= r["gap"] <= 0.25
+        assert isinstance(r["optimum_inside_interval"], bool) and len(r["optimum_cuts"]) == 2
+
+
+def test_adam_state_is_measured_per_node() -> None:
+    t, g = traced(DawnpiperConfig())
+    tensors = [len(names) for names in t.unit_params]
+    # exp_avg and exp_avg_sq in the parameters' dtype, plus one fp32 step counter per parameter tensor
+    assert list(g.optimizer_bytes) == [2 * int(b) + 4 * k for b, k in zip(g.param_bytes, tensors, strict=True)]

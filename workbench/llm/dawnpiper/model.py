@@ -1,0 +1,126 @@
+"""Paper scale (MODEL): node graphs generated from the GPT shapes on A100s, every partitioner's largest trainable
+micro-batch under the memory limit, and iteration time and throughput at an equal batch.
+
+The largest trainable micro-batch of a partitioner is the largest b for which the partition it finds fits every
+stage in memory (its own memory management included: none for the balanced partitions and PipeDream, per-layer
+swap/recompute for vPipe, per-tensor for DawnPiper); found by doubling then bisection (feasibility grows
+monotonically harder with b: every activation scales with it). Everything here is labelled MODEL.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from workbench.llm.dawnpiper.balance import balance_by_size, balance_by_time
+from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
+from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition
+from workbench.llm.dawnpiper.generate import generate_graph
+from workbench.llm.dawnpiper.graph import NodeGraph, layer_cuts
+from workbench.llm.dawnpiper.pipedream import pipedream_partition
+from workbench.llm.dawnpiper.vpipe import vpipe_partition
+from workbench.llm.gpt import PAPER_SHAPES
+
+__all__ = ["MODEL_LABEL", "PARTITIONERS", "paper_hardware", "paper_graph", "partition_all", "max_batch", "BatchRow"]
+
+MODEL_LABEL = "MODEL: A100 cost model over node graphs generated from the GPT shapes (not measured)"
+PARTITIONERS = ("compute-balanced", "memory-balanced", "pipedream", "vpipe", "dawnpiper")
+#: the largest micro-batch the search tries
+MAX_MICRO_BATCH = 4096
+
+
+def paper_hardware(
+    memory_gb: float, pcie_gbps: float, link_gbps: float, link_latency_us: float, host_gb: float = math.inf
+) -> Hardware:
+    """A100 stage: mixed-precision Adam (16 bytes per parameter: fp16 weight and gradient, fp32 master, m, v),
+    one fp16 weight per stashed version (PipeDream), and ``host_gb`` of host memory for swapped tensors."""
+    return Hardware(
+        memory_bytes=memory_gb * 1e9,
+        pcie_bytes_per_s=pcie_gbps * 1e9,
+        link_bytes_per_s=link_gbps * 1e9,
+        link_latency_s=link_latency_us * 1e-6,
+        state_bytes_per_param=16.0,
+        weight_bytes_per_param=2.0,
+        host_bytes=host_gb * 1e9,
+    )
+
+
+def paper_graph(model: str, micro_batch: int, tflops: float, hbm_gbps: float) -> NodeGraph:
+    """The generated node graph of a paper-scale GPT (fp16 activations, fp32 statistics)."""
+    if model not in PAPER_SHAPES:
+        raise ValueError(f"model={model!r} is unknown: valid paper-scale models are {tuple(PAPER_SHAPES)}")
+    return generate_graph(PAPER_SHAPES[model], micro_batch, flops_per_s=tflops * 1e12, hbm_bytes_per_s=hbm_gbps * 1e9)
+
+
+def run_partitioner(name: str, graph: NodeGraph, stages: int, micro_batches: int, hw: Hardware, schedule: str
+                    ) -> Partition:  # fmt: skip
+    """One partitioner's partition, judged under its own memory management."""
+    if name == "pipedream":
+        return pipedream_partition(graph, stages, micro_batches, hw)
+    if name == "vpipe":
+        return vpipe_partition(graph, stages, micro_batches, hw, schedule)
+    if name == "dawnpiper":
+        return dawnpiper_partition(StageCache(graph, stages, micro_batches, hw, schedule))[0]
+    if name == "dawnpiper-layer":  # the same search with cuts between layers only (the fine-grained premise)
+        cache = StageCache(graph, stages, micro_batches, hw, schedule)
+        return dawnpiper_partition(cache, allowed=layer_cuts(graph) + 1, name=name)[0]
+    plain = StageCache(graph, stages, micro_batches, hw, schedule, optimize=False)
+    if name == "compute-balanced":
+        return balance_by_time(graph, plain)
+    if name == "memory-balanced":
+        return balance_by_size(graph, plain)
+    raise ValueError(f"partitioner={name!r} is unknown: valid partitioners are {(*PARTITIONERS, 'dawnpiper-layer')}")
+
+
+def partition_all(graph: NodeGraph, stages: int, micro_batches: int, hw: Hardware, schedule: str
+                  ) -> dict[str, Partition]:  # fmt: skip
+    return {name: run_partitioner(name, graph, stages, micro_batches, hw, schedule) for name in PARTITIONERS}
+
+
+def max_batch(
+    name: str,
+    graph_at: Callable[[int], NodeGraph],
+    stages: int,
+    micro_batches: int,
+    hw: Hardware,
+    schedule: str,
+    cap: int = MAX_MICRO_BATCH,
+) -> tuple[int, Partition | None]:
+    """The largest micro-batch (<= ``cap``) partitioner ``name`` can train, and its partition (0, None: none)."""
+
+    def fits(b: int) -> Partition | None:
+        part = run_partitioner(name, graph_at(b), stages, micro_batches, hw, schedule)
+        return part if part.feasible else None
+
+    best = fits(1)
+    if best is None:
+        return 0, None
+    lo, hi = 1, 2
+    while hi <= cap and (part := fits(hi)) is not None:
+        lo, best, hi = hi, part, hi * 2
+    hi = min(hi, cap + 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        part = fits(mid)
+        if part is not None:
+            lo, best = mid, part
+        else:
+            hi = mid
+    return lo, best
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchRow:
+    """One partitioner at paper scale: max micro-batch, and iteration time and throughput at the equal batch."""
+
+    name: str
+    max_micro_batch: int
+    max_global_batch: int
+    iteration_seconds: float
+    tokens_per_second: float
+    feasible_at_equal_batch: bool
+
+
+def tokens_per_second(part: Partition, micro_batch: int, micro_batches: int, seq: int) -> float:
+    return micro_batch * micro_batches * seq / part.iteration_s if part.feasible and part.iteration_s > 0 else 0.0

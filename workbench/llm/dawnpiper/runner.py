@@ -1,0 +1,204 @@
+"""Headless runner of DawnPiper.
+
+``workbench run dawnpiper --mode partition --stages S --memory-gb B --json``: every partitioner (compute- and
+memory-balanced, PipeDream, vPipe (MODEL), DawnPiper) on the node graph, with cuts, stage peaks, iteration time
+and the largest trainable micro-batch; on small graphs (<= 30 nodes, <= 4 stages) the exhaustive optimum and
+DawnPiper's gap to it. ``--mode check`` runs DawnPiper's partition as a real pipeline on S gloo processes and
+reports ``max_abs_loss_diff``, the gradient difference and measured vs modelled stage peaks. ``--mode model``:
+paper scale (MODEL): max batch per partitioner and throughput at equal batch, beside the paper's ratios.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from workbench.llm.dawnpiper.config import DawnpiperConfig
+from workbench.llm.dawnpiper.model import MODEL_LABEL
+from workbench.llm.dawnpiper.study import (
+    PAPER_CLAIMS,
+    check,
+    exhaustive_gap,
+    graph_of,
+    max_batches,
+    paper_point,
+    partitions,
+    verdict_rows,
+)
+from workbench.llm.gpt import PAPER_SHAPES
+from workbench.registry import Technique
+from workbench.results import Result, fmt, fmt_bytes
+
+__all__ = ["PartitionerRow", "DawnpiperResult", "run", "format_table", "TECHNIQUE"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PartitionerRow(Result):
+    """One partitioner: cuts (unit where each later stage starts), stage peaks (bytes), iteration seconds (null
+    when infeasible), largest trainable micro-batch (null in check mode, which does not search it; 4096 is the
+    search's cap), search seconds."""
+
+    name: str
+    cuts: list[int]
+    stage_peak_bytes: list[float]
+    iteration_seconds: float | None
+    feasible: bool
+    max_batch: int | None
+    tokens_per_second: float | None
+    search_seconds: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class DawnpiperResult(Result):
+    """What ``workbench run dawnpiper --json`` prints."""
+
+    OMIT_NONE: ClassVar[tuple[str, ...]] = (
+        "exhaustive", "interval", "stages_check", "max_abs_loss_diff", "max_abs_grad_diff", "max_rel_grad_diff",
+        "verdict", "check_seconds", "step_seconds", "reference_seconds", "cuts", "paper_point",
+    )  # fmt: skip
+
+    technique: str = "dawnpiper"
+    mode: str
+    model: str
+    label: str
+    nodes: int
+    stages: int
+    micro_batches: int
+    micro_batch: int
+    memory_gb: float
+    schedule: str
+    partitioners: list[PartitionerRow]
+    exhaustive: dict | None = None
+    interval: list[list[int]] | None = None
+    cuts: list[int] | None = None
+    stages_check: list[dict] | None = None
+    max_abs_loss_diff: float | None = None
+    max_abs_grad_diff: float | None = None
+    max_rel_grad_diff: float | None = None
+    check_seconds: float | None = None
+    step_seconds: float | None = None
+    reference_seconds: float | None = None
+    paper_point: dict | None = None
+    verdict: list[dict] | None = None
+    paper_claims: dict | None = None
+
+
+def _rows(config: DawnpiperConfig, with_max_batch: bool) -> list[PartitionerRow]:
+    parts, _ = partitions(config)
+    mb = max_batches(config) if with_max_batch else {}
+    seq = config.seq if config.model == "traced" else PAPER_SHAPES[config.model].seq
+    tokens = config.micro_batch * config.micro_batches * seq
+    rows = []
+    for name, p in parts.items():
+        ok = p.feasible and math.isfinite(p.iteration_s)
+        rows.append(
+            PartitionerRow(
+                name=name,
+                cuts=list(p.cuts),
+                stage_peak_bytes=[float(b) for b in p.stage_peak_bytes],
+                iteration_seconds=p.iteration_s if ok else None,
+                feasible=p.feasible,
+                max_batch=int(mb[name]) if name in mb else None,
+                tokens_per_second=tokens / p.iteration_s if ok else None,
+                search_seconds=p.search_s,
+            )
+        )
+    return rows
+
+
+def run(config: DawnpiperConfig) -> DawnpiperResult:
+    """Run the configured mode. Raises ValueError for impossible settings (see the config and
+    :func:`~workbench.llm.dawnpiper.study.check_budget`); WorkerFailed / WorkerTimeout in check mode."""
+    common = dict(
+        mode=config.mode, model=config.model, nodes=graph_of(config).n, stages=config.stages,
+        micro_batches=config.micro_batches, micro_batch=config.micro_batch, memory_gb=config.memory_gb,
+        schedule=config.schedule, paper_claims=PAPER_CLAIMS,
+    )  # fmt: skip
+    label = MODEL_LABEL if config.model != "traced" else "traced GPT profiled on this machine"
+    if config.mode == "check":
+        part, out = check(config)
+        return DawnpiperResult(
+            label="real pipeline on gloo processes vs single-process training",
+            partitioners=_rows(config, False),
+            cuts=list(part.cuts),
+            stages_check=[vars(s) for s in out.stages],
+            max_abs_loss_diff=out.max_abs_loss_diff,
+            max_abs_grad_diff=out.max_abs_grad_diff,
+            max_rel_grad_diff=out.max_rel_grad_diff,
+            check_seconds=out.seconds,
+            step_seconds=out.step_seconds,
+            reference_seconds=out.reference_seconds,
+            **common,
+        )
+    _, account = partitions(config)
+    point = paper_point(config) if config.mode == "model" and config.model != "traced" else None
+    return DawnpiperResult(
+        label=label,
+        partitioners=_rows(config, True),
+        exhaustive=exhaustive_gap(config),
+        interval=account.get("interval"),
+        paper_point=point,
+        verdict=verdict_rows([point]) if point is not None else None,
+        **common,
+    )
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """A short text report."""
+    lines = [
+        f"dawnpiper  mode={result['mode']}  model={result['model']} ({result['nodes']} nodes)  "
+        f"stages={result['stages']}  M={result['micro_batches']} x {result['micro_batch']}  "
+        f"memory={result['memory_gb']:g} GB  {result['schedule']}  [{result['label']}]",
+        f"{'partitioner':>18} {'feasible':>8} {'iteration':>11} {'max batch':>9}  stage peaks / cuts",
+    ]
+    for r in result["partitioners"]:
+        it = "-" if r["iteration_seconds"] is None else f"{fmt(r['iteration_seconds'])} s"
+        peaks = ", ".join(fmt_bytes(b) for b in r["stage_peak_bytes"])
+        lines.append(
+            f"{r['name']:>18} {fmt(r['feasible']):>8} {it:>11} {fmt(r['max_batch']):>9}  {peaks} / {r['cuts']}"
+        )
+    if result.get("exhaustive"):
+        e = result["exhaustive"]
+        gap = "-" if e["dawnpiper_gap"] is None else f"{e['dawnpiper_gap']:.2%}"
+        lines.append(f"  exhaustive optimum cuts {e['cuts']}; DawnPiper gap {gap}; "
+                     f"optimum inside the theorem's interval: {fmt(e['optimum_inside_interval'])}")  # fmt: skip
+    if result.get("stages_check"):
+        lines.append(
+            f"  pipeline vs single process: max |loss diff| {fmt(result['max_abs_loss_diff'])}, "
+            f"max |grad diff| {fmt(result['max_abs_grad_diff'])}"
+        )
+        for s in result["stages_check"]:
+            lines.append(
+                f"  stage {s['stage']} units {s['units']}: measured peak {fmt_bytes(s['measured_peak_bytes'])} "
+                f"(model {fmt_bytes(s['model_peak_bytes'])}), swapped {fmt_bytes(s['swapped_out_bytes'])} "
+                f"(model {fmt_bytes(s['model_swap_bytes'])}), recomputed {s['recomputed']}"
+            )
+    if result.get("paper_point"):
+        p = result["paper_point"]
+        tps = ", ".join(f"{k} {fmt(v)}" for k, v in p["tokens_per_s"].items())
+        lines.append(
+            f"  MODEL at paper scale: at the equal micro-batch {p['equal_batch']} (vPipe's largest): tokens/s {tps}"
+        )
+        if p["compute_balanced_idle"] is not None:
+            lines.append(f"  compute-balanced at its largest batch leaves {p['compute_balanced_idle']:.0%} of the budget idle "
+                         "on its most idle stage")  # fmt: skip
+    for v in result.get("verdict") or []:
+        lines.append(
+            f"  {v['claim']}: paper ({v['paper_version']}) {v['paper']}x, ours {fmt(v['ours'])}x: {v['verdict']}"
+        )
+    return "\n".join(lines)
+
+
+TECHNIQUE = Technique(
+    name="dawnpiper",
+    summary="DawnPiper memory-aware pipeline partitioning: fx node graph, partition theorem, swap/recompute, "
+    "real gloo pipeline",
+    config=DawnpiperConfig,
+    run=run,
+    format_table=format_table,
+    panel="widgets.llm.dawnpiper:DawnpiperPanel",
+    notebook="notebooks/llm/dawnpiper.ipynb",
+    smoke={"mode": "check", "stages": 3, "micro_batches": 4, "memory_gb": 0.00012},
+    processes=True,
+)
