@@ -27,7 +27,7 @@ def parse_scale_factors(text: str) -> tuple[float, ...]:
 
 @dataclass(frozen=True, kw_only=True)
 class PulseZneConfig(Config):
-    """Pulse ZNE of a noiselessly trained one-layer NAPA ansatz for ``molecule`` on transmons ``qubit`` ->
+    """Pulse ZNE of a noiselessly trained NAPA ansatz for ``molecule`` on transmons ``qubit`` ->
     ``target`` of ``device``, under T1/T2 divided by ``noise_scale``."""
 
     molecule: str = param("H2", choices=("H2", "HeH+"), label="molecule", help="2-qubit Hamiltonian (STO-3G)")
@@ -42,7 +42,8 @@ class PulseZneConfig(Config):
     extrapolation: str = param("richardson", choices=EXTRAPOLATIONS, label="extrapolation", help="to lambda = 0")
     method: str = param("folding", choices=METHODS, label="noise scaling", help="folding S(S^R S)^k or stretching")
     readout: bool = param(False, label="readout error", help="apply the device's readout error (ZNE does not scale it)")
-    budget: int = param(200, lo=5, hi=2000, label="training evaluations", help="COBYLA evaluations (noiseless)")
+    layers: int = param(2, lo=1, hi=3, label="ansatz layers", help="NAPA layers (SNP x 2 + echoed CR each)")
+    budget: int = param(400, lo=5, hi=2000, label="training evaluations", help="COBYLA evaluations (noiseless)")
     gate_baseline: bool = param(True, label="gate-level ZNE", help="also run mitiq gate folding on a gate ansatz")
 
     def factors(self) -> tuple[float, ...]:

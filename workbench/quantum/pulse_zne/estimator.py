@@ -84,12 +84,13 @@ def echo_decay(
     rho[0, 0] = 1
     pair = echo(schedule, 1)
     steps = hamiltonian_steps(device, pair, substeps=substeps)
-    # the exchange coupling's phase depends on absolute time: evolve pair by pair at its own offset
+    # with couplings the frames depend on absolute time: then every pair gets its own steps at its offset
+    fixed = not device.couplings and not any(p.channel.startswith("u") for p in schedule.plays)
     out, done = {}, 0
     for m in range(1, reps[-1] + 1):
-        shifted = steps if done == 0 else hamiltonian_steps(device, _offset(pair, done), substeps=substeps)
-        rho = evolve_density(rho, _tail(shifted, done * substeps), device) if done else evolve_density(
-            rho, shifted, device)  # fmt: skip
+        here = steps if fixed or done == 0 else _tail(hamiltonian_steps(device, _offset(pair, done), substeps=substeps),
+                                                      done * substeps)  # fmt: skip
+        rho = evolve_density(rho, here, device)
         done += pair.duration
         if m in reps:
             out[m] = read_zero_probability(rho, device, readout=False)

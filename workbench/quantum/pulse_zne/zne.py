@@ -31,7 +31,7 @@ from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
 from workbench.quantum.pulse.natives import NativeGates
 from workbench.quantum.pulse.propagate import evolve_density
-from workbench.quantum.pulse.schedule import Schedule
+from workbench.quantum.pulse.schedule import Play, Schedule
 from workbench.quantum.pulse_zne.reversal import check_fold_factors, check_stretch_factors, fold
 
 __all__ = [
@@ -77,20 +77,18 @@ def energy_at(
 
 
 def stretched_ansatz(ansatz: PulseAnsatz, x: np.ndarray, factor: float) -> Schedule:
-    """The ansatz's schedule for stretching by ``factor``: every amplitude (SNP, CR, the echo's X) and DRAG beta
-    divided by ``factor`` (beta is in samples, which last ``factor`` times longer), calibrated detunings too (the
-    frame phase each pulse accumulates is kept). Play it with ``time_scale=factor``."""
+    """The ansatz's schedule for stretching by ``factor``: built with DRAG beta (in samples, which last ``factor``
+    times longer) and calibrated detunings divided by ``factor`` (the frame phase each pulse accumulates is kept),
+    then every sample divided by ``factor``. The plays are those of the unstretched schedule (the ansatz's
+    drop rule for tiny amplitudes is applied before the division, so no pulse disappears). Play it with
+    ``time_scale=factor``."""
     (c,) = check_stretch_factors([factor])
     nat = ansatz.natives
-    scaled = {q: dataclasses.replace(p, amp=p.amp / c, beta=p.beta / c, detuning=p.detuning / c)
-              for q, p in nat.x.items()}  # fmt: skip
+    scaled = {q: dataclasses.replace(p, beta=p.beta / c, detuning=p.detuning / c) for q, p in nat.x.items()}
     natives = NativeGates(nat.device, scaled, nat.sx, nat.ecr)
-    y = np.array(x, dtype=float).copy()
-    k = ansatz.per_layer
-    for layer in range(ansatz.layers):
-        for i in (0, 2, 4):
-            y[layer * k + i] /= c
-    return PulseAnsatz(natives, ansatz.layers, ansatz.trainable_frequency).schedule(y)
+    base = PulseAnsatz(natives, ansatz.layers, ansatz.trainable_frequency).schedule(np.asarray(x, dtype=float))
+    plays = tuple(Play(p.channel, p.samples / c, p.start, p.detuning) for p in base.plays)
+    return Schedule(plays, base.min_duration)
 
 
 def scaled_energies(
@@ -196,7 +194,8 @@ def gate_zne(
     transpiled to rz/sx/x/ecr (optimisation level 0: folds are kept), compiled to ``natives``' pulses and run
     on ``device`` (our density-matrix simulator), extrapolated by mitiq's factory.
 
-    Returns ``{"energies", "unmitigated", "mitigated", "duration_ns"}``."""
+    Returns ``{"energies", "unmitigated", "mitigated", "duration_ns", "noiseless"}`` (the last: the compiled
+    circuit at lambda = 1 on the noiseless device)."""
     from mitiq.zne.inference import ExpFactory, LinearFactory, PolyFactory, RichardsonFactory
     from mitiq.zne.scaling import fold_global
     from qiskit import transpile
@@ -205,22 +204,28 @@ def gate_zne(
 
     theta = _exact_theta(terms)
     circuit = gate_circuit(theta)
-    energies, durations = [], []
+    energies, durations, ideal = [], [], None
     for lam in scale_factors:
         folded = fold_global(circuit, float(lam))
         native = transpile(folded, basis_gates=["rz", "sx", "x", "ecr"], coupling_map=[[0, 1]], optimization_level=0,
                            initial_layout=[0, 1], seed_transpiler=0)  # fmt: skip
         schedule, frames = circuit_schedule(native, natives)
-        rho = torch.zeros(device.dim, device.dim, dtype=torch.complex128)
-        rho[0, 0] = 1
-        rho = evolve_density(rho, hamiltonian_steps(device, schedule, substeps=2), device)
         frame = frame_rotation(frames, device)
-        rho = frame @ rho @ frame.mH
-        energies.append(state_energy(rho.numpy(), device, terms))
+        for dev in (device, device.noiseless()) if ideal is None else (device,):
+            rho = torch.zeros(dev.dim, dev.dim, dtype=torch.complex128)
+            rho[0, 0] = 1
+            rho = evolve_density(rho, hamiltonian_steps(dev, schedule, substeps=2), dev)
+            rho = frame @ rho @ frame.mH
+            e = state_energy(rho.numpy(), dev, terms, readout=dev is device)
+            if dev is device:
+                energies.append(e)
+            else:
+                ideal = e
         durations.append(schedule.duration * device.dt)
     lams = [float(v) for v in scale_factors]
     factory = {"richardson": lambda: RichardsonFactory.extrapolate(lams, energies),
                "linear": lambda: LinearFactory.extrapolate(lams, energies),
                "polynomial": lambda: PolyFactory.extrapolate(lams, energies, min(2, len(lams) - 1)),
                "exponential": lambda: ExpFactory.extrapolate(lams, energies)}[extrapolation]  # fmt: skip
-    return {"energies": energies, "unmitigated": energies[0], "mitigated": float(factory()), "duration_ns": durations}
+    return {"energies": energies, "unmitigated": energies[0], "mitigated": float(factory()), "duration_ns": durations,
+            "noiseless": ideal}  # fmt: skip
