@@ -131,3 +131,17 @@ def test_extrapolations_match_mitiq_factories(lams, values):
 def test_config_refuses_bad_input(bad, word):
     with pytest.raises(ValueError, match=word):
         PulseZneConfig.from_dict(bad)
+
+
+@pytest.mark.parametrize("method", ["richardson", "linear", "polynomial"])
+@pytest.mark.parametrize("x", [0.05, 0.3, 1.1])
+def test_model_reduction_equals_extrapolating_an_exact_exponential(method, x):
+    from workbench.quantum.pulse_zne import model
+
+    lams = (1.0, 3.0, 5.0)
+    e_inf, d = -0.3, -0.8
+    values = [e_inf + d * np.exp(-lam * x) for lam in lams]
+    e0 = e_inf + d
+    measured = 1 - abs(ex.extrapolate(method, lams, values) - e0) / abs(values[0] - e0)
+    assert float(model.reduction(x, method, lams)) == pytest.approx(measured, abs=1e-12)
+    assert model.decay_per_fold(lams, values) == pytest.approx(x, rel=1e-12)
