@@ -27,7 +27,18 @@ class PulseZnePanel(Panel):
 
     technique = "pulse-zne"
     title = "Pulse ZNE on a NAPA H2 ansatz: folding S(S^R S)^k vs stretching, extrapolated to zero noise"
-    hidden = ("molecule", "bond_length", "device", "qubit", "target", "readout", "layers", "budget", "gate_baseline")
+    hidden = (
+        "molecule",
+        "bond_length",
+        "device",
+        "qubit",
+        "target",
+        "readout",
+        "layers",
+        "budget",
+        "true_fidelity",
+        "gate_baseline",
+    )
     options = {
         "noise_scale": (10.0, 30.0, 100.0),
         "scale_factors": ("1,3", "1,3,5", "1,3,5,7"),

@@ -145,3 +145,19 @@ def test_model_reduction_equals_extrapolating_an_exact_exponential(method, x):
     measured = 1 - abs(ex.extrapolate(method, lams, values) - e0) / abs(values[0] - e0)
     assert float(model.reduction(x, method, lams)) == pytest.approx(measured, abs=1e-12)
     assert model.decay_per_fold(lams, values) == pytest.approx(x, rel=1e-12)
+
+
+def test_reversed_unitary_equals_the_stepwise_inverse(two_level):
+    from workbench.quantum.pulse_zne.reference import inverse_unitary
+
+    s = _pulse(n=211)
+    ur = unitary(hamiltonian_steps(two_level, reverse(s)))
+    assert torch.allclose(ur, inverse_unitary(two_level, s), atol=1e-12)
+
+
+@pytest.mark.parametrize("lams", [(1.0, 3.0), (1.0, 1.5, 2.0, 3.5), (1.0, 3.0, 5.0, 7.0, 9.0)])
+def test_richardson_matches_the_vandermonde_solve(lams):
+    from workbench.quantum.pulse_zne.reference import richardson_vandermonde
+
+    values = np.random.default_rng(len(lams)).normal(size=len(lams))
+    assert ex.richardson(lams, values) == pytest.approx(richardson_vandermonde(lams, values), abs=1e-9)

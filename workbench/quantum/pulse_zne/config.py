@@ -44,6 +44,9 @@ class PulseZneConfig(Config):
     readout: bool = param(False, label="readout error", help="apply the device's readout error (ZNE does not scale it)")
     layers: int = param(2, lo=1, hi=3, label="ansatz layers", help="NAPA layers (SNP x 2 + echoed CR each)")
     budget: int = param(400, lo=5, hi=2000, label="training evaluations", help="COBYLA evaluations (noiseless)")
+    true_fidelity: bool = param(
+        True, label="true fidelity", help="also compute the schedule's process fidelity (seconds) beside F_est"
+    )
     gate_baseline: bool = param(True, label="gate-level ZNE", help="also run mitiq gate folding on a gate ansatz")
 
     def factors(self) -> tuple[float, ...]:
