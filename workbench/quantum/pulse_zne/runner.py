@@ -15,6 +15,8 @@ from typing import Any
 from workbench.quantum.pulse_zne.config import PulseZneConfig
 from workbench.quantum.pulse_zne.estimator import nominal_unitary, process_fidelity, return_probability
 from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS, extrapolate
+from workbench.quantum.pulse_zne.model import decay_per_fold
+from workbench.quantum.pulse_zne.model import reduction as model_reduction
 from workbench.quantum.pulse_zne.study import PAPER_CLAIMS, _problem, trained
 from workbench.quantum.pulse_zne.zne import gate_zne, scaled_energies
 from workbench.registry import Technique
@@ -27,7 +29,7 @@ __all__ = ["PulseZneResult", "run", "format_table", "TECHNIQUE"]
 class PulseZneResult(Result):
     """What ``workbench run pulse-zne`` prints (energies in Hartree)."""
 
-    OMIT_NONE = ("gate_zne", "true_fidelity")
+    OMIT_NONE = ("gate_zne", "true_fidelity", "model")
 
     technique: str = "pulse-zne"
     molecule: str
@@ -56,6 +58,7 @@ class PulseZneResult(Result):
     readout: bool
     paper_reduction: float
     gate_zne: dict[str, Any] | None = None
+    model: dict[str, Any] | None = None  # MODEL: an exponential decay with the fitted decay per fold
 
 
 def run(config: PulseZneConfig) -> PulseZneResult:
@@ -87,6 +90,14 @@ def run(config: PulseZneConfig) -> PulseZneResult:
                 "mitigated_error": abs(g["mitigated"] - ham.exact), "duration_ns": g["duration_ns"][0],
                 "noiseless_energy": g["noiseless"]}  # fmt: skip
     schedule = tr.ansatz.schedule(tr.x)
+    predicted = None
+    try:
+        x = decay_per_fold(factors, energies)
+        predicted = {"label": "MODEL", "decay_per_fold": x, "reduction": float(model_reduction(x, config.extrapolation,
+                     factors)), "reduction_at_device_noise": float(model_reduction(x / max(config.noise_scale, 1e-9),
+                     config.extrapolation, factors)) if config.noise_scale else None}  # fmt: skip
+    except ValueError:
+        pass  # not three equally spaced factors, or not a decaying exponential: no model
     return PulseZneResult(
         molecule=config.molecule, device=dev.name, qubits=(config.qubit, config.target), noise_scale=config.noise_scale,
         method=config.method, extrapolation=config.extrapolation, scale_factors=factors,
@@ -99,7 +110,7 @@ def run(config: PulseZneConfig) -> PulseZneResult:
         true_fidelity=process_fidelity(noisy, schedule, nominal_unitary(noisy, schedule)) if config.true_fidelity else None,
         duration_ns=schedule.duration * dev.dt,
         training_evaluations=tr.evaluations, readout=config.readout,
-        paper_reduction=PAPER_CLAIMS["zne_reduction"]["value"], gate_zne=gate,
+        paper_reduction=PAPER_CLAIMS["zne_reduction"]["value"], gate_zne=gate, model=predicted,
     )  # fmt: skip
 
 
@@ -122,6 +133,11 @@ def format_table(result: dict[str, Any]) -> str:
         f"vs the ansatz's noiseless energy: {result['unmitigated_error_vs_ideal']:.4f} -> "
         f"{result['mitigated_error_vs_ideal']:.4f} Ha, reduction {result['reduction_vs_ideal']:.1%}",
     ]
+    if result.get("model"):
+        m = result["model"]
+        lines.append(f"MODEL (exponential decay, x = {m['decay_per_fold']:.3f} per fold): reduction {m['reduction']:.1%}"
+                     + (f"; at the device's own T1/T2 {m['reduction_at_device_noise']:.1%}"
+                        if m.get("reduction_at_device_noise") is not None else ""))  # fmt: skip
     if result.get("gate_zne"):
         g = result["gate_zne"]
         lines.append(
