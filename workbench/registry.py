@@ -131,7 +131,9 @@ _CATALOGUE = (
     CatalogueEntry("napa", "quantum", "native-pulse variational ansatz"),
     CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
     CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search"),
-    CatalogueEntry("pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE", "workbench.quantum.pulse_zne.runner"),
+    CatalogueEntry(
+        "pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE", "workbench.quantum.pulse_zne.runner"
+    ),
     CatalogueEntry(
         "hybrid-qaoa",
         "quantum",
