@@ -138,7 +138,9 @@ _CATALOGUE = (
     ),
     CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
     CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search", "workbench.quantum.qgas.runner"),
-    CatalogueEntry("pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE"),
+    CatalogueEntry(
+        "pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE", "workbench.quantum.pulse_zne.runner"
+    ),
     CatalogueEntry(
         "hybrid-qaoa",
         "quantum",
