@@ -395,6 +395,60 @@ def topology_effect(
     return rows
 
 
+@functools.lru_cache(maxsize=8)
+def backlog_effect(
+    gpus: int = 256,
+    heads: int = 32,
+    head_dim: int = 128,
+    causal: bool = True,
+    seqs: tuple[int, ...] = VERDICT_SEQS,
+    inter_bw: tuple[float, ...] = VERDICT_INTER_BW,
+    tflops: tuple[float, ...] = VERDICT_TFLOPS,
+) -> list[dict[str, Any]]:
+    """MODEL: step time of flat and node-level Mesh with the current tile schedule and with the greedy
+    compute backlog (``plan.greedy_schedule(schedule="greedy-backlog")``, an INFERENCE about the paper's rule),
+    over the verdict sweep's settings (8-GPU NVLink nodes, bf16). One row per (method, S, bandwidth, TFLOP/s):
+    forward / backward / total seconds of each schedule and the gain ``1 - backlog / current``."""
+    rows = []
+    for seq in seqs:
+        for bw in inter_bw:
+            for tf in tflops:
+                cluster = ClusterSpec(inter_node_bw_gbps=bw, gpu_tflops=tf, gpus_per_node=8)
+                for method in ("mesh", "node_mesh"):
+                    res = {
+                        sch: model_attention(
+                            method,
+                            gpus=gpus,
+                            seq=seq,
+                            heads=heads,
+                            head_dim=head_dim,
+                            causal=causal,
+                            dtype_bytes=2,
+                            cluster=cluster,
+                            schedule=sch,
+                        )
+                        for sch in ("current", "greedy-backlog")
+                    }
+                    cur, bl = res["current"], res["greedy-backlog"]
+                    rows.append(
+                        {
+                            "method": method,
+                            "seq": seq,
+                            "inter_bw": bw,
+                            "tflops": tf,
+                            "tile": cur.tile,
+                            "current_fwd_s": cur.forward_seconds,
+                            "backlog_fwd_s": bl.forward_seconds,
+                            "current_bwd_s": cur.backward_seconds,
+                            "backlog_bwd_s": bl.backward_seconds,
+                            "current_s": cur.total_seconds,
+                            "backlog_s": bl.total_seconds,
+                            "gain": 1.0 - bl.total_seconds / cur.total_seconds,
+                        }
+                    )
+    return rows
+
+
 def clear_caches() -> None:
     """Empty every memo of this module (the model points and the block maps)."""
     _priced.cache_clear()
@@ -402,3 +456,4 @@ def clear_caches() -> None:
     verdict_sweep.cache_clear()
     inter_node_units.cache_clear()
     topology_effect.cache_clear()
+    backlog_effect.cache_clear()
