@@ -163,3 +163,17 @@ def test_schedule_refusals_name_the_parameter():
         model_attention("mesh", gpus=4, seq=64, heads=2, head_dim=8, causal=False, dtype_bytes=4,
                         cluster=ClusterSpec(), schedule="x")  # fmt: skip
     assert SCHEDULES == ("current", "greedy-backlog")
+
+
+def test_config_schedule_reaches_the_model_and_the_json():
+    from workbench.llm.mesh_attention.config import MeshAttentionConfig
+    from workbench.llm.mesh_attention.runner import run
+
+    base = dict(mode="model", gpus=256, seq=1 << 20, heads=32, head_dim=128, causal=True, dtype="bfloat16")
+    cur, bl = (run(MeshAttentionConfig(**base, schedule=s)).to_json() for s in ("current", "greedy-backlog"))
+    assert (cur["schedule"], bl["schedule"]) == ("current", "greedy-backlog")
+    sec = {name: {r["method"]: r.get("model_seconds") for r in d["results"]} for name, d in (("c", cur), ("b", bl))}
+    assert sec["b"]["mesh"] < sec["c"]["mesh"] and sec["b"]["node_mesh"] <= sec["c"]["node_mesh"]
+    assert sec["b"]["ring"] == sec["c"]["ring"] and sec["b"]["usp"] == sec["c"]["usp"]  # only Mesh is scheduled
+    with pytest.raises(ValueError, match=r"schedule='eager' is not allowed"):
+        MeshAttentionConfig(**base, schedule="eager")

@@ -300,11 +300,21 @@ def _position(step) -> int:
     return step.row if step.kind in ("q", "out", "dq") else step.col
 
 
-@functools.lru_cache(maxsize=256)
 def _tile_program(a: int, b: int, backward: bool, schedule: str = "current", comm_blocks: float = 1.0) -> _TileProgram:
     """Structure of the greedy schedule. Every other tile position runs the same program with row indices
     shifted by its own row and column indices by its own column (``plan.fetch_order`` is a rotation), and
     blocks of equal cost make the order among blocks released by one wait irrelevant to the timeline."""
+    if backward and comm_blocks > 0:
+        # the backward backlog holds only the diagonal block, which fills the first wait (est. arrival > 0):
+        # the program is the current one (tests/llm/mesh_attention/test_attention_backlog.py); share its memo
+        schedule = "current"
+    if schedule == "current":
+        comm_blocks = 1.0  # unused by the current schedule: one memo entry
+    return _tile_program_memo(a, b, backward, schedule, comm_blocks)
+
+
+@functools.lru_cache(maxsize=256)
+def _tile_program_memo(a: int, b: int, backward: bool, schedule: str, comm_blocks: float) -> _TileProgram:
     steps = greedy_schedule(a, b, row=0, col=0, backward=backward, schedule=schedule, comm_blocks=comm_blocks)
     fetches = [(s.kind, _position(s)) for s in steps if s.op == "fetch"]
     index = {f: i for i, f in enumerate(fetches)}

@@ -20,6 +20,7 @@ query rows produce zero output and zero gradient.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
@@ -499,7 +500,7 @@ def greedy_schedule(
 
     backlog: list[tuple[int, int]] = []
     units = _PLAN_UNITS[backward]
-    arrival = np.cumsum([comm_blocks * units[kind] for kind, _ in fetches]) if fetches else np.zeros(0)
+    arrival = list(itertools.accumulate(comm_blocks * units[kind] for kind, _ in fetches))
     clock = 0.0  # the planner's estimate, in block times
     if backlog_mode:
         backlog.append((row, col))
@@ -511,7 +512,7 @@ def greedy_schedule(
         while backlog_mode and backlog and clock < arrival[f]:  # fill the wait for this chunk
             run(backlog.pop(0))
             clock += 1.0
-        clock = max(clock, float(arrival[f]))
+        clock = max(clock, arrival[f])
         steps.append(Step("wait", kind, idx if kind == "q" else None, idx if kind == "kv" else None))
         if kind == "q":
             res_q.add(idx)
@@ -525,17 +526,23 @@ def greedy_schedule(
                 (blk for blk in ready if held(blk)), key=lambda blk: ((blk[0] - row) % a, (blk[1] - col) % b)
             )
             ready = [blk for blk in ready if not held(blk)]
+
+        def urgency(blk: tuple[int, int]) -> tuple[int, int, int]:
+            r_left = row_left[blk[0]] if blk[0] != row or backward else b + a + 1
+            c_left = col_left[blk[1]] if backward and blk[1] != col else b + a + 1
+            # ties by position *relative* to my own: every tile position then runs the same program
+            # shifted (the send order below relies on it)
+            return (min(r_left, c_left), (blk[0] - row) % a, (blk[1] - col) % b)
+
+        if not backward:
+            # forward keys use row_left only: a Q arrival releases one row (running a block lowers every key of
+            # the batch alike), a KV arrival one block per row (running one changes only its own key), so one
+            # sort gives the same order as picking the minimum again after every block
+            ready.sort(key=urgency)
         while ready:
-
-            def urgency(blk: tuple[int, int]) -> tuple[int, int, int]:
-                r_left = row_left[blk[0]] if blk[0] != row or backward else b + a + 1
-                c_left = col_left[blk[1]] if backward and blk[1] != col else b + a + 1
-                # ties by position *relative* to my own: every tile position then runs the same program
-                # shifted (the send order below relies on it)
-                return (min(r_left, c_left), (blk[0] - row) % a, (blk[1] - col) % b)
-
-            nxt = min(ready, key=urgency)
-            ready.remove(nxt)
+            nxt = ready.pop(0) if not backward else min(ready, key=urgency)
+            if backward:
+                ready.remove(nxt)
             run(nxt)
             clock += 1.0
     for blk in backlog:  # what no wait used: computed while the partials travel

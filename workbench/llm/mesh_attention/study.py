@@ -73,6 +73,7 @@ def _priced(
     cluster: ClusterSpec,
     tile: tuple[int, int] | None,
     ulysses_degree: int | None,
+    schedule: str = "current",
 ) -> AttentionModelResult | str:
     try:
         return model_attention(
@@ -87,6 +88,7 @@ def _priced(
             batch=batch,
             tile=tile,
             ulysses_degree=ulysses_degree,
+            schedule=schedule,
         )
     except ValueError as exc:
         return str(exc)
@@ -109,6 +111,7 @@ def model_point(method: str, gpus: int, config: MeshAttentionConfig) -> Attentio
         config.cluster,
         config.tile if method == "mesh" and at_config else None,
         (config.ulysses_degree or None) if at_config else None,
+        config.schedule if method in ("mesh", "node_mesh") else "current",
     )
 
 
