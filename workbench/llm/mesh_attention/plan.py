@@ -406,8 +406,8 @@ def check_schedule(schedule: str, comm_blocks: float = 1.0) -> tuple[str, float]
     return schedule, float(comm_blocks)
 
 
-#: chunk sizes the greedy-backlog planner assumes, in Q-chunk units (LSE / delta rows neglected): forward
-#: q 1, k+v 2, out 1; backward q+dout 2, k+v 2, dq 1, dk+dv 2
+#: fetched chunk sizes the greedy-backlog planner assumes, in Q-chunk units (LSE / delta rows neglected):
+#: forward q 1, k+v 2; backward q+dout 2, k+v 2
 _PLAN_UNITS = {False: {"q": 1.0, "kv": 2.0}, True: {"q": 2.0, "kv": 2.0}}
 
 
