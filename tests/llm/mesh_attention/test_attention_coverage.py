@@ -99,6 +99,8 @@ def _record(rank: int, world: int, comm, method: str, seq: int, heads: int, caus
         ("mesh", 8, 2, {"gpus_per_node": 4}),
         ("node_mesh", 8, 4, {"ulysses_degree": 4, "gpus_per_node": 4}),
         ("node_mesh", 8, 4, {"ulysses_degree": 2, "gpus_per_node": 4}),
+        ("mesh", 6, 2, {"tile": (2, 3), "schedule": "greedy-backlog", "comm_blocks": 0.25}),
+        ("node_mesh", 8, 4, {"ulysses_degree": 2, "gpus_per_node": 4, "schedule": "greedy-backlog"}),
     ],
 )
 @pytest.mark.parametrize("causal", [False, True])

@@ -99,6 +99,7 @@ class CheckSpec:
                 tile=tile,
                 ulysses_degree=u,
                 gpus_per_node=g,
+                schedule=config.schedule,
             ),
         )
 
@@ -123,10 +124,12 @@ def plan_methods(
     ulysses_degree: int | None,
     gpus_per_node: int | None,
     node_tile: Sequence[int] | None = None,
+    schedule: str = "current",
 ) -> tuple[MethodPlan, ...]:
     """Per method: kernel keyword arguments, tile and Ulysses degree, or ``error`` when it cannot run here.
 
-    ``tile`` is the flat Mesh's (a*b = P); ``node_tile`` the node-level Mesh's (a*b = P/u; None: automatic)."""
+    ``tile`` is the flat Mesh's (a*b = P); ``node_tile`` the node-level Mesh's (a*b = P/u; None: automatic);
+    ``schedule`` the Mesh tile schedule of both (``plan.SCHEDULES``)."""
     plans = []
     for method in methods:
         try:
@@ -144,11 +147,11 @@ def plan_methods(
             continue
         kwargs: dict[str, Any] = {}
         if method == "mesh":
-            kwargs = {"tile": tile_ab, "gpus_per_node": gpus_per_node}
+            kwargs = {"tile": tile_ab, "gpus_per_node": gpus_per_node, "schedule": schedule}
         elif method == "usp":
             kwargs = {"ulysses_degree": u}
         elif method == "node_mesh":
-            kwargs = {"ulysses_degree": u, "tile": tile_ab, "gpus_per_node": gpus_per_node}
+            kwargs = {"ulysses_degree": u, "tile": tile_ab, "gpus_per_node": gpus_per_node, "schedule": schedule}
         plans.append(MethodPlan(method, kwargs, tuple(tile_ab) if tile_ab else None, u))
     return tuple(plans)
 

@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from workbench.cluster import ClusterSpec
 from workbench.config import Config, group, param
+from workbench.llm.mesh_attention.plan import SCHEDULES
 
 #: real runs start one process per rank on this machine; beyond this the model carries the result
 MAX_CHECK_GPUS = 16
@@ -76,6 +77,14 @@ class MeshAttentionConfig(Config):
         hi=1024,
         label="USP Ulysses degree u (0 = auto)",
         help="USP Ulysses degree u (u*r = P); 0 chooses automatically",
+    )
+    schedule: str = param(
+        "current",
+        choices=SCHEDULES,
+        label="Mesh tile schedule",
+        help="Mesh and node-level Mesh: 'current' computes each block once its chunks are resident; "
+        "'greedy-backlog' holds back ready own-row blocks to fill communication waits (our inference of the "
+        "paper's greedy rule)",
     )
     cluster: ClusterSpec = group(ClusterSpec, help="the hardware the model prices on (check mode: node size only)")
     seed: int = param(0, lo=0, hi=2**31 - 1, label="seed", help="seed of the random q, k, v (check mode)")

@@ -41,13 +41,20 @@ __all__ = ["COVERAGE_METHODS", "planned_blocks", "needed_blocks", "executed_bloc
 COVERAGE_METHODS: tuple[str, ...] = ("ring", "ulysses", "usp", "mesh", "node_mesh", "startrail")
 
 
-def _mesh_rank_blocks(gpus: int, tile: tuple[int, int], place: int | None, rotate: bool) -> list[list[tuple[int, int]]]:
-    """Per Mesh member, the (row member, column member) blocks its greedy schedule computes."""
+def _mesh_rank_blocks(
+    gpus: int, tile: tuple[int, int], place: int | None, rotate: bool, sched: tuple = ("current", 1.0, False)
+) -> list[list[tuple[int, int]]]:
+    """Per Mesh member, the (row member, column member) blocks its greedy schedule computes.
+    ``sched``: (schedule, comm_blocks, backward) of ``plan.greedy_schedule``."""
     plan = make_mesh_plan(gpus, tile, place)
+    schedule, comm_blocks, backward = sched
     out = []
     for me in range(gpus):
         rows, cols = plan.row_group(me), plan.col_group(me)
-        steps = greedy_schedule(plan.a, plan.b, row=rows.index(me), col=cols.index(me), rotate=rotate)
+        steps = greedy_schedule(
+            plan.a, plan.b, row=rows.index(me), col=cols.index(me), rotate=rotate, backward=backward,
+            schedule=schedule, comm_blocks=comm_blocks,
+        )  # fmt: skip
         out.append([(rows[s.row], cols[s.col]) for s in steps if s.op == "compute"])
     return out
 
@@ -62,11 +69,16 @@ def planned_blocks(
     team_size: int | None = None,
     gpus_per_node: int | None = None,
     rotate: bool = True,
+    schedule: str = "current",
+    comm_blocks: float = 1.0,
+    backward: bool = False,
 ) -> np.ndarray:
     """``count[h, i, j]``: how many ranks compute block (Q_i, KV_j) for head h according to the method's plan.
 
     Parameters: as the kernels (``tile`` is the flat Mesh's a*b = P, or the node-level Mesh's a*b = P/u;
-    ``team_size`` is StarTrail's C, default the largest valid). Returns an int64 array [heads, P, P].
+    ``team_size`` is StarTrail's C, default the largest valid). ``schedule``, ``comm_blocks``, ``backward``:
+    which Mesh tile schedule to enumerate (``plan.greedy_schedule``; flat and node-level Mesh only).
+    Returns an int64 array [heads, P, P].
     Raises ValueError for an unknown method.
     """
     count = np.zeros((heads, gpus, gpus), dtype=np.int64)
@@ -80,7 +92,7 @@ def planned_blocks(
         if method == "node_mesh":
             place = node_mesh_placement(u, gpus_per_node)
             pair = tuple(tile) if tile is not None else choose_tile(groups, gpus_per_node=place)
-            group_blocks = _mesh_rank_blocks(groups, pair, place, rotate)
+            group_blocks = _mesh_rank_blocks(groups, pair, place, rotate, (schedule, comm_blocks, backward))
         else:  # a ring over the groups (Ulysses: one group)
             group_blocks = [[(g, ring_source(g, s, groups)) for s in range(groups)] for g in range(groups)]
         for rank in range(gpus):
@@ -89,7 +101,7 @@ def planned_blocks(
                 count[x * per : (x + 1) * per, gi * u : (gi + 1) * u, gj * u : (gj + 1) * u] += 1
     elif method == "mesh":
         pair = tuple(tile) if tile is not None else choose_tile(gpus, gpus_per_node=gpus_per_node)
-        for blocks in _mesh_rank_blocks(gpus, pair, gpus_per_node, rotate):
+        for blocks in _mesh_rank_blocks(gpus, pair, gpus_per_node, rotate, (schedule, comm_blocks, backward)):
             for i, j in blocks:
                 count[:, i, j] += 1
     elif method == "startrail":

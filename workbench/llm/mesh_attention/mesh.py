@@ -8,7 +8,10 @@ Forward, per rank, following ``plan.greedy_schedule``:
   1. post, as one batch, the fetches of the (a-1) remote Q chunks and (b-1) remote KV chunks (and the sends
      of its own q / k+v to the peers that need them), in greedy order and KV Partition Rotation order;
   2. compute the resident block (own Q, own KV) while everything is in flight, then each block as soon as its
-     chunks have landed (``Pending.wait_recv``), merging partials per Q row with the LSE rule;
+     chunks have landed (``Pending.wait_recv``), merging partials per Q row with the LSE rule; with
+     ``schedule="greedy-backlog"`` the blocks of its own row are held back and computed only where the
+     planner expects a communication wait, or at the end while the partials travel (INFERENCE about the
+     paper's greedy rule, ``plan.greedy_schedule``);
   3. return each remote row's partial (O, LSE) to its owner as soon as the row's last block is done (one
      batch per round, overlapped with the remaining compute; ``_Returns`` has the no-deadlock argument),
      and merge the partials of its own row in round order.
@@ -41,7 +44,14 @@ from workbench.llm.mesh_attention.blockwise import (
     merge_partials,
 )
 from workbench.llm.mesh_attention.layout import Ranges, member_ranges, resolve_seq_len
-from workbench.llm.mesh_attention.plan import MeshPlan, choose_tile, greedy_schedule, make_mesh_plan, resolve_order
+from workbench.llm.mesh_attention.plan import (
+    MeshPlan,
+    check_schedule,
+    choose_tile,
+    greedy_schedule,
+    make_mesh_plan,
+    resolve_order,
+)
 
 TAG_FETCH, TAG_RETURN = 21, 22
 
@@ -92,15 +102,22 @@ def mesh_forward(
     causal: bool,
     seq_len: int,
     rotate: bool = True,
+    schedule: str = "current",
+    comm_blocks: float = 1.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Forward pass of Mesh-Attention: out [B, H, L, D] and lse [B, H, L] of this rank's queries.
 
     ``rotate``: KV Partition Rotation fetch order (False: every rank fetches in group order).
+    ``schedule``, ``comm_blocks``: the tile schedule (``plan.greedy_schedule``; "greedy-backlog" holds back the
+    own row's blocks to fill communication waits, INFERENCE about the paper's rule); every rank must pass the
+    same values (the early returns rely on every position running the same program, see ``_Returns``).
     """
     me = comm.rank
     rows, cols = plan.row_group(me), plan.col_group(me)
     my_row, my_col = rows.index(me), cols.index(me)
-    steps = greedy_schedule(plan.a, plan.b, row=my_row, col=my_col, rotate=rotate)
+    steps = greedy_schedule(
+        plan.a, plan.b, row=my_row, col=my_col, rotate=rotate, schedule=schedule, comm_blocks=comm_blocks
+    )
     kv = torch.stack([k, v])  # [2, B, H, L, D]: one message per KV fetch
     pending, index, q_bufs, kv_bufs = _post_fetches(comm, plan, steps, q, kv, q, kv)
     q_of = {my_row: q, **q_bufs}
@@ -147,7 +164,15 @@ class _Returns:
     sequence of (kind, s); the k-th batch of a rank matches only the k-th batches of its two peers, which
     they issue after their own first k-1 batches, and compute never waits for a return, so by induction on
     k every batch is issued and matched: no cycle of waits. Between two ranks at most one partial of a kind
-    travels each way per pass, so gloo's (peer, tag) matching is unambiguous too. With ``rotate=False`` the
+    travels each way per pass, so gloo's (peer, tag) matching is unambiguous too.
+    The greedy compute backlog (``schedule="greedy-backlog"``) keeps (2): which blocks it holds back (the own
+    row forward, the diagonal backward), the order it holds them in (relative positions) and where it spends
+    them (an estimated clock built from ``comm_blocks`` and the fetch kinds, which are the same sequence on
+    every position because ``fetch_order`` is a rotation) depend only on positions relative to the rank's
+    own, so every position still runs one program, shifted, and issues its return batches in the same
+    (kind, s) sequence (``mesh_attention`` requires every rank to pass the same ``comm_blocks``); compute
+    still never waits for a return, so the induction above holds unchanged. Tested on real gloo runs in
+    ``tests/llm/mesh_attention/test_attention_backlog.py``. With ``rotate=False`` the
     programs differ per position, so all returns go out as one batch after the last block (``post`` only
     queues them; ``finish`` sends), which is safe by (1) alone.
     """
@@ -210,12 +235,19 @@ def mesh_backward(
     causal: bool,
     seq_len: int,
     rotate: bool = True,
+    schedule: str = "current",
+    comm_blocks: float = 1.0,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Backward pass of Mesh-Attention: dq, dk, dv of this rank's chunk ([B, H, L, D] each)."""
+    """Backward pass of Mesh-Attention: dq, dk, dv of this rank's chunk ([B, H, L, D] each).
+
+    ``schedule``, ``comm_blocks``: as :func:`mesh_forward` (in the backward pass the greedy backlog holds only
+    the diagonal block: every other block feeds a dQ or dK/dV partial that must leave)."""
     me = comm.rank
     rows, cols = plan.row_group(me), plan.col_group(me)
     my_row, my_col = rows.index(me), cols.index(me)
-    steps = greedy_schedule(plan.a, plan.b, row=my_row, col=my_col, backward=True, rotate=rotate)
+    steps = greedy_schedule(
+        plan.a, plan.b, row=my_row, col=my_col, backward=True, rotate=rotate, schedule=schedule, comm_blocks=comm_blocks
+    )
     delta = (dout * out).sum(-1)  # [B, H, L]
     shape, rows_shape = q.shape, q.shape[:-1]
     n, m = q.numel(), delta.numel()
@@ -280,17 +312,20 @@ def mesh_backward(
 
 class _MeshFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, comm, ranges, plan, scale, causal, seq_len, rotate):  # type: ignore[override]
+    def forward(ctx, q, k, v, comm, ranges, plan, scale, causal, seq_len, rotate, sched):  # type: ignore[override]
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-        out, lse = mesh_forward(comm, q, k, v, ranges, plan, scale=scale, causal=causal, seq_len=seq_len, rotate=rotate)
+        out, lse = mesh_forward(
+            comm, q, k, v, ranges, plan, scale=scale, causal=causal, seq_len=seq_len, rotate=rotate,
+            schedule=sched[0], comm_blocks=sched[1],
+        )  # fmt: skip
         ctx.save_for_backward(q, k, v, out, lse)
-        ctx.args = (comm, ranges, plan, scale, causal, seq_len, rotate)
+        ctx.args = (comm, ranges, plan, scale, causal, seq_len, rotate, sched)
         return out
 
     @staticmethod
     def backward(ctx, dout):  # type: ignore[override]
         q, k, v, out, lse = ctx.saved_tensors
-        comm, ranges, plan, scale, causal, seq_len, rotate = ctx.args
+        comm, ranges, plan, scale, causal, seq_len, rotate, sched = ctx.args
         dq, dk, dv = mesh_backward(
             comm,
             dout.contiguous(),
@@ -305,8 +340,10 @@ class _MeshFn(torch.autograd.Function):
             causal=causal,
             seq_len=seq_len,
             rotate=rotate,
+            schedule=sched[0],
+            comm_blocks=sched[1],
         )
-        return dq, dk, dv, None, None, None, None, None, None, None
+        return dq, dk, dv, None, None, None, None, None, None, None, None
 
 
 def mesh_attention(
@@ -322,6 +359,8 @@ def mesh_attention(
     order: str | None = None,
     scale: float | None = None,
     kv_rotation: bool = True,
+    schedule: str = "current",
+    comm_blocks: float = 1.0,
 ) -> torch.Tensor:
     """Mesh-Attention over ``comm`` on this rank's sequence chunk; differentiable.
 
@@ -332,6 +371,12 @@ def mesh_attention(
         causal, seq_len, order, scale: as ``ring_attention``.
         kv_rotation: KV Partition Rotation fetch order (``plan.fetch_order``); False fetches in group order
             (same bytes and results; only which link is busy when changes).
+        schedule: tile schedule, one of ``plan.SCHEDULES``: "current" (each block as soon as its chunks are
+            resident) or "greedy-backlog" (ready blocks whose result stays local are held back to fill
+            communication waits; INFERENCE about the paper's greedy rule, see ``plan.greedy_schedule``).
+            Same blocks, same bytes; only the compute order and when partials leave change.
+        comm_blocks: the greedy-backlog planner's estimate of one Q-chunk transfer in block times (the same
+            on every rank); ignored by "current".
 
     Returns:
         out [B, H, L, D].
@@ -342,6 +387,7 @@ def mesh_attention(
     Communication per rank (fwd+bwd): (a-1)(5N+3M) + 6(b-1)N elements, N = B*H*L*D, M = B*H*L.
     """
     check_qkv(q, k, v, same_length=True)
+    sched = check_schedule(schedule, comm_blocks)
     if tile is None:
         tile = choose_tile(comm.size, heads=q.shape[1], gpus_per_node=gpus_per_node, head_dim=q.shape[-1])
     plan = make_mesh_plan(comm.size, tile, gpus_per_node)
@@ -350,5 +396,5 @@ def mesh_attention(
     seq_len = resolve_seq_len(seq_len, comm.size, length, order)
     ranges = member_ranges(comm.size, length, order)
     return _MeshFn.apply(
-        q, k, v, comm, ranges, plan, default_scale(q.shape[-1], scale), causal, seq_len, bool(kv_rotation)
+        q, k, v, comm, ranges, plan, default_scale(q.shape[-1], scale), causal, seq_len, bool(kv_rotation), sched
     )

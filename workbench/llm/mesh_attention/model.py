@@ -24,8 +24,9 @@ slowest rank):
     then a Ring pass over r ranks with u-times bigger blocks (u*L tokens, H/u heads), same message size.
   - Mesh: the greedy schedule of ``plan.greedy_schedule`` is simulated per rank (``timeline.tile_timeline``):
     all fetches posted at t=0 (NVLink and network FIFO queues), blocks computed in schedule order as
-    chunks are waited for, partial results sent where the schedule sends them (as one batch after the last
-    block). The tile-to-node placement is ``plan.make_mesh_plan`` (topology-aware), or the plain row-first
+    chunks are waited for, partial results sent where the schedule sends them (each as soon as its row /
+    column is done). ``schedule="greedy-backlog"`` times the backlog variant of the same schedule (own-row
+    blocks held back to fill communication waits; an INFERENCE about the paper's greedy rule). The tile-to-node placement is ``plan.make_mesh_plan`` (topology-aware), or the plain row-first
     layout with ``topology_aware=False``. A pass ends on a rank when its sends are done and every partial
     it owns has arrived.
   - StarTrail (modelled only, ``startrail.py``): team all-gather and reduce-scatter on NVLink, exposed;
@@ -69,6 +70,7 @@ from workbench.llm.mesh_attention.memory import (
 )
 from workbench.llm.mesh_attention.plan import (
     block_count,
+    check_schedule,
     check_tile,
     greedy_schedule,
     local_length,
@@ -298,12 +300,22 @@ def _position(step) -> int:
     return step.row if step.kind in ("q", "out", "dq") else step.col
 
 
-@functools.lru_cache(maxsize=128)
-def _tile_program(a: int, b: int, backward: bool) -> _TileProgram:
+def _tile_program(a: int, b: int, backward: bool, schedule: str = "current", comm_blocks: float = 1.0) -> _TileProgram:
     """Structure of the greedy schedule. Every other tile position runs the same program with row indices
     shifted by its own row and column indices by its own column (``plan.fetch_order`` is a rotation), and
     blocks of equal cost make the order among blocks released by one wait irrelevant to the timeline."""
-    steps = greedy_schedule(a, b, row=0, col=0, backward=backward)
+    if backward and comm_blocks > 0:
+        # the backward backlog holds only the diagonal block, which fills the first wait (est. arrival > 0):
+        # the program is the current one (tests/llm/mesh_attention/test_attention_backlog.py); share its memo
+        schedule = "current"
+    if schedule == "current":
+        comm_blocks = 1.0  # unused by the current schedule: one memo entry
+    return _tile_program_memo(a, b, backward, schedule, comm_blocks)
+
+
+@functools.lru_cache(maxsize=256)
+def _tile_program_memo(a: int, b: int, backward: bool, schedule: str, comm_blocks: float) -> _TileProgram:
+    steps = greedy_schedule(a, b, row=0, col=0, backward=backward, schedule=schedule, comm_blocks=comm_blocks)
     fetches = [(s.kind, _position(s)) for s in steps if s.op == "fetch"]
     index = {f: i for i, f in enumerate(fetches)}
     wait_order: list[int] = []
@@ -381,9 +393,20 @@ def _mesh_gather(
     return out
 
 
-def _mesh_pass(mesh, shape, block_s, cluster, backward: bool) -> _Pass:
+def _planner_comm_blocks(mesh, shape, block_s, cluster) -> float:
+    """The greedy-backlog planner's one cost estimate (``plan.greedy_schedule``): seconds of one Q-chunk
+    message / seconds of one block, on the network when the tile spans nodes, else on NVLink (INFERENCE: a
+    planning assumption; one value for every rank so that all ranks run the same program, shifted).
+    Rounded to 2 significant digits (memoised programs)."""
+    inter = mesh.gpus > cluster.gpus_per_node
+    ratio = float(cluster.message_seconds(shape.n * shape.e, inter)) / max(float(block_s), 1e-30)
+    return float(f"{min(ratio, 1e6):.2g}")
+
+
+def _mesh_pass(mesh, shape, block_s, cluster, backward: bool, schedule: str = "current") -> _Pass:
     """One Mesh pass on every rank: per-rank link classes, then one timeline per distinct class pattern."""
-    prog = _tile_program(mesh.a, mesh.b, backward)
+    comm_blocks = _planner_comm_blocks(mesh, shape, block_s, cluster) if schedule == "greedy-backlog" else 1.0
+    prog = _tile_program(mesh.a, mesh.b, backward, schedule, comm_blocks)
     gpus, g, e = mesh.gpus, cluster.gpus_per_node, shape.e
     F, X = len(prog.fetch_kind), len(prog.send_kind)
     I, J = (v.astype(np.int32) for v in np.divmod(mesh.pos_of, mesh.a))  # [P] grid cell of every rank
@@ -455,6 +478,7 @@ def model_attention(
     ulysses_degree: int | None = None,
     team_size: int | None = None,
     topology_aware: bool = True,
+    schedule: str = "current",
 ) -> AttentionModelResult:
     """Model one forward + backward step of distributed attention on ``cluster`` (see the module docstring).
 
@@ -472,6 +496,10 @@ def model_attention(
         team_size: StarTrail C (``startrail_team_sizes``); None picks the fastest valid C. Only "startrail".
         topology_aware: Mesh places tiles on nodes with ``plan.map_tiles_to_nodes`` (True) or row-first (False);
             the other methods' layouts are fixed (consecutive ranks per node).
+        schedule: Mesh / node-level Mesh tile schedule, one of ``plan.SCHEDULES``: "current" (every block as
+            soon as its chunks are resident) or "greedy-backlog" (ready blocks whose result stays local are
+            held back to fill communication waits; INFERENCE from third-party reviews of the paper, see
+            ``plan.greedy_schedule``). Ignored by the other methods.
 
     Returns:
         :class:`AttentionModelResult` (bytes and memory per rank, seconds of the slowest rank).
@@ -492,6 +520,7 @@ def model_attention(
     Complexity: O(P * (a + b)) numpy work for Mesh, O(P) otherwise; nothing of sequence size.
     """
     v = _check_inputs(method, gpus, seq, heads, head_dim, batch, causal, dtype_bytes, cluster, topology_aware)
+    check_schedule(schedule)
     gpus, seq, heads, head_dim, batch = v["gpus"], v["seq"], v["heads"], v["head_dim"], v["batch"]
     if tile is not None and method not in ("mesh", "node_mesh"):
         raise ValueError(f"tile={tuple(tile)!r} is only used by method='mesh': pass tile=None for {method!r}")
@@ -544,12 +573,12 @@ def model_attention(
         fwd, bwd = _usp_time(gpus, u, shape, blk_f, blk_b, cluster)
         memory = usp_memory(shape.n, shape.m, gpus // u)
     elif method == "node_mesh":
-        fwd, bwd = _node_mesh_time(gpus, u, tile_ab, shape, blk_f, blk_b, cluster, topology_aware)
+        fwd, bwd = _node_mesh_time(gpus, u, tile_ab, shape, blk_f, blk_b, cluster, topology_aware, schedule)
         memory = node_mesh_memory(shape.n, shape.m, *tile_ab)
     else:
         mesh = _mesh_plan(gpus, tile_ab, place_g)
-        fwd = _mesh_pass(mesh, shape, blk_f, cluster, backward=False)
-        bwd = _mesh_pass(mesh, shape, blk_b, cluster, backward=True)
+        fwd = _mesh_pass(mesh, shape, blk_f, cluster, backward=False, schedule=schedule)
+        bwd = _mesh_pass(mesh, shape, blk_b, cluster, backward=True, schedule=schedule)
         memory = mesh_memory(shape.n, shape.m, *tile_ab)
         if place_g is None and g < gpus:  # row-first placement: its own inter-node bytes
             vol = dict(vol)
@@ -564,7 +593,9 @@ def _mesh_inter_row_first(mesh, shape: _Shape, g: int) -> np.ndarray:
     return ((q_off * (5 * n + 3 * m) + kv_off * 6 * n) * shape.e).astype(np.int64)
 
 
-def _node_mesh_time(gpus, u, tile, shape, blk_f, blk_b, cluster, topology_aware) -> tuple[_Pass, _Pass]:
+def _node_mesh_time(
+    gpus, u, tile, shape, blk_f, blk_b, cluster, topology_aware, schedule="current"
+) -> tuple[_Pass, _Pass]:
     """Node-level Mesh: all-to-all in the Ulysses group, a Mesh pass over the P/u groups with u-fold blocks
     (super-chunks of u*L tokens x H/u heads, chunk-sized messages), all-to-all back. The u parallel Meshes
     (member x of every group) are alike, so one is timed; a node holding several groups places tiles
@@ -578,7 +609,7 @@ def _node_mesh_time(gpus, u, tile, shape, blk_f, blk_b, cluster, topology_aware)
     a2a = functools.partial(_all_to_all_seconds, u, gpus, cluster=cluster)
     passes = []
     for blk, backward, pre, post in ((blk_f, False, 3, 1), (blk_b, True, 1, 3)):
-        p = _mesh_pass(mesh, shape, u * blk, group_cluster, backward=backward)
+        p = _mesh_pass(mesh, shape, u * blk, group_cluster, backward=backward, schedule=schedule)
         t_pre, t_post = a2a(bytes_per_peer=pre * per_peer * e), a2a(bytes_per_peer=post * per_peer * e)
         finish = np.repeat(p.finish, u) + t_pre + t_post  # rank g*u + x runs group g's timeline
         passes.append(_Pass(finish, p.compute, p.comm + t_pre + t_post))

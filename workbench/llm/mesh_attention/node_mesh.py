@@ -33,6 +33,7 @@ from workbench.llm.mesh_attention.layout import Ranges, member_ranges, resolve_s
 from workbench.llm.mesh_attention.mesh import mesh_backward, mesh_forward
 from workbench.llm.mesh_attention.plan import (
     MeshPlan,
+    check_schedule,
     check_ulysses_degree,
     choose_tile,
     default_ulysses_degree,
@@ -55,11 +56,16 @@ def node_mesh_forward(
     scale: float,
     causal: bool,
     seq_len: int,
+    sched: tuple[str, float] = ("current", 1.0),
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-    """Forward pass: Mesh across the Ulysses groups. Returns out [B, H, L, D] and the head-sharded state."""
+    """Forward pass: Mesh across the Ulysses groups. Returns out [B, H, L, D] and the head-sharded state.
+    ``sched``: (schedule, comm_blocks) of the Mesh tile schedule (``plan.greedy_schedule``)."""
 
     def mesh(across, q_h, k_h, v_h, merged):
-        return mesh_forward(across, q_h, k_h, v_h, merged, plan, scale=scale, causal=causal, seq_len=seq_len)
+        return mesh_forward(
+            across, q_h, k_h, v_h, merged, plan, scale=scale, causal=causal, seq_len=seq_len,
+            schedule=sched[0], comm_blocks=sched[1],
+        )  # fmt: skip
 
     return ulysses_forward(comm, q, k, v, ranges, degree, mesh)
 
@@ -75,30 +81,32 @@ def node_mesh_backward(
     scale: float,
     causal: bool,
     seq_len: int,
+    sched: tuple[str, float] = ("current", 1.0),
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Backward pass: dout [B, H, L, D] -> dq, dk, dv [B, H, L, D]."""
 
     def mesh(across, dout_h, q_h, k_h, v_h, out_h, lse_h, merged):
         return mesh_backward(
-            across, dout_h, q_h, k_h, v_h, out_h, lse_h, merged, plan, scale=scale, causal=causal, seq_len=seq_len
-        )
+            across, dout_h, q_h, k_h, v_h, out_h, lse_h, merged, plan, scale=scale, causal=causal, seq_len=seq_len,
+            schedule=sched[0], comm_blocks=sched[1],
+        )  # fmt: skip
 
     return ulysses_backward(comm, dout, state, ranges, degree, mesh)
 
 
 class _NodeMeshFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, comm, ranges, plan, degree, scale, causal, seq_len):  # type: ignore[override]
+    def forward(ctx, q, k, v, comm, ranges, plan, degree, scale, causal, seq_len, sched):  # type: ignore[override]
         out, state = node_mesh_forward(
-            comm, q, k, v, ranges, plan, degree=degree, scale=scale, causal=causal, seq_len=seq_len
+            comm, q, k, v, ranges, plan, degree=degree, scale=scale, causal=causal, seq_len=seq_len, sched=sched
         )
         ctx.save_for_backward(*state)
-        ctx.args = (comm, ranges, plan, degree, scale, causal, seq_len)
+        ctx.args = (comm, ranges, plan, degree, scale, causal, seq_len, sched)
         return out
 
     @staticmethod
     def backward(ctx, dout):  # type: ignore[override]
-        comm, ranges, plan, degree, scale, causal, seq_len = ctx.args
+        comm, ranges, plan, degree, scale, causal, seq_len, sched = ctx.args
         dq, dk, dv = node_mesh_backward(
             comm,
             dout.contiguous(),
@@ -109,8 +117,9 @@ class _NodeMeshFn(torch.autograd.Function):
             scale=scale,
             causal=causal,
             seq_len=seq_len,
+            sched=sched,
         )
-        return dq, dk, dv, None, None, None, None, None, None, None
+        return dq, dk, dv, None, None, None, None, None, None, None, None
 
 
 def node_mesh_attention(
@@ -126,6 +135,8 @@ def node_mesh_attention(
     seq_len: int | None = None,
     order: str | None = None,
     scale: float | None = None,
+    schedule: str = "current",
+    comm_blocks: float = 1.0,
 ) -> torch.Tensor:
     """Node-level Mesh (Ulysses degree u inside nodes x Mesh over the P/u groups); differentiable.
 
@@ -137,6 +148,8 @@ def node_mesh_attention(
         tile: Mesh (a, b) over the groups, a*b = P/u; None takes ``plan.choose_tile``.
         gpus_per_node: node size (default u; places the Mesh tiles topology-aware when the node holds several
             groups). causal, seq_len, order, scale: as ``ring_attention``.
+        schedule, comm_blocks: the Mesh tile schedule across groups, as ``mesh.mesh_attention``
+            ("greedy-backlog": INFERENCE about the paper's greedy rule).
 
     Returns:
         out [B, H, L, D].
@@ -151,6 +164,7 @@ def node_mesh_attention(
     gpus_per_node=4)`` runs Ulysses over each node's 4 ranks and a 1 x 2 Mesh across the 2 nodes.
     """
     check_qkv(q, k, v, same_length=True)
+    sched = check_schedule(schedule, comm_blocks)
     heads = q.shape[1]
     if ulysses_degree is None:
         ulysses_degree = default_ulysses_degree(comm.size, heads, gpus_per_node)
@@ -175,4 +189,5 @@ def node_mesh_attention(
         default_scale(q.shape[-1], scale),
         causal,
         seq_len,
+        sched,
     )

@@ -20,6 +20,7 @@ query rows produce zero output and zero gradient.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
@@ -389,8 +390,37 @@ def fetch_order(size: int, own: int, *, rotate: bool = True) -> list[int]:
     return [m for m in range(size) if m != own]
 
 
+#: tile schedules: ``"current"`` computes every block as soon as its chunks are resident; ``"greedy-backlog"``
+#: holds back ready blocks whose result stays on the rank and uses them to fill communication waits
+SCHEDULES: tuple[str, ...] = ("current", "greedy-backlog")
+
+
+def check_schedule(schedule: str, comm_blocks: float = 1.0) -> tuple[str, float]:
+    """Validate a tile schedule name and its cost estimate; return them (``comm_blocks`` as a float)."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule={schedule!r} is unknown: valid values are {SCHEDULES}")
+    if isinstance(comm_blocks, bool) or not isinstance(comm_blocks, (int, float, np.integer, np.floating)):
+        raise TypeError(f"comm_blocks={comm_blocks!r} must be a number (valid range 0..1e6)")
+    if not 0.0 <= float(comm_blocks) <= 1e6:
+        raise ValueError(f"comm_blocks={comm_blocks} is out of range: valid range is 0..1e6 (block times)")
+    return schedule, float(comm_blocks)
+
+
+#: fetched chunk sizes the greedy-backlog planner assumes, in Q-chunk units (LSE / delta rows neglected):
+#: forward q 1, k+v 2; backward q+dout 2, k+v 2
+_PLAN_UNITS = {False: {"q": 1.0, "kv": 2.0}, True: {"q": 2.0, "kv": 2.0}}
+
+
 def greedy_schedule(
-    a: int, b: int, *, row: int = 0, col: int = 0, backward: bool = False, rotate: bool = True
+    a: int,
+    b: int,
+    *,
+    row: int = 0,
+    col: int = 0,
+    backward: bool = False,
+    rotate: bool = True,
+    schedule: str = "current",
+    comm_blocks: float = 1.0,
 ) -> list[Step]:
     """Greedy fetch/compute order for one rank's a x b tile (row, col: its own position in the tile).
 
@@ -407,11 +437,32 @@ def greedy_schedule(
        ``rotate=False`` they all go out after the last block instead (see ``mesh.py`` for why: the early sends
        rely on every tile position running the same program, shifted, which only the rotation order gives).
 
+    ``schedule="greedy-backlog"`` (INFERENCE: our reading of the paper's "holds back ready computation to fill
+    later communication waits", known only from third-party reviews, see
+    ``/work/shared/papers/further/mesh-attention.md``; the paper's own algorithm and its "restrictions" are not
+    known) replaces rules 2-3 by a compute backlog. The fetches (rule 1) and the sends (rule 4) are unchanged.
+
+    * A ready block whose result stays on this rank goes to the *backlog* instead of being computed: in the
+      forward pass the blocks of the own row (its O/LSE partial is never sent); in the backward pass only the
+      diagonal block (row, col), since every other block feeds a dQ or dK/dV partial that must leave. All other
+      ready blocks are *urgent* and computed at once, in rule 3's order.
+    * The backlog is spent only to fill a communication wait: before waiting for the next chunk, the planner
+      computes backlog blocks (oldest first) while its estimated clock is earlier than that chunk's estimated
+      arrival. Whatever is left runs after the last urgent block, while the partials are in flight.
+    * The estimate (INFERENCE: a planning assumption, not from the paper): one block costs 1 time unit, a
+      fetch ``comm_blocks`` x its size in Q chunks (forward q 1, kv 2; backward q+dout 2, kv 2), every fetch
+      on one FIFO link posted at t=0. ``comm_blocks`` is the same on every rank, so every tile position
+      still runs the same program, shifted (the early sends in ``mesh.py`` rely on it).
+
     Example: ``greedy_schedule(1, 3)`` fetches KV columns 2 then 1 and computes (0,0), (0,2), (0,1).
+    ``greedy_schedule(2, 3, schedule="greedy-backlog", comm_blocks=0.25)`` computes (0,0) while Q row 1
+    travels, then (1,0), (1,2), (1,1), sends row 1's partial, then the held-back own-row blocks (0,2), (0,1)
+    while it travels (``"current"`` computes (0,2) before (1,1), so the partial leaves one block later).
     Complexity O((a*b)^2) in Python, fine for tiles up to a few thousand blocks.
     """
     a = check_positive_int("a", a)
     b = check_positive_int("b", b)
+    schedule, comm_blocks = check_schedule(schedule, comm_blocks)
     q_queue = fetch_order(a, row, rotate=rotate)
     kv_queue = fetch_order(b, col, rotate=rotate)
     have_q, have_kv = [row], [col]
@@ -442,9 +493,26 @@ def greedy_schedule(
         if backward and col_left[block[1]] == 0 and block[1] != col:
             steps.append(Step("send", "dkv", None, block[1]))
 
-    run((row, col))
+    backlog_mode = schedule == "greedy-backlog"
+
+    def held(blk: tuple[int, int]) -> bool:  # its result stays here: a backlog block
+        return blk[0] == row and (not backward or blk[1] == col)
+
+    backlog: list[tuple[int, int]] = []
+    units = _PLAN_UNITS[backward]
+    arrival = list(itertools.accumulate(comm_blocks * units[kind] for kind, _ in fetches))
+    clock = 0.0  # the planner's estimate, in block times
+    if backlog_mode:
+        backlog.append((row, col))
+    else:
+        run((row, col))
+        clock = 1.0
     res_q, res_kv = {row}, {col}
-    for kind, idx in fetches:
+    for f, (kind, idx) in enumerate(fetches):
+        while backlog_mode and backlog and clock < arrival[f]:  # fill the wait for this chunk
+            run(backlog.pop(0))
+            clock += 1.0
+        clock = max(clock, arrival[f])
         steps.append(Step("wait", kind, idx if kind == "q" else None, idx if kind == "kv" else None))
         if kind == "q":
             res_q.add(idx)
@@ -452,18 +520,33 @@ def greedy_schedule(
         else:
             res_kv.add(idx)
             ready = [(r, idx) for r in res_q]
+        if backlog_mode:
+            # held-back blocks join the backlog in a position-relative order (same program on every rank)
+            backlog += sorted(
+                (blk for blk in ready if held(blk)), key=lambda blk: ((blk[0] - row) % a, (blk[1] - col) % b)
+            )
+            ready = [blk for blk in ready if not held(blk)]
+
+        def urgency(blk: tuple[int, int]) -> tuple[int, int, int]:
+            r_left = row_left[blk[0]] if blk[0] != row or backward else b + a + 1
+            c_left = col_left[blk[1]] if backward and blk[1] != col else b + a + 1
+            # ties by position *relative* to my own: every tile position then runs the same program
+            # shifted (the send order below relies on it)
+            return (min(r_left, c_left), (blk[0] - row) % a, (blk[1] - col) % b)
+
+        if not backward:
+            # forward keys use row_left only: a Q arrival releases one row (running a block lowers every key of
+            # the batch alike), a KV arrival one block per row (running one changes only its own key), so one
+            # sort gives the same order as picking the minimum again after every block
+            ready.sort(key=urgency)
         while ready:
-
-            def urgency(blk: tuple[int, int]) -> tuple[int, int, int]:
-                r_left = row_left[blk[0]] if blk[0] != row or backward else b + a + 1
-                c_left = col_left[blk[1]] if backward and blk[1] != col else b + a + 1
-                # ties by position *relative* to my own: every tile position then runs the same program
-                # shifted (the send order below relies on it)
-                return (min(r_left, c_left), (blk[0] - row) % a, (blk[1] - col) % b)
-
-            nxt = min(ready, key=urgency)
-            ready.remove(nxt)
+            nxt = ready.pop(0) if not backward else min(ready, key=urgency)
+            if backward:
+                ready.remove(nxt)
             run(nxt)
+            clock += 1.0
+    for blk in backlog:  # what no wait used: computed while the partials travel
+        run(blk)
     if rotate:
         return steps
     if backward:

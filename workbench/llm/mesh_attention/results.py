@@ -77,3 +77,4 @@ class MeshAttentionResult(Result):
     dtype: str
     label: str
     results: tuple[MethodResult, ...]
+    schedule: str = "current"  # Mesh tile schedule (plan.SCHEDULES)

@@ -56,6 +56,7 @@ def model_results(
                 batch=config.batch,
                 tile=config.tile if method == "mesh" else None,
                 ulysses_degree=config.ulysses_degree or None,
+                schedule=config.schedule,
             )
         except ValueError as exc:
             out.append(MethodError(method=method, error=str(exc)))
@@ -86,6 +87,7 @@ def run(config: MeshAttentionConfig) -> MeshAttentionResult:
         head_dim=config.head_dim,
         causal=config.causal,
         dtype=config.dtype,
+        schedule=config.schedule,
     )
     if config.mode == "model":
         return MeshAttentionResult(

@@ -73,6 +73,7 @@ def _priced(
     cluster: ClusterSpec,
     tile: tuple[int, int] | None,
     ulysses_degree: int | None,
+    schedule: str = "current",
 ) -> AttentionModelResult | str:
     try:
         return model_attention(
@@ -87,6 +88,7 @@ def _priced(
             batch=batch,
             tile=tile,
             ulysses_degree=ulysses_degree,
+            schedule=schedule,
         )
     except ValueError as exc:
         return str(exc)
@@ -109,6 +111,7 @@ def model_point(method: str, gpus: int, config: MeshAttentionConfig) -> Attentio
         config.cluster,
         config.tile if method == "mesh" and at_config else None,
         (config.ulysses_degree or None) if at_config else None,
+        config.schedule if method in ("mesh", "node_mesh") else "current",
     )
 
 
@@ -395,6 +398,60 @@ def topology_effect(
     return rows
 
 
+@functools.lru_cache(maxsize=8)
+def backlog_effect(
+    gpus: int = 256,
+    heads: int = 32,
+    head_dim: int = 128,
+    causal: bool = True,
+    seqs: tuple[int, ...] = VERDICT_SEQS,
+    inter_bw: tuple[float, ...] = VERDICT_INTER_BW,
+    tflops: tuple[float, ...] = VERDICT_TFLOPS,
+) -> list[dict[str, Any]]:
+    """MODEL: step time of flat and node-level Mesh with the current tile schedule and with the greedy
+    compute backlog (``plan.greedy_schedule(schedule="greedy-backlog")``, an INFERENCE about the paper's rule),
+    over the verdict sweep's settings (8-GPU NVLink nodes, bf16). One row per (method, S, bandwidth, TFLOP/s):
+    forward / backward / total seconds of each schedule and the gain ``1 - backlog / current``."""
+    rows = []
+    for seq in seqs:
+        for bw in inter_bw:
+            for tf in tflops:
+                cluster = ClusterSpec(inter_node_bw_gbps=bw, gpu_tflops=tf, gpus_per_node=8)
+                for method in ("mesh", "node_mesh"):
+                    res = {
+                        sch: model_attention(
+                            method,
+                            gpus=gpus,
+                            seq=seq,
+                            heads=heads,
+                            head_dim=head_dim,
+                            causal=causal,
+                            dtype_bytes=2,
+                            cluster=cluster,
+                            schedule=sch,
+                        )
+                        for sch in ("current", "greedy-backlog")
+                    }
+                    cur, bl = res["current"], res["greedy-backlog"]
+                    rows.append(
+                        {
+                            "method": method,
+                            "seq": seq,
+                            "inter_bw": bw,
+                            "tflops": tf,
+                            "tile": cur.tile,
+                            "current_fwd_s": cur.forward_seconds,
+                            "backlog_fwd_s": bl.forward_seconds,
+                            "current_bwd_s": cur.backward_seconds,
+                            "backlog_bwd_s": bl.backward_seconds,
+                            "current_s": cur.total_seconds,
+                            "backlog_s": bl.total_seconds,
+                            "gain": 1.0 - bl.total_seconds / cur.total_seconds,
+                        }
+                    )
+    return rows
+
+
 def clear_caches() -> None:
     """Empty every memo of this module (the model points and the block maps)."""
     _priced.cache_clear()
@@ -402,3 +459,4 @@ def clear_caches() -> None:
     verdict_sweep.cache_clear()
     inter_node_units.cache_clear()
     topology_effect.cache_clear()
+    backlog_effect.cache_clear()

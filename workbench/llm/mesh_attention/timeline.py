@@ -18,7 +18,11 @@ simulation.
    chunk waited for so far has arrived: a fetch overlaps the compute of blocks that are already resident,
    and what cannot hide shows up as idle compute. Partial results (O+LSE in forward, dQ / dK,dV in
    backward) leave on outgoing FIFO queues (again one per link class) where the schedule posts them
-   (``plan.greedy_schedule`` posts them as one batch after the last block).
+   (``plan.greedy_schedule`` posts each as soon as its row / column is done). Any schedule of
+   ``plan.SCHEDULES`` is timed the same way: ``"greedy-backlog"`` differs only in the order of its steps.
+
+3. :func:`schedule_events` -- the same semantics, event by event, for one rank and a plain step list: every
+   fetch, block and send with its start and end. Slow (Python), for tests, hand-checked cases and plots.
 
 Recurrences and their closed forms (``c`` compute time, ``R`` ready time, ``E`` end time)::
 
@@ -38,6 +42,7 @@ __all__ = [
     "compute_end_times",
     "fifo_end_times",
     "lockstep_ring",
+    "schedule_events",
     "ring_backward_pass",
     "ring_forward_pass",
     "tile_timeline",
@@ -203,3 +208,57 @@ def tile_timeline(
         send_end=send_end,
         send_busy=send_seconds.sum(axis=0),
     )
+
+
+def schedule_events(
+    steps,
+    *,
+    block_seconds: float,
+    fetch_seconds: dict[str, float],
+    send_seconds: dict[str, float],
+    fetch_queue: dict[str, int] | None = None,
+    send_queue: dict[str, int] | None = None,
+) -> list[tuple[str, str, float, float]]:
+    """Event-by-event timeline of one rank following ``steps`` (``plan.greedy_schedule``), as
+    :func:`tile_timeline` times it: every fetch is posted at t=0 and served FIFO on its queue (0 NVLink, 1
+    network; by kind, default all on queue 1); a block starts when the previous block is done and every chunk
+    waited for so far has arrived; a send starts when the block before it is done and its outgoing queue is
+    free.
+
+    Parameters: ``block_seconds`` one block; ``fetch_seconds`` / ``send_seconds`` seconds per message kind
+    ("q", "kv"; "out", "dq", "dkv").
+
+    Returns ``[(kind, label, start, end), ...]`` in step order, kind "fetch", "compute" or "send"; labels are
+    ``"q1"``, ``"kv2"``, ``"(1,2)"``, ``"out1"``, ``"dkv2"``. The pass ends at the largest end.
+    Example: ``schedule_events(plan.greedy_schedule(1, 2), block_seconds=1, fetch_seconds={"kv": 3},
+    send_seconds={})`` -> fetch kv1 0-3, (0,0) 0-1, (0,1) 3-4.
+    """
+    fq = fetch_queue or {}
+    sq = send_queue or {}
+    events: list[tuple[str, str, float, float]] = []
+    arrival: dict[tuple[str, int], float] = {}
+    fetch_free = [0.0, 0.0]
+    send_free = [0.0, 0.0]
+    compute_free = 0.0
+    waited = 0.0
+    for s in steps:
+        idx = s.row if s.kind in ("q", "out", "dq") else s.col
+        if s.op == "fetch":
+            queue = fq.get(s.kind, 1)
+            start = fetch_free[queue]
+            fetch_free[queue] = arrival[(s.kind, idx)] = start + float(fetch_seconds[s.kind])
+            events.append(("fetch", f"{s.kind}{idx}", start, fetch_free[queue]))
+        elif s.op == "wait":
+            waited = max(waited, arrival[(s.kind, idx)])
+        elif s.op == "compute":
+            start = max(compute_free, waited)
+            compute_free = start + float(block_seconds)
+            events.append(("compute", f"({s.row},{s.col})", start, compute_free))
+        elif s.op == "send":
+            queue = sq.get(s.kind, 1)
+            start = max(compute_free, send_free[queue])
+            send_free[queue] = start + float(send_seconds[s.kind])
+            events.append(("send", f"{s.kind}{idx}", start, send_free[queue]))
+        else:
+            raise ValueError(f"step op={s.op!r} is unknown: valid values are fetch, wait, compute, send")
+    return events
