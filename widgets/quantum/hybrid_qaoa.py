@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from widgets.base import Panel
 from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
 from workbench.quantum.hybrid_qaoa.study import cached_comparison, compare, graph_view, mixer_view
+from workbench.quantum.pulse.device import pulse_device_names
 
 COLORS = {"gate": "#1f77b4", "hybrid": "#d62728"}
 
@@ -35,6 +36,9 @@ class HybridQaoaPanel(Panel):
         self.train_button = W.Button(description="Train both", tooltip="COBYLA on both ansaetze, equal budgets")
         self.progress = W.IntProgress(value=0, min=0, max=1, description="train", layout=W.Layout(width="320px"))
         self.train_button.on_click(lambda _: self.train())
+
+    def prepare_controls(self, initial: dict[str, Any]) -> None:
+        self.controls["device"].options = list(pulse_device_names())  # only devices with Hamiltonian data
 
     def config_of(self, values: dict[str, Any]) -> HybridQaoaConfig:
         return HybridQaoaConfig.from_dict(values)

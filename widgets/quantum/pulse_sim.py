@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from widgets.base import Panel
+from workbench.quantum.pulse.device import pulse_device_names
 from workbench.quantum.pulse_sim.config import PulseSimConfig
 from workbench.quantum.pulse_sim.study import PulseView, pulse_view, rabi_curve
 
@@ -38,6 +39,7 @@ class PulseSimPanel(Panel):
     static_slider = ("amp", (0.04, 0.08, 0.12, 0.17, 0.25, 0.34))
 
     def prepare_controls(self, initial: dict[str, Any]) -> None:
+        self.controls["device"].options = list(pulse_device_names())  # only devices with Hamiltonian data
         self._show_shape_controls(initial["shape"])
 
     def adjust_controls(self, changed: str) -> None:

@@ -22,6 +22,8 @@ def test_bad_settings_name_the_parameter():
         PulseSimConfig(shape="gaussian_square", width=300.0)
     with pytest.raises(ValueError, match="device='fake_nowhere' is not allowed"):
         PulseSimConfig.from_dict({"device": "fake_nowhere"})
+    with pytest.raises(ValueError, match="device='fake_torino' has no Hamiltonian data in conf_torino.json"):
+        PulseSimConfig(device="fake_torino")
 
 
 def test_pulse_view_follows_the_area_rule_and_keeps_trace():

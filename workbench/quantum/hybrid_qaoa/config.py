@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
+from workbench.quantum.calibration import device_names
 from workbench.quantum.hybrid_qaoa.maxcut import Graph, parse_graph
-from workbench.quantum.pulse.device import device_qubit_count, pulse_device_names
+from workbench.quantum.pulse.device import device_qubit_count
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -19,7 +20,9 @@ class HybridQaoaConfig(Config):
         help="edge list 'u-v,u-v:w,...' or a generator ring-N, complete-N, regular3-N, random-N[-sSEED]",
     )
     p: int = param(1, lo=1, hi=3, unit="layers", label="QAOA layers p", help="cost + mixer layers")
-    device: str = param("fake_jakarta", choices=pulse_device_names(), label="device", help="device snapshot")
+    device: str = param(
+        "fake_jakarta", choices=device_names(), label="device", help="device snapshot (one with Hamiltonian data)"
+    )
     mixer_dt: int = param(
         128, lo=16, hi=640, unit="dt", label="hybrid mixer", help="duration of the hybrid's mixer pulse (samples)"
     )

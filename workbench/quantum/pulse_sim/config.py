@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.pulse.device import coupled_qubits, device_qubit_count, pulse_device_names
+from workbench.quantum.calibration import device_names
+from workbench.quantum.pulse.device import coupled_qubits, device_qubit_count
 
 SHAPES = ("gaussian", "drag", "gaussian_square", "constant")
 
@@ -16,7 +17,9 @@ class PulseSimConfig(Config):
     compare with qutip, calibrate X/SX on ``qubit`` and the ECR/CX from ``qubit`` to ``target``."""
 
     mode: str = param("pulse", choices=("pulse", "check"), help="pulse: one pulse; check: qutip + calibration")
-    device: str = param("fake_jakarta", choices=pulse_device_names(), label="device", help="device snapshot")
+    device: str = param(
+        "fake_jakarta", choices=device_names(), label="device", help="device snapshot (one with Hamiltonian data)"
+    )
     qubit: int = param(0, lo=0, hi=126, label="qubit", help="the driven qubit (control of the CR)")
     target: int = param(1, lo=0, hi=126, label="CR target", help="check mode: target of the cross-resonance gate")
     levels: int = param(3, choices=(2, 3), label="levels", help="transmon levels kept (3 shows leakage)")
