@@ -11,12 +11,12 @@ def title(fig) -> str:
     return fig.layout.title.text.replace("<br>", " ")  # long titles are wrapped by the panel's layout
 
 
-SMALL = dict(prompts=3, batch_prompts=3, steps=3, sft_steps=15, layers=1, hidden=32)
+SMALL = dict(prompts=3, batch_prompts=3, steps=2, sft_steps=15, layers=1, hidden=32)
 
 
-def test_panel_draws_the_study_view_and_shows_errors(tmp_path, monkeypatch):
+def test_panel_draws_the_study_view_shows_errors_and_computes_only_behind_its_buttons(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
-    from widgets.llm.srt import SrtPanel
+    from widgets.llm.srt import RUN, TIME, SrtPanel
     from workbench.llm.srt import study
 
     study.clear_caches()
@@ -34,16 +34,9 @@ def test_panel_draws_the_study_view_and_shows_errors(tmp_path, monkeypatch):
     panel.status.value = ""
     assert not panel.set(temperature=0.5) and panel.error is None
     assert "<div" in SrtPanel(static=True, **SMALL).static_html()
-    study.clear_caches()
 
-
-def test_a_new_setting_is_not_computed_by_a_redraw_but_by_its_button(tmp_path, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
-    from widgets.llm.srt import RUN, TIME, SrtPanel
-    from workbench.llm.srt import study
-
-    study.clear_caches()
-    panel = SrtPanel(static=False, **SMALL)
+    # a new setting is not computed by a redraw but by its button
+    panel.set(temperature=1.0)
     trained = len(study._TRAJECTORIES)
     panel.controls["group"].value = 2  # a GRPO run not trained yet: drawn as "not run yet", nothing computed
     assert panel.error is None and len(study._TRAJECTORIES) == trained
