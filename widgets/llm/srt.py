@@ -1,8 +1,11 @@
 """SRT panel: accepted tokens per verification forward vs history depth, forwards per sequence vs its length,
-the drafters side by side, the GRPO reward curve, and (behind a button) real rollouts timed on this CPU.
+the drafters side by side, the GRPO reward curve, and real rollouts timed on this CPU.
 
-Everything drawn comes from ``workbench.llm.srt.study`` (``view`` memoised there; ``wallclock`` for the button);
-this module only builds and updates figures.
+Everything drawn comes from ``workbench.llm.srt.study``: redraws only read its caches (``cached_view``,
+``cached_wallclock``), so they are instant; a setting (group, temperature, draft budget) not swept yet is drawn
+as "not run yet" until *Run this setting* (``study.view``: the GRPO run and every replay, with a progress bar);
+*Time real rollouts* runs ``study.time_engines``. The start setting is swept when the panel is built (from the
+study's memory or disk cache when it was computed before). This module only builds and updates figures.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from workbench.llm.srt import study
 
 CURVES = {"history-only": "#999999", "srt": "#1f77b4", "srt+run-ahead": "#2ca02c", "global-suffix": "#d62728"}
 DRAFTERS = ("none", *study.BASELINES)
+RUN = "Run this setting"
+TIME = "Time real rollouts"
 
 
 class SrtPanel(Panel):
@@ -31,16 +36,25 @@ class SrtPanel(Panel):
     hidden = study.VIEW_RUN_FIELDS
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
+        self.run_button = W.Button(description=RUN, layout=W.Layout(width="auto"),
+                                   tooltip="train the GRPO run of this group/temperature and replay every drafter")  # fmt: skip
+        self.time_button = W.Button(description=TIME, layout=W.Layout(width="auto"),
+                                    tooltip="plain vs SRT and the baselines with a KV cache on this CPU")  # fmt: skip
+        self.progress = W.IntProgress(value=0, min=0, max=1, description="progress", layout=W.Layout(width="320px"))
         super().__init__(static=static, **values)
-        self.run_button = W.Button(description="Time real rollouts", layout=W.Layout(width="auto"),
-                                   tooltip="plain vs SRT and the baselines with a KV cache on this CPU")  # fmt: skip
-        self.progress = W.IntProgress(value=0, min=0, max=len(DRAFTERS), description="engines")
-        self.run_button.on_click(lambda _: self.run_wallclock())
+        self.run_button.on_click(lambda _: self.run_setting())
+        self.time_button.on_click(lambda _: self.run_wallclock())
+        if self.error is None and study.cached_view(self._vc()) is None:
+            self.run_setting()  # the start setting: swept once (memory / disk cache afterwards)
+
+    def _vc(self) -> study.SrtViewConfig:
+        return study.SrtViewConfig.from_dict(self.values())
 
     def widget(self) -> W.Widget:
         box = super().widget()
-        return W.VBox([*box.children[:-len(self.figures)], W.HBox([self.run_button, self.progress]),
-                       *box.children[-len(self.figures):]])  # fmt: skip
+        k = len(self.figures)
+        return W.VBox([*box.children[:-k], W.HBox([self.run_button, self.time_button, self.progress]),
+                       *box.children[-k:]])  # fmt: skip
 
     # ---- figures --------------------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
@@ -64,50 +78,99 @@ class SrtPanel(Panel):
         reward = go.Figure(layout=dict(title="GRPO reward per step (SRT rollouts give the same tokens)", height=320,
                                        xaxis=dict(title="step"), yaxis=dict(title="mean reward")))  # fmt: skip
         reward.add_trace(go.Scatter(x=[], y=[], mode="lines+markers", name="plain = SRT"))
-        wall = go.Figure(layout=dict(title="Real rollouts on this CPU (press 'Time real rollouts')", height=320,
+        wall = go.Figure(layout=dict(title=f"Real rollouts on this CPU (press '{TIME}')", height=320,
                                      yaxis=dict(title="tokens / s")))  # fmt: skip
         wall.add_trace(go.Bar(x=list(DRAFTERS), y=[0] * len(DRAFTERS), name="tokens/s", text=[""] * len(DRAFTERS)))
         return [curve, per_seq, bars, reward, wall]
 
-    def compute(self, values: dict[str, Any]) -> dict:
-        return study.view(study.SrtViewConfig.from_dict(values))
+    def compute(self, values: dict[str, Any]) -> tuple:
+        vc = study.SrtViewConfig.from_dict(values)
+        return study.cached_view(vc), study.cached_wallclock(vc)
 
-    def draw(self, figures: list[Any], result: dict, values: dict[str, Any]) -> None:
-        curve, per_seq, bars, reward, _ = figures
-        c = result["curve"]
-        for i, name in enumerate(CURVES):
-            curve.data[i].x, curve.data[i].y = c["depth"], c[name]
+    @staticmethod
+    def _setting(values: dict[str, Any]) -> str:
+        return f"G={values['group']}, T={values['temperature']:g}, budget {values['draft_budget']}"
+
+    def draw(self, figures: list[Any], result: tuple, values: dict[str, Any]) -> None:
+        curve, per_seq, bars, reward, wall = figures
+        view, runs = result
+        setting = self._setting(values)
         h = values["history"]
-        srt_at = result["drafters"]["srt"][0]
-        curve.data[len(CURVES)].x, curve.data[len(CURVES)].y = [h], [srt_at]
-        lengths = result["lengths"]
-        per_seq.data[0].x = per_seq.data[0].y = [0, max(lengths, default=1)]
-        per_seq.data[1].x, per_seq.data[1].y = lengths, result["seq_forwards"]
-        apf = [1.0] + [result["drafters"][n][0] for n in study.BASELINES]
-        saved = [0.0] + [result["drafters"][n][1] for n in study.BASELINES]
-        bars.data[0].y = apf
-        bars.data[0].text = [f"{a:.2f} ({s:.0%} saved)" for a, s in zip(apf, saved, strict=True)]
-        rw = result["rewards"]
-        reward.data[0].x, reward.data[0].y = list(range(len(rw))), rw
+        if view is None:
+            missing = f"not run yet at {setting} (press '{RUN}')"
+            for trace in curve.data[: len(CURVES)]:
+                trace.x, trace.y = [], []
+            curve.data[len(CURVES)].x, curve.data[len(CURVES)].y = [h], []
+            per_seq.data[0].x = per_seq.data[0].y = per_seq.data[1].x = per_seq.data[1].y = []
+            bars.data[0].y, bars.data[0].text = [0] * len(DRAFTERS), [""] * len(DRAFTERS)
+            reward.data[0].x = reward.data[0].y = []
+            curve.layout.title.text = f"Accepted tokens per forward: {missing}"
+            per_seq.layout.title.text = f"Forwards per response: {missing}"
+            bars.layout.title.text = f"Drafters: {missing}"
+            reward.layout.title.text = f"GRPO reward per step: {missing}"
+        else:
+            c = view["curve"]
+            for i, name in enumerate(CURVES):
+                curve.data[i].x, curve.data[i].y = c["depth"], c[name]
+            curve.data[len(CURVES)].x, curve.data[len(CURVES)].y = [h], [view["drafters"]["srt"][0]]
+            curve.layout.title.text = f"Accepted tokens per verification forward vs history depth ({setting})"
+            lengths = view["lengths"]
+            per_seq.data[0].x = per_seq.data[0].y = [0, max(lengths, default=1)]
+            per_seq.data[1].x, per_seq.data[1].y = lengths, view["seq_forwards"]
+            per_seq.layout.title.text = f"Forwards per response: plain vs SRT (history {h}, {setting})"
+            apf = [1.0] + [view["drafters"][n][0] for n in study.BASELINES]
+            saved = [0.0] + [view["drafters"][n][1] for n in study.BASELINES]
+            bars.data[0].y = apf
+            bars.data[0].text = [f"{a:.2f} ({s:.0%} saved)" for a, s in zip(apf, saved, strict=True)]
+            bars.layout.title.text = f"Drafters on the same rollouts (history {h}, {setting})"
+            rw = view["rewards"]
+            reward.data[0].x, reward.data[0].y = list(range(len(rw))), rw
+            reward.layout.title.text = f"GRPO reward per step, {setting} (SRT rollouts give the same tokens)"
+        if runs is None:
+            wall.data[0].y, wall.data[0].text = [0] * len(DRAFTERS), [""] * len(DRAFTERS)
+            wall.layout.title.text = (
+                f"Real rollouts on this CPU: not timed yet at {setting}, history {h} (press '{TIME}')"
+            )
+        else:
+            tps = [runs[n].stats.tokens / runs[n].seconds for n in DRAFTERS]
+            wall.data[0].y = tps
+            wall.data[0].text = [f"{t / tps[0]:.2f}x" for t in tps]
+            wall.layout.title.text = f"Real rollouts on this CPU ({setting}, history {h}): tokens/s, speed-up vs plain"
 
-    def notes(self, result: dict, values: dict[str, Any]) -> str:
-        a, s = result["drafters"]["srt"]
+    def notes(self, result: tuple, values: dict[str, Any]) -> str:
+        view = result[0]
+        if view is None:
+            return f"{html.escape(self._setting(values))} is not run yet: press <b>{RUN}</b> (GRPO run + replays)"
+        a, s = view["drafters"]["srt"]
         return (f"SRT: {a:.2f} tokens per forward, {s:.0%} of target forwards saved (history {values['history']}, "
                 f"G={values['group']}, T={values['temperature']}, budget {values['draft_budget']}).")  # fmt: skip
 
-    def run_wallclock(self) -> None:
-        """Time real KV-cached rollouts of the next step per engine (study.wallclock) and draw tokens/s."""
+    # ---- buttons --------------------------------------------------------------------------------------------
+    def _tick(self, done: int, total: int) -> None:
+        self.progress.max = max(1, total)
+        self.progress.value = min(done, total)
+
+    def _failed(self, exc: ValueError) -> None:
+        self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
+
+    def run_setting(self) -> None:
+        """Sweep the current setting (study.view: GRPO run, every drafter at every history depth), then redraw."""
         try:
-            cfg = study.view_config(study.SrtViewConfig.from_dict(self.values()))
-            runs = {}
-            for i, name in enumerate(DRAFTERS):
-                runs.update(study.wallclock(cfg, engines=(name,)))
-                self.progress.value = i + 1
+            vc = self._vc()
+            self._tick(0, study.sweep_steps(vc))
+            study.view(vc, progress=self._tick)
         except ValueError as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
+            self._failed(exc)
             return
-        wall = self.figures[4]
-        tps = [runs[n].stats.tokens / runs[n].seconds for n in DRAFTERS]
-        with wall.batch_update():
-            wall.data[0].y = tps
-            wall.data[0].text = [f"{t / tps[0]:.2f}x" for t in tps]
+        self.redraw()
+
+    def run_wallclock(self) -> None:
+        """Time real KV-cached rollouts of the next step per engine (study.time_engines), then redraw."""
+        try:
+            vc = self._vc()
+            self._tick(0, len(DRAFTERS))
+            study.time_engines(vc, progress=self._tick)
+        except ValueError as exc:
+            self._failed(exc)
+            return
+        self.redraw()

@@ -1,7 +1,9 @@
 """SRT studies: the trained policy, GRPO trajectories, replayed drafter sweeps, the check run, and the panel's view.
 
 Caches (memoised in this module, cleared by :func:`clear_caches`): the SFT policy (also on disk under
-``workbench.data.cache_dir("srt")``, verified before use), the plain GRPO trajectory per setting, and replays.
+``workbench.data.cache_dir("srt")``, verified before use), the plain GRPO trajectory per setting, replays, the
+panel's views (one sweep per setting over every history depth, also on disk: ``cached_view`` only reads, ``view``
+computes) and the real timed rollouts of the panel's second button (``time_engines`` / ``cached_wallclock``).
 A replay walks recorded rollouts with a drafter (``decode.ReplayVerifier``): with lossless verification and each
 sequence's own uniforms it counts exactly the forwards the real speculative run takes (tested), without the model.
 """
@@ -11,6 +13,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import hashlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,6 +58,9 @@ __all__ = [
     "chi_square",
     "check",
     "view",
+    "cached_view",
+    "time_engines",
+    "cached_wallclock",
 ]
 
 #: the drafters compared (SRT's chain, the workbench's tree extension, and the baselines)
@@ -413,28 +420,130 @@ def view_config(vc: SrtViewConfig) -> SrtConfig:
                      draft_budget=vc.draft_budget, **{f: getattr(vc, f) for f in VIEW_RUN_FIELDS})  # fmt: skip
 
 
-@functools.lru_cache(maxsize=256)
-def view(vc: SrtViewConfig) -> dict:
-    """The panel's data: acceptance vs history depth, per-sequence forwards vs length, drafters side by side."""
+#: the history depths a setting's sweep covers (every value the panel's history slider can take)
+VIEW_HISTORIES = tuple(range(0, 9))
+VIEW_CACHE_VERSION = 1  # bump when a change to the task, GRPO or the drafters changes the replayed counts
+
+# setting (the view config at history 0, temperature rounded) -> history -> the panel's data
+_VIEWS: dict[SrtViewConfig, dict[int, dict]] = {}
+
+
+def _setting(vc: SrtViewConfig) -> SrtViewConfig:
+    return dataclasses.replace(vc, history=0, temperature=round(vc.temperature, 1))
+
+
+def _view_path(setting: SrtViewConfig):
+    key = json.dumps({"v": VIEW_CACHE_VERSION, **setting.to_flat_dict()}, sort_keys=True)
+    return cache_dir("srt") / f"view-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+
+
+def _with_config(vc: SrtViewConfig, data: dict) -> dict:
+    return {"config": view_config(vc), **data}
+
+
+def cached_view(vc: SrtViewConfig) -> dict | None:
+    """The panel's data for ``vc`` if its setting was swept before (memory or disk), else None. Never computes."""
+    setting = _setting(vc)
+    if setting not in _VIEWS:
+        path = _view_path(setting)
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text())
+            views = {int(h): v for h, v in data["views"].items()}
+            if sorted(views) != list(VIEW_HISTORIES):
+                return None
+        except (ValueError, TypeError, KeyError):
+            return None  # a damaged cache is ignored (and rewritten by the next sweep)
+        _VIEWS[setting] = views
+    return _with_config(vc, _VIEWS[setting][vc.history])
+
+
+def sweep_steps(vc: SrtViewConfig) -> int:
+    """Progress ticks of :func:`view` for a setting not yet swept (the GRPO run, then one per replay)."""
+    return 1 + len(_sweep_plan(view_config(_setting(vc))))
+
+
+def _sweep_plan(cfg: SrtConfig) -> list[tuple[str, int, bool, int]]:
+    """Every replay (drafter, history, online, run-ahead) a setting's views need, without repeats."""
+    ra = max(1, cfg.runahead)
+    plan = []
+    for h in VIEW_HISTORIES:
+        plan += [("srt", h, False, 0), ("srt", h, True, 0), ("srt", h, True, ra), ("global-suffix", h, True, 0)]
+        plan += [(name, h, True, 0) for name in BASELINES if name not in ("srt", "global-suffix")]
+    return list(dict.fromkeys(plan))
+
+
+def view(vc: SrtViewConfig, progress: Callable[[int, int], None] | None = None) -> dict:
+    """The panel's data: acceptance vs history depth, per-sequence forwards vs length, drafters side by side.
+
+    The first call for a setting (group, temperature, budget and the run fields) trains its GRPO run and replays
+    every drafter at every history depth of ``VIEW_HISTORIES`` (``progress(done, total)`` after each piece); the
+    views are kept in memory and on disk, so moving the history depth, or coming back to a setting, only reads.
+    """
+    hit = cached_view(vc)
+    if hit is not None:
+        return hit
+    tick = progress or (lambda _d, _t: None)
+    setting = _setting(vc)
+    base = view_config(setting)
+    plan = _sweep_plan(base)
+    total = 1 + len(plan)
+    traj = trajectory(base)
+    tick(1, total)
+    for i, (name, h, online, ra) in enumerate(plan):
+        replay(base, name, history=h, online=online, runahead=ra)
+        tick(2 + i, total)
+    curve = history_curve(base)
+    views = {}
+    for h in VIEW_HISTORIES:
+        cfg = dataclasses.replace(base, history=h)
+        srt = replay(cfg, "srt")
+        views[h] = {
+            "curve": curve,
+            "lengths": srt.lengths,
+            "seq_forwards": srt.seq_forwards,
+            "drafters": {n: [replay(cfg, n).accepted_per_forward, replay(cfg, n).forwards_saved] for n in BASELINES},
+            "rewards": list(traj.rewards),
+        }
+    _VIEWS[setting] = views
+    with atomic_write(_view_path(setting), "w", encoding="utf-8") as f:
+        json.dump({"v": VIEW_CACHE_VERSION, "views": views}, f)
+    return _with_config(vc, views[vc.history])
+
+
+# (runner config, temperature rounded) -> engine -> the real timed run of the step after training
+_WALL: dict[SrtConfig, dict[str, EngineRun]] = {}
+
+
+def cached_wallclock(vc: SrtViewConfig) -> dict[str, EngineRun] | None:
+    """The real rollouts timed by :func:`time_engines` at ``vc``'s setting, if they were (never computes)."""
+    return _WALL.get(view_config(vc))
+
+
+def time_engines(vc: SrtViewConfig, progress: Callable[[int, int], None] | None = None) -> dict[str, EngineRun]:
+    """Real KV-cached rollouts of the next step per engine (plain, then every drafter) at ``vc``'s setting
+    (:func:`wallclock`, one engine at a time, ``progress(done, total)`` after each); memoised."""
     cfg = view_config(vc)
-    curve = history_curve(cfg)
-    srt = replay(cfg, "srt")
-    per = {n: replay(cfg, n) for n in BASELINES}
-    return {
-        "config": cfg,
-        "curve": curve,
-        "lengths": srt.lengths,
-        "seq_forwards": srt.seq_forwards,
-        "drafters": {n: (r.accepted_per_forward, r.forwards_saved) for n, r in per.items()},
-        "rewards": trajectory(cfg).rewards,
-    }
+    if cfg in _WALL:
+        return _WALL[cfg]
+    engines = ("none", *BASELINES)
+    runs: dict[str, EngineRun] = {}
+    for i, name in enumerate(engines):
+        runs.update(wallclock(cfg, engines=(name,)))
+        if progress is not None:
+            progress(i + 1, len(engines))
+    _WALL[cfg] = runs
+    return runs
 
 
 def clear_caches() -> None:
-    """Forget every memoised policy, trajectory, replay and view (the disk cache of the policy stays)."""
-    for f in (_policy, _replay, view, paper_model):
+    """Forget every memoised policy, trajectory, replay, view and timed run (the disk caches stay)."""
+    for f in (_policy, _replay, paper_model):
         f.cache_clear()
     _TRAJECTORIES.clear()
+    _VIEWS.clear()
+    _WALL.clear()
 
 
 # ---------------------------------------------------------------------------------------------- paper scale
