@@ -123,7 +123,7 @@ _CATALOGUE = (
         "workbench.quantum.quest.runner",
     ),
     CatalogueEntry("napa", "quantum", "native-pulse variational ansatz"),
-    CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
+    CatalogueEntry("robuststate", "quantum", "noise-aware state preparation", "workbench.quantum.robuststate.runner"),
     CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search"),
     CatalogueEntry("pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE"),
     CatalogueEntry("hybrid-qaoa", "quantum", "hybrid gate-pulse QAOA"),

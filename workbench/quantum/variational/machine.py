@@ -64,8 +64,8 @@ class CoherentErrors:
 
     @classmethod
     def draw(cls, num_qubits: int, edges: tuple[tuple[int, int], ...], *, strength: float, seed: int) -> CoherentErrors:
-        """Seeded random errors of typical size x ``strength``: over-rotation ``N(0, 0.03)`` per qubit,
-        cx over-rotation ``N(0, 0.03)``, ZZ ``N(0, 0.06)`` rad per edge, detuning ``N(0, 60 kHz)`` per qubit
+        """Seeded random errors of typical size x ``strength``: over-rotation ``N(0, 0.02)`` per qubit,
+        cx over-rotation ``N(0, 0.02)``, ZZ ``N(0, 0.04)`` rad per edge, detuning ``N(0, 25 kHz)`` per qubit
         (ours: sized so that strength 1 gives a coherent infidelity of a few percent on the 4-5 qubit ansatze,
         the paper's slide-10 range 0.04-0.10)."""
         if not (0 <= strength <= 10 and math.isfinite(strength)):
@@ -73,10 +73,10 @@ class CoherentErrors:
         rng = np.random.default_rng(seed)
         s = float(strength)
         return cls(
-            over_rotation=tuple(float(x) for x in s * rng.normal(0, 0.03, num_qubits)),
-            cx_over_rotation=float(s * rng.normal(0, 0.03)),
-            zz=tuple(((int(a), int(b)), float(s * rng.normal(0, 0.06))) for a, b in edges),
-            detuning=tuple(float(x) for x in s * rng.normal(0, 60e3, num_qubits)),
+            over_rotation=tuple(float(x) for x in s * rng.normal(0, 0.02, num_qubits)),
+            cx_over_rotation=float(s * rng.normal(0, 0.02)),
+            zz=tuple(((int(a), int(b)), float(s * rng.normal(0, 0.04))) for a, b in edges),
+            detuning=tuple(float(x) for x in s * rng.normal(0, 25e3, num_qubits)),
         )
 
     @property
