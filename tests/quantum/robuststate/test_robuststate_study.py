@@ -99,3 +99,11 @@ def test_device_list_matches_the_calibrations() -> None:
         if {"rz", "sx", "cx"} <= set(load_calibration(n).basis_gates) and 4 <= load_calibration(n).num_qubits <= 27
     )
     assert DEVICES == expected
+
+
+def test_save_study_round_trips(tmp_path) -> None:
+    import json
+
+    data = {"key": "k", "runs": [{"a": 1.5}]}
+    study.save_study(data, tmp_path / "s.json")
+    assert json.loads((tmp_path / "s.json").read_text()) == data

@@ -64,8 +64,9 @@ STUDY_SETTINGS = {
     "lr": 0.02,
     "coherent_strength": 1.0,
     "headline_budget": 300_000,
-    "compare_budget": 1_200_000,
+    "compare_budget": 800_000,
     "compare_qubits": (4,),
+    "compare_targets": ("random",),
 }
 STUDY_FILE = Path(__file__).with_name("study_default.json")
 STUDY_VERSION = 1
@@ -222,7 +223,7 @@ def study_cases(
                 base["coherent_strength"] = s["coherent_strength"]
                 for method in ("unaware", "robuststate"):
                     out.append(("headline", RobustStateConfig(method=method, budget=s["headline_budget"], **base)))
-                if n in s["compare_qubits"]:
+                if n in s["compare_qubits"] and target in s["compare_targets"]:
                     for method in ("robuststate", "parameter-shift", "spsa", "bo"):
                         out.append(("compare", RobustStateConfig(method=method, budget=s["compare_budget"], **base)))
                 if target == "random":
@@ -291,7 +292,8 @@ def default_study() -> dict[str, Any] | None:
 def save_study(data: dict[str, Any], path: Path) -> None:
     from workbench.atomic import atomic_write
 
-    atomic_write(path, (json.dumps(data, indent=0) + "\n").encode())
+    with atomic_write(path, "w") as f:
+        f.write(json.dumps(data, indent=0) + "\n")
 
 
 # ---- summaries and verdicts ------------------------------------------------------------------------------
