@@ -47,7 +47,7 @@ class RobustStateConfig(Config):
         1.0, lo=0.0, hi=10.0, label="coherent-error strength", help="scales the seeded coherent errors (0: none)"
     )
     incoherent: bool = param(True, help="include the device's calibrated incoherent noise (False: coherent only)")
-    lr: float = param(0.02, lo=1e-5, hi=1.0, label="learning rate", help="Adam step (robuststate, parameter-shift)")
+    lr: float = param(0.005, lo=1e-5, hi=1.0, label="learning rate", help="Adam step (robuststate, parameter-shift)")
     blocks: int = param(
         0, lo=0, hi=100, unit="blocks", help="two-qubit blocks of the ansatz (0: n(n-1), the paper's size)"
     )

@@ -61,7 +61,7 @@ STUDY_QUBITS = (4, 5)
 STUDY_SETTINGS = {
     "shots": 256,
     "bases": 16,
-    "lr": 0.02,
+    "lr": 0.005,
     "coherent_strength": 1.0,
     "headline_budget": 300_000,
     "compare_budget": 800_000,
