@@ -161,4 +161,3 @@ class RobustStatePanel(Panel):
     def widget(self) -> W.Widget:
         box = super().widget()
         return W.VBox([*box.children[:-4], W.HBox([self.train_button, self.progress]), *box.children[-4:]])
-
