@@ -136,7 +136,7 @@ _CATALOGUE = (
         "native-pulse variational ansatz: VQE on a device's transmons vs gate ansaetze compiled to the same pulses",
         "workbench.quantum.napa.runner",
     ),
-    CatalogueEntry("robuststate", "quantum", "noise-aware state preparation"),
+    CatalogueEntry("robuststate", "quantum", "noise-aware state preparation", "workbench.quantum.robuststate.runner"),
     CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search", "workbench.quantum.qgas.runner"),
     CatalogueEntry(
         "pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE", "workbench.quantum.pulse_zne.runner"

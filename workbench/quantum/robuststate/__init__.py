@@ -1,0 +1,1 @@
+"""RobustState: noise-aware variational state preparation (arXiv 2311.16035)."""

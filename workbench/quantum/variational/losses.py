@@ -1,0 +1,62 @@
+"""Losses of variational state preparation, and the straight-through (RobustState) loss.
+
+- :func:`state_fidelity`: ``|<psi|phi>|**2`` for a state vector, ``<psi|rho|psi>`` for a density matrix.
+- :func:`frobenius_loss`: ``||rho - sigma||_F**2`` (``sigma = |psi><psi|``), equal to
+  ``Tr rho**2 - 2 F + 1``.
+- :func:`straight_through_loss`: RobustState's gradient rule (arXiv 2311.16035, tutorial slide 4, "Replace"):
+  ``rho_hat = rho_sim(theta) + (rho_measured - rho_sim(theta)).detach()`` and ``L = loss(rho_hat)``. The value
+  is the loss of the *measured* state; the gradient is ``dL/drho`` evaluated at the measured state, back-
+  propagated through the noiseless simulator: ``dL/dtheta = Re Tr(G drho_sim/dtheta)``, ``G = dL/drho|_meas``.
+
+Note (ours): for a loss *linear* in rho (``1 - <psi|rho|psi>``) ``G`` does not depend on the measured state,
+so the straight-through gradient would be the noiseless one; a loss with curvature in rho is needed for the
+measurements to steer the update. We use the Frobenius loss (``G = 2 (rho_meas - sigma)``, linear in the
+measured state, so an unbiased shadow estimate of rho gives an unbiased gradient).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+__all__ = ["state_fidelity", "frobenius_loss", "infidelity_loss", "straight_through_loss", "pure_density"]
+
+
+def pure_density(psi: Tensor) -> Tensor:
+    """``|psi><psi|``: ``[..., d] -> [..., d, d]`` (differentiable)."""
+    return psi[..., :, None] * psi.conj()[..., None, :]
+
+
+def state_fidelity(state: Tensor, target: Tensor) -> Tensor:
+    """Fidelity with a pure ``target`` ``[d]``: ``state`` is ``[..., d]`` (pure) or ``[..., d, d]`` (mixed)."""
+    target = target.to(state.dtype)
+    if state.dim() >= 2 and state.shape[-1] == state.shape[-2] == target.shape[-1] and state.dim() != 1:
+        if state.shape[-2] == target.shape[-1] and not (state.dim() == 2 and state.shape[0] != state.shape[1]):
+            return torch.einsum("i,...ij,j->...", target.conj(), state, target).real
+    amp = torch.einsum("i,...i->...", target.conj(), state)
+    return amp.real**2 + amp.imag**2
+
+
+def frobenius_loss(rho: Tensor, target: Tensor) -> Tensor:
+    """``||rho - |t><t| ||_F**2`` (real) for ``rho`` ``[..., d, d]`` and a pure target ``[d]``."""
+    diff = rho - pure_density(target.to(rho.dtype))
+    return (diff.abs() ** 2).sum((-2, -1))
+
+
+def infidelity_loss(rho: Tensor, target: Tensor) -> Tensor:
+    """``1 - <t|rho|t>``."""
+    return 1 - state_fidelity(rho, target)
+
+
+def straight_through_loss(
+    rho_sim: Tensor,
+    rho_measured: Tensor,
+    target: Tensor,
+    loss: Callable[[Tensor, Tensor], Tensor] = frobenius_loss,
+) -> Tensor:
+    """``loss(rho_sim + (rho_measured - rho_sim).detach(), target)``: forward value from the measured state,
+    gradient through ``rho_sim`` (see the module docstring)."""
+    rho_hat = rho_sim + (rho_measured.to(rho_sim.dtype) - rho_sim).detach()
+    return loss(rho_hat, target)
