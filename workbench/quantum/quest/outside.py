@@ -17,15 +17,28 @@ from typing import Any
 import numpy as np
 
 from workbench.quantum.quest.checkpoint import Checkpoint
-from workbench.quantum.quest.dataset import DEVICES, UNSEEN_DEVICES
+from workbench.quantum.calibration import load_calibration
+from workbench.quantum.quest.dataset import DEVICES, TRAIN_DEVICES, UNSEEN_DEVICES
+from workbench.quantum.quest.encoding import PHYSICAL_COLUMN, TWO_QUBIT_GATES, encode
 from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simulate_pst
 
-__all__ = ["EXAMPLES", "outside_programs", "outside_check", "RMSE_TARGET", "WORST_TARGET"]
+__all__ = [
+    "EXAMPLES",
+    "outside_programs",
+    "outside_check",
+    "duration_coverage",
+    "RMSE_TARGET",
+    "WORST_TARGET",
+    "RELAXATION_DOMINATED",
+]
 
 #: the repository's examples folder (present in a checkout, not in an installed wheel)
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 RMSE_TARGET = 0.04
 WORST_TARGET = 0.08
+#: a circuit is relaxation-dominated when thermal relaxation over its gates' durations makes more than half of
+#: its summed gate infidelity (sum of r over sum of r + reported error, columns 26 and 22 of the encoding)
+RELAXATION_DOMINATED = 0.5
 
 
 def outside_programs(folder: str | Path = EXAMPLES) -> dict[str, Path]:
@@ -46,8 +59,10 @@ def outside_check(
     ckpt: Checkpoint, programs: dict[str, Any] | None = None, devices: Sequence[str] = UNSEEN_DEVICES, *, seed: int = 0
 ) -> dict[str, Any]:
     """Predicted and simulated PST of every program on every device; ``rows`` (one per pair), and per kind of
-    device and overall: ``n``, ``rmse``, ``worst`` (largest |error|), ``bias`` (mean predicted - simulated),
-    and whether the targets are met overall.
+    device, per device, per regime (``relaxation-dominated``: relaxation makes more than half the circuit's summed
+    gate infidelity, see :data:`RELAXATION_DOMINATED`; ``error-dominated``) and overall: ``n``, ``rmse``,
+    ``worst`` (largest |error|), ``bias`` (mean predicted - simulated), and whether the targets are met overall.
+    Each row also carries its ``relaxation_share`` and ``longest_gate_ns``.
 
     programs: name -> OpenQASM file path or program text (default :func:`outside_programs`).
     """
@@ -59,6 +74,10 @@ def outside_check(
             placed = place(circuit, device, seed=seed)
             predicted = float(predict_pst(ckpt, [placed.circuit], [placed.calibration])["transformer"][0])
             simulated = simulate_pst(placed.circuit, placed.calibration)
+            g = encode(placed.circuit, placed.calibration)
+            gate_rows = (g.x[:, 0] == 0) & (g.x[:, 1] == 0)
+            relax = float(g.x[gate_rows, PHYSICAL_COLUMN + 8].sum())
+            error = float(g.x[gate_rows, PHYSICAL_COLUMN + 4].sum())
             rows.append(
                 {
                     "circuit": name,
@@ -70,6 +89,8 @@ def outside_check(
                     "predicted": predicted,
                     "simulated": simulated,
                     "error": predicted - simulated,
+                    "relaxation_share": relax / (relax + error) if relax + error > 0 else 0.0,
+                    "longest_gate_ns": float(g.x[gate_rows, PHYSICAL_COLUMN + 7].max()),
                 }
             )
 
@@ -86,10 +107,38 @@ def outside_check(
 
     overall = summary(rows)
     by_kind = {k: summary([r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})}
+    by_device = {d: summary([r for r in rows if r["device"] == d]) for d in dict.fromkeys(r["device"] for r in rows)}
+    dominated = [r for r in rows if r["relaxation_share"] > RELAXATION_DOMINATED]
+    by_regime = {
+        "relaxation-dominated": summary(dominated),
+        "error-dominated": summary([r for r in rows if r["relaxation_share"] <= RELAXATION_DOMINATED]),
+    }
     return {
         "rows": rows,
         "all": overall,
         "by_kind": by_kind,
+        "by_device": by_device,
+        "by_regime": by_regime,
         "rmse_met": bool(overall["rmse"] <= RMSE_TARGET),
         "worst_met": bool(overall["worst"] <= WORST_TARGET),
     }
+
+
+def duration_coverage(devices: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Per device (default: every device of :data:`~workbench.quantum.quest.dataset.DEVICES`): kind, whether it
+    is kept out of training, and the median and largest calibrated two-qubit gate duration (ns), from the
+    snapshots themselves. Shows what range of gate durations (and so of relaxation per gate) training covers."""
+    out = []
+    for device in devices if devices is not None else tuple(DEVICES):
+        cal = load_calibration(device)
+        durations = [g.duration * 1e9 for g in cal.gates if g.name in TWO_QUBIT_GATES and len(g.qubits) == 2]
+        out.append(
+            {
+                "device": device,
+                "kind": DEVICES[device][0] if device in DEVICES else "",
+                "in_training": device in TRAIN_DEVICES,
+                "median_ns": float(np.median(durations)) if durations else math.nan,
+                "max_ns": float(np.max(durations)) if durations else math.nan,
+            }
+        )
+    return out

@@ -10,8 +10,10 @@ Pairings (seconds per circuit; every one timed in this call):
 - **batched vs batched** (the headline): aer at its best, the shared noise model built once and **one** ``run``
   over the list of echo circuits, with the fastest of the exact
   density-matrix method (its experiments in parallel or one after another, whichever is faster) and the
-  paper's 2,048-shot statevector sampling; against QuEst encoding every circuit and one forward pass over all
-  of them.
+  paper's 2,048-shot statevector sampling; against QuEst encoding every circuit (the batch encoder,
+  :func:`~workbench.quantum.quest.encoding.encode_batch`) and one forward pass over all of them. QuEst reads
+  the same one calibration for every circuit as aer reads one noise model, and rebuilds its device tables
+  inside each timing as aer builds its noise model there.
 - **one vs one**: one aer ``run`` per circuit (shared model and simulator, the method that won above)
   against encoding and one forward pass per circuit.
 - other pairings, listed below the headline: the labelling path (a noise model built per circuit, one circuit
