@@ -431,7 +431,12 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
         g = encode(circuits[0], calibrations[0], _tables=_device_tables(calibrations[0]))
         n, e = g.x.shape[0], g.edges.shape[1]
         return EncodedBatch(
-            g.x, g.edges, np.array([0, n], dtype=np.int64), np.array([0, e], dtype=np.int64), g.globals[None], g.liu[None]
+            g.x,
+            g.edges,
+            np.array([0, n], dtype=np.int64),
+            np.array([0, e], dtype=np.int64),
+            g.globals[None],
+            g.liu[None],
         )
     kinds_l: list[int] = []
     sizes_l: list[int] = []
@@ -460,9 +465,7 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
     gates = np.bincount(gc, minlength=count)
     if (gates == 0).any():
         i = int(np.flatnonzero(gates == 0)[0])
-        raise ValueError(
-            f"circuit {i} has no gates: QuEst needs at least one rz, x, sx, cx, ecr or cz gate"
-        )
+        raise ValueError(f"circuit {i} has no gates: QuEst needs at least one rz, x, sx, cx, ecr or cz gate")
     gate_ptr = np.concatenate([[0], np.cumsum(gates)])
     num_q = np.asarray([c.num_qubits for c in circuits], dtype=np.int64)
     stride = int(num_q.max())
@@ -559,7 +562,9 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
     end[:-1] = new[1:]
     inner = ~new[1:]
     src = np.concatenate([node_ptr[circ[new]] + wire[new], node[:-1][inner], node[end]])
-    dst = np.concatenate([node[new], node[1:][inner], node_ptr[circ[end]] + width[circ[end]] + gates[circ[end]] + wire[end]])
+    dst = np.concatenate(
+        [node[new], node[1:][inner], node_ptr[circ[end]] + width[circ[end]] + gates[circ[end]] + wire[end]]
+    )
     part = np.concatenate([np.zeros(int(new.sum())), np.ones(int(inner.sum())), np.full(int(end.sum()), 2)])
     owner = np.concatenate([circ[new], circ[1:][inner], circ[end]])
     by_graph = np.lexsort((part, owner))  # stable: keeps the (wire, gate) order inside each part

@@ -180,9 +180,9 @@ def _linear_seq(seq: nn.Sequential, x: Tensor) -> Tensor:
 def _conv_fast(conv: TransformerConv, x: Tensor, src: Tensor, dst: Tensor) -> Tensor:
     """:meth:`TransformerConv.forward` op for op (bit-identical), without the sub-module calls."""
     n = x.shape[0]
-    score = (F.linear(x, conv.query.weight, conv.query.bias)[dst] * F.linear(x, conv.key.weight, conv.key.bias)[src]).sum(
-        -1
-    ) * conv.scale
+    score = (
+        F.linear(x, conv.query.weight, conv.query.bias)[dst] * F.linear(x, conv.key.weight, conv.key.bias)[src]
+    ).sum(-1) * conv.scale
     peak = torch.full((n,), -math.inf, dtype=x.dtype, device=x.device)
     peak = peak.scatter_reduce(0, dst, score.detach(), reduce="amax", include_self=True)
     weight = torch.exp(score - peak[dst])

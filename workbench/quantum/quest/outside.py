@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.calibration import load_calibration
+from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.dataset import DEVICES, TRAIN_DEVICES, UNSEEN_DEVICES
 from workbench.quantum.quest.encoding import PHYSICAL_COLUMN, TWO_QUBIT_GATES, encode
 from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simulate_pst

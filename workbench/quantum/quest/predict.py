@@ -136,7 +136,8 @@ def predict_pst(
     with torch_threads(threads), torch.inference_mode():
         batch = encoded_batch(encoded, ckpt.normalizer)
         return {
-            name: np.clip(infer(ckpt.models[name], batch).reshape(-1).numpy().astype(np.float64), 0.0, 1.0) for name in models
+            name: np.clip(infer(ckpt.models[name], batch).reshape(-1).numpy().astype(np.float64), 0.0, 1.0)
+            for name in models
         }
 
 
