@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "outside_programs",
     "outside_check",
     "duration_coverage",
+    "duration_counterfactual",
     "RMSE_TARGET",
     "WORST_TARGET",
     "RELAXATION_DOMINATED",
@@ -139,6 +141,45 @@ def duration_coverage(devices: Sequence[str] | None = None) -> list[dict[str, An
                 "in_training": device in TRAIN_DEVICES,
                 "median_ns": float(np.median(durations)) if durations else math.nan,
                 "max_ns": float(np.max(durations)) if durations else math.nan,
+            }
+        )
+    return out
+
+
+def duration_counterfactual(
+    ckpt: Checkpoint,
+    programs: dict[str, Any] | None = None,
+    device: str = "fake_toronto",
+    factors: Sequence[float] = (1, 4, 8, 16),
+    *,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """The programs placed on ``device``, then every gate duration of its calibration divided by each factor (T1,
+    T2 and errors kept), predicted and simulated again: per factor ``longest_gate_ns``, ``rmse``, ``worst`` and
+    the ``errors``. When the error falls as the durations come into the training devices' range, the miss on the
+    device is extrapolation in gate duration, not the circuits or the other features."""
+    programs = outside_programs() if programs is None else programs
+    placed = [place(read_qasm(source), device, seed=seed) for source in programs.values()]
+    out = []
+    for factor in factors:
+        if not factor > 0:
+            raise ValueError(f"factors: {factor} is out of range: valid range is > 0")
+        errors, longest = [], 0.0
+        for p in placed:
+            cal = replace(
+                p.calibration, gates=tuple(replace(g, duration=g.duration / factor) for g in p.calibration.gates)
+            )
+            longest = max([longest] + [g.duration * 1e9 for g in cal.gates if len(g.qubits) == 2])
+            predicted = float(predict_pst(ckpt, [p.circuit], [cal])["transformer"][0])
+            errors.append(predicted - simulate_pst(p.circuit, cal))
+        err = np.asarray(errors)
+        out.append(
+            {
+                "factor": float(factor),
+                "longest_gate_ns": longest,
+                "rmse": float(np.sqrt(np.mean(err**2))),
+                "worst": float(np.max(np.abs(err))),
+                "errors": [float(e) for e in err],
             }
         )
     return out
