@@ -32,6 +32,9 @@ Global feature (8): depth, width, the counts of rz, x, sx and two-qubit gates, a
 log of the estimated success probability of the circuit's gates and of reading all-zero). The Liu baseline's
 feature (110): per-wire one-qubit gate counts (10) and the two-qubit gate count of every (qubit a, qubit b)
 wire pair (10 x 10).
+
+:func:`encode` is the reference, one circuit at a time; :func:`encode_batch` (the prediction path) gives the same
+graphs bit for bit for a whole batch, with numpy over all gates of all circuits at once (tested feature by feature).
 """
 
 from __future__ import annotations
