@@ -10,7 +10,7 @@ import torch
 
 from workbench.quantum.quest.checkpoint import load_checkpoint
 from workbench.quantum.quest.dataset import DEVICES, DatasetSpec, generate
-from workbench.quantum.quest.outside import outside_check, outside_programs
+from workbench.quantum.quest.outside import duration_counterfactual, duration_coverage, outside_check, outside_programs
 from workbench.quantum.quest.study import train_checkpoint
 from workbench.quantum.quest.train import TrainSettings
 
@@ -38,6 +38,28 @@ def test_outside_check_on_one_unseen_device_of_each_kind():
     errors = [r["error"] for r in out["rows"]]
     assert out["all"]["rmse"] == pytest.approx(math.sqrt(sum(e * e for e in errors) / 3))
     assert out["all"]["worst"] == pytest.approx(max(abs(e) for e in errors))
+    for r in out["rows"]:
+        assert 0 <= r["relaxation_share"] <= 1 and r["longest_gate_ns"] > 0
+    assert sum(v["n"] for v in out["by_regime"].values()) == 3
+    assert set(out["by_device"]) == set(devices)
+
+
+def test_duration_coverage_shows_fake_toronto_beyond_training():
+    cover = {r["device"]: r for r in duration_coverage()}
+    assert set(cover) == set(DEVICES)
+    train_max = max(r["max_ns"] for r in cover.values() if r["in_training"])
+    assert 900 < train_max < 1100  # fake_lagos's slowest cx, ~996 ns
+    assert not cover["fake_toronto"]["in_training"] and cover["fake_toronto"]["median_ns"] > 5 * train_max
+
+
+def test_shorter_gates_on_fake_toronto_bring_the_error_down():
+    programs = outside_programs()
+    rows = duration_counterfactual(load_checkpoint(), {"qpe3": programs["qpe3"]}, factors=(1, 16))
+    assert [r["factor"] for r in rows] == [1.0, 16.0]
+    assert rows[1]["longest_gate_ns"] == pytest.approx(rows[0]["longest_gate_ns"] / 16)
+    assert rows[0]["worst"] > 0.15 > 0.05 > rows[1]["worst"]  # measured: 0.283 -> 0.022
+    with pytest.raises(ValueError, match="factors"):
+        duration_counterfactual(load_checkpoint(), {"qpe3": programs["qpe3"]}, factors=(0,))
 
 
 def test_training_is_reproducible_from_the_seed():

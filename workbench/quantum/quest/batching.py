@@ -14,10 +14,17 @@ import torch
 from torch import Tensor
 
 from workbench.quantum.quest.dataset import QuestDataset
-from workbench.quantum.quest.encoding import CONTINUOUS_COLUMNS, CircuitGraph
+from workbench.quantum.quest.encoding import CONTINUOUS_COLUMNS, CircuitGraph, EncodedBatch
 from workbench.quantum.quest.net import GraphBatch
 
-__all__ = ["Normalizer", "NormalizedSet", "graphs_batch"]
+__all__ = ["Normalizer", "NormalizedSet", "graphs_batch", "encoded_batch"]
+
+
+_COLUMNS = (
+    slice(CONTINUOUS_COLUMNS[0], CONTINUOUS_COLUMNS[-1] + 1)
+    if CONTINUOUS_COLUMNS == tuple(range(CONTINUOUS_COLUMNS[0], CONTINUOUS_COLUMNS[-1] + 1))
+    else list(CONTINUOUS_COLUMNS)
+)
 
 
 def _segments(ptr: Tensor, indices: Tensor) -> tuple[Tensor, Tensor, Tensor]:
@@ -59,7 +66,7 @@ class Normalizer:
 
     def nodes(self, x: Tensor) -> Tensor:
         out = x.clone()
-        cols = list(CONTINUOUS_COLUMNS)
+        cols = _COLUMNS  # the continuous columns are one contiguous run: a slice, not a gather
         out[:, cols] = (x[:, cols] - self.node_mean) / self.node_std
         return out
 
@@ -121,3 +128,17 @@ def graphs_batch(graphs: list[CircuitGraph], norm: Normalizer) -> GraphBatch:
     glob = torch.from_numpy(np.stack([g.globals for g in graphs]))
     liu = torch.from_numpy(np.stack([g.liu for g in graphs]))
     return GraphBatch(norm.nodes(x), edges, batch, norm.globals(glob), norm.liu(liu))
+
+
+def encoded_batch(enc: EncodedBatch, norm: Normalizer) -> GraphBatch:
+    """One normalised batch of a stacked :class:`~workbench.quantum.quest.encoding.EncodedBatch` (equal to
+    :func:`graphs_batch` of its graphs: the same tensors, with no per-graph work)."""
+    sizes = torch.from_numpy(np.diff(enc.node_ptr))
+    batch = torch.repeat_interleave(torch.arange(len(enc)), sizes)
+    return GraphBatch(
+        norm.nodes(torch.from_numpy(enc.x)),
+        torch.from_numpy(enc.edges),
+        batch,
+        norm.globals(torch.from_numpy(enc.globals)),
+        norm.liu(torch.from_numpy(enc.liu)),
+    )

@@ -32,11 +32,15 @@ Global feature (8): depth, width, the counts of rz, x, sx and two-qubit gates, a
 log of the estimated success probability of the circuit's gates and of reading all-zero). The Liu baseline's
 feature (110): per-wire one-qubit gate counts (10) and the two-qubit gate count of every (qubit a, qubit b)
 wire pair (10 x 10).
+
+:func:`encode` is the reference, one circuit at a time; :func:`encode_batch` (the prediction path) gives the same
+graphs bit for bit for a whole batch, with numpy over all gates of all circuits at once (tested feature by feature).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +50,10 @@ from workbench.quantum.calibration import DeviceCalibration
 
 __all__ = [
     "CircuitGraph",
+    "EncodedBatch",
     "encode",
+    "encode_batch",
+    "clear_device_tables",
     "GATE_TYPES",
     "NODE_TYPES",
     "ONE_QUBIT_GATES",
@@ -154,7 +161,12 @@ def _wire_edges(a: np.ndarray, b: np.ndarray, remap: np.ndarray, width: int, gat
     return np.stack([src, dst]).astype(np.int64)
 
 
-def encode(circuit: Any, calibration: DeviceCalibration) -> CircuitGraph:
+def encode(
+    circuit: Any,
+    calibration: DeviceCalibration,
+    *,
+    _tables: tuple[np.ndarray, ...] | None = None,
+) -> CircuitGraph:
     """The QuEst graph of ``circuit`` (a qiskit circuit over ``rz, x, sx`` and one of ``cx, ecr, cz``; qubit i of
     the circuit is qubit i of ``calibration``) with the noise values of ``calibration``.
 
@@ -173,11 +185,11 @@ def encode(circuit: Any, calibration: DeviceCalibration) -> CircuitGraph:
             f"{calibration.num_qubits}: valid widths are 1..{calibration.num_qubits}"
         )
     kinds, qa, qb, depth = _gate_list(circuit)
-    if not kinds:
-        raise ValueError("circuit has no gates: QuEst needs at least one rz, x, sx, cx, ecr or cz gate")
     kind = np.asarray(kinds, dtype=np.int64)
     a = np.asarray(qa, dtype=np.int64)
     b = np.asarray(qb, dtype=np.int64)
+    if not len(kind):
+        raise ValueError("circuit has no gates: QuEst needs at least one rz, x, sx, cx, ecr or cz gate")
     two = b >= 0
     # wires in first-use order: a gate's qubit a is used before its qubit b
     events = np.stack([a, b], axis=1).reshape(-1)
@@ -189,16 +201,19 @@ def encode(circuit: Any, calibration: DeviceCalibration) -> CircuitGraph:
         raise ValueError(
             f"circuit uses {width} qubits: QuEst's encoding holds at most {MAX_QUBITS} (valid range 1..{MAX_QUBITS})"
         )
-    gates = len(kinds)
+    gates = len(kind)
     n = 2 * width + gates
     remap = np.full(calibration.num_qubits, -1, dtype=np.int64)
     remap[phys] = np.arange(width)
 
-    t1_s, t2_s = _times(calibration)
-    t1, t2 = np.minimum(t1_s * 1e6, _T_CAP_US), np.minimum(t2_s * 1e6, _T_CAP_US)
-    p10 = np.asarray(calibration.readout_p10, dtype=np.float64)
-    p01 = np.asarray(calibration.readout_p01, dtype=np.float64)
-    errors, durations = _gate_tables(calibration)
+    if _tables is None:
+        t1_s, t2_s = _times(calibration)
+        t1, t2 = np.minimum(t1_s * 1e6, _T_CAP_US), np.minimum(t2_s * 1e6, _T_CAP_US)
+        p10 = np.asarray(calibration.readout_p10, dtype=np.float64)
+        p01 = np.asarray(calibration.readout_p01, dtype=np.float64)
+        errors, durations = _gate_tables(calibration)
+    else:  # the same arrays, kept per calibration by _device_tables
+        t1_s, t2_s, t1, t2, p10, p01, errors, durations = _tables
     b_or_a = np.where(two, b, a)
     error = errors[kind, a, b_or_a]  # [G]
     duration = durations[kind, a, b_or_a]  # [G] seconds
@@ -280,3 +295,298 @@ def _gate_tables(calibration: DeviceCalibration) -> tuple[np.ndarray, np.ndarray
             errors[k, q0, q1] = g.error
             durations[k, q0, q1] = g.duration
     return errors, durations
+
+
+# --- batch encoding (the prediction path) -------------------------------------------------------------------
+#
+# :func:`encode_batch` gives, for a list of circuits, exactly the graphs :func:`encode` gives one by one (every
+# feature bit for bit, edges in the same order; tested), but does everything after reading the instructions as
+# numpy over all gates of all circuits at once: one Python pass per instruction remains (qiskit hands out its
+# instructions one object at a time), the circuit depth is one compiled loop over the batch, and a device's
+# gate tables are built once per calibration object and kept.
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedBatch:
+    """Graphs of a batch stacked: ``x [N, 29]`` float32 (raw units), ``edges [2, E]`` int64 with **batch** node
+    indices, ``node_ptr [C+1]``, ``edge_ptr [C+1]`` (graph c owns nodes ``node_ptr[c]:node_ptr[c+1]``),
+    ``globals [C, 8]`` and ``liu [C, 110]`` float32."""
+
+    x: np.ndarray
+    edges: np.ndarray
+    node_ptr: np.ndarray
+    edge_ptr: np.ndarray
+    globals: np.ndarray
+    liu: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.globals.shape[0])
+
+    def graph(self, c: int) -> CircuitGraph:
+        """Graph ``c`` on its own (node indices from 0), as :func:`encode` gives it."""
+        n0, n1 = int(self.node_ptr[c]), int(self.node_ptr[c + 1])
+        e0, e1 = int(self.edge_ptr[c]), int(self.edge_ptr[c + 1])
+        return CircuitGraph(self.x[n0:n1], self.edges[:, e0:e1] - n0, self.globals[c], self.liu[c])
+
+
+_TABLES: dict[int, tuple[Any, tuple[np.ndarray, ...]]] = {}
+
+
+def clear_device_tables() -> None:
+    """Forget every kept device table (benchmarks time the cold path with it)."""
+    _TABLES.clear()
+
+
+def _device_tables(calibration: DeviceCalibration) -> tuple[np.ndarray, ...]:
+    """``(t1_s, t2_s, t1_us, t2_us, p10, p01, errors, durations)`` (as :func:`encode` computes them) of a calibration, built once
+    per calibration object (calibrations are frozen) and kept while it lives."""
+    import weakref
+
+    key = id(calibration)
+    hit = _TABLES.get(key)
+    if hit is not None and hit[0]() is calibration:
+        return hit[1]
+    t1_s, t2_s = _times(calibration)
+    errors, durations = _gate_tables(calibration)
+    tables = (
+        t1_s,
+        t2_s,
+        np.minimum(t1_s * 1e6, _T_CAP_US),
+        np.minimum(t2_s * 1e6, _T_CAP_US),
+        np.asarray(calibration.readout_p10, dtype=np.float64),
+        np.asarray(calibration.readout_p01, dtype=np.float64),
+        errors,
+        durations,
+    )
+    if len(_TABLES) > 4096:
+        _TABLES.clear()
+    try:
+        ref = weakref.ref(calibration, lambda _r, k=key: _TABLES.pop(k, None))
+    except TypeError:  # not weak-referenceable: do not keep
+        return tables
+    _TABLES[key] = (ref, tables)
+    return tables
+
+
+def _instructions(circuit: Any) -> tuple[list[int], list[int], list[int]]:
+    """Gate-type codes (-1: barrier/measure, -2: a gate QuEst does not encode), qubit counts and the flat qubit
+    indices of every instruction of ``circuit`` (the only per-instruction Python of the batch path)."""
+    index = {q: i for i, q in enumerate(circuit.qubits)}
+    code = _CODE
+    pairs = [(inst.name, inst.qubits) for inst in circuit.data]
+    kinds = [code.get(name, -2) for name, _ in pairs]
+    qubits = [qs for _, qs in pairs]
+    sizes = list(map(len, qubits))
+    flat = [index[q] for qs in qubits for q in qs]
+    if -2 in kinds:
+        for i, (name, _) in enumerate(pairs):
+            if kinds[i] == -2 and name in _IGNORED:
+                kinds[i] = -1
+        if -2 in kinds:
+            name = pairs[kinds.index(-2)][0]
+            raise ValueError(
+                f"gate {name!r} is not in the device basis QuEst encodes: valid gates are "
+                f"{', '.join(GATE_TYPES)} (transpile the circuit to the device first)"
+            )
+    return kinds, sizes, flat
+
+
+def _checked_gates(
+    kind_all: np.ndarray, size_all: np.ndarray, flat: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """From instruction codes, sizes and flat qubits: the kept instructions' mask, gate types, qubit a and qubit b
+    (-1 for one-qubit gates); ValueError for a two-qubit type on another number of qubits."""
+    start = np.cumsum(size_all) - size_all
+    keep = kind_all >= 0
+    bad = keep & (kind_all >= _FIRST_TWO) & (size_all != 2)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        name = TWO_QUBIT_GATES[int(kind_all[j]) - _FIRST_TWO]
+        raise ValueError(
+            f"gate {name!r} on {int(size_all[j])} qubits: QuEst encodes one-qubit "
+            f"{', '.join(ONE_QUBIT_GATES)} and two-qubit {', '.join(TWO_QUBIT_GATES)}"
+        )
+    kind = kind_all[keep]
+    two = kind >= _FIRST_TWO
+    a = flat[start[keep]]
+    b = np.where(two, flat[np.minimum(start[keep] + 1, max(len(flat) - 1, 0))], -1)
+    return keep, kind, a, b
+
+
+def _depths(a: np.ndarray, b: np.ndarray, gate_ptr: np.ndarray, wires: np.ndarray) -> np.ndarray:
+    """Depth of every circuit (the level recurrence of :func:`_gate_list`), one compiled loop over the batch
+    (numba, imported on first use: the module stays light for code that never predicts)."""
+    from workbench.quantum.quest._depth import depths
+
+    return depths(a, b, gate_ptr, wires)
+
+
+def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibration]) -> EncodedBatch:
+    """The QuEst graphs of ``circuits`` under ``calibrations`` (one each), stacked; graph c equals
+    ``encode(circuits[c], calibrations[c])`` exactly. Raises the ValueErrors of :func:`encode` (naming the
+    circuit's position) and when the two lists differ in length."""
+    if len(circuits) != len(calibrations):
+        raise ValueError(f"{len(circuits)} circuits and {len(calibrations)} calibrations: give one per circuit")
+    if not circuits:
+        raise ValueError("circuits is empty: give at least one circuit")
+    count = len(circuits)
+    if count == 1:  # one circuit: encode() itself (fewer array operations than the batch form), with kept tables
+        g = encode(circuits[0], calibrations[0], _tables=_device_tables(calibrations[0]))
+        n, e = g.x.shape[0], g.edges.shape[1]
+        return EncodedBatch(
+            g.x,
+            g.edges,
+            np.array([0, n], dtype=np.int64),
+            np.array([0, e], dtype=np.int64),
+            g.globals[None],
+            g.liu[None],
+        )
+    kinds_l: list[int] = []
+    sizes_l: list[int] = []
+    flat_l: list[int] = []
+    inst_ptr = [0]
+    tables = []
+    for i, (circuit, cal) in enumerate(zip(circuits, calibrations)):
+        if circuit.num_qubits > cal.num_qubits:
+            raise ValueError(
+                f"circuit {i} has {circuit.num_qubits} qubits but the calibration {cal.name} has "
+                f"{cal.num_qubits}: valid widths are 1..{cal.num_qubits}"
+            )
+        k, s, f = _instructions(circuit)
+        kinds_l += k
+        sizes_l += s
+        flat_l += f
+        inst_ptr.append(len(kinds_l))
+        tables.append(_device_tables(cal))
+    kind_all = np.asarray(kinds_l, dtype=np.int64)
+    size_all = np.asarray(sizes_l, dtype=np.int64)
+    flat = np.asarray(flat_l, dtype=np.int64)
+    inst_circ = np.repeat(np.arange(count), np.diff(inst_ptr))
+    keep, kind, a, b = _checked_gates(kind_all, size_all, flat)
+    gc = inst_circ[keep]  # circuit of each gate
+    two = kind >= _FIRST_TWO
+    gates = np.bincount(gc, minlength=count)
+    if (gates == 0).any():
+        i = int(np.flatnonzero(gates == 0)[0])
+        raise ValueError(f"circuit {i} has no gates: QuEst needs at least one rz, x, sx, cx, ecr or cz gate")
+    gate_ptr = np.concatenate([[0], np.cumsum(gates)])
+    num_q = np.asarray([c.num_qubits for c in circuits], dtype=np.int64)
+    stride = int(num_q.max())
+
+    # wires in first-use order per circuit (qubit a of a gate is used before its qubit b)
+    ev_q = np.stack([a, b], axis=1).reshape(-1)
+    ev_c = np.repeat(gc, 2)
+    real = ev_q >= 0
+    ev_key = ev_c[real] * stride + ev_q[real]
+    used, first_at = np.unique(ev_key, return_index=True)
+    order = np.argsort(first_at)  # circuit-major, then first use
+    wire_key = used[order]
+    wire_c = wire_key // stride
+    phys = wire_key % stride  # physical qubit of each wire, batch order
+    width = np.bincount(wire_c, minlength=count)
+    if (width > MAX_QUBITS).any():
+        w = int(width[width > MAX_QUBITS][0])
+        raise ValueError(
+            f"circuit uses {w} qubits: QuEst's encoding holds at most {MAX_QUBITS} (valid range 1..{MAX_QUBITS})"
+        )
+    wire_ptr = np.concatenate([[0], np.cumsum(width)])
+    wire_local = np.arange(len(wire_key)) - wire_ptr[wire_c]
+    rank = np.empty(len(used), dtype=np.int64)
+    rank[order] = wire_local  # renumbered wire of each sorted key
+
+    def remap(c: np.ndarray, q: np.ndarray) -> np.ndarray:
+        return rank[np.searchsorted(used, c * stride + q)]
+
+    ra = remap(gc, a)
+    rb = np.where(two, remap(gc, np.where(two, b, a)), -1)
+
+    # device values: each calibration's tables concatenated, gathered with per-circuit offsets
+    if all(t is tables[0] for t in tables):  # one calibration for the whole batch: its tables as they are
+        qn = np.full(count, len(tables[0][0]), dtype=np.int64)
+        qoff = toff = np.zeros(count, dtype=np.int64)
+        t1_s, t2_s, t1u, t2u, p10, p01, err_t, dur_t = tables[0]
+        err_t, dur_t = err_t.ravel(), dur_t.ravel()
+    else:
+        qn = np.asarray([len(t[0]) for t in tables], dtype=np.int64)
+        qoff = np.concatenate([[0], np.cumsum(qn)[:-1]])
+        toff = np.concatenate([[0], np.cumsum(len(GATE_TYPES) * qn * qn)[:-1]])
+        t1_s, t2_s, t1u, t2u, p10, p01, err_t, dur_t = (
+            np.concatenate([t[j].ravel() for t in tables]) for j in range(8)
+        )
+    ga, gb_or_a = qoff[gc] + a, qoff[gc] + np.where(two, b, a)
+    cell = toff[gc] + (kind * qn[gc] + a) * qn[gc] + np.where(two, b, a)
+    error = err_t[cell]
+    duration = dur_t[cell]
+    relax = _relaxation_infidelity(
+        duration, t1_s[ga], t2_s[ga], np.where(two, t1_s[gb_or_a], np.inf), np.where(two, t2_s[gb_or_a], np.inf), two
+    )
+    effective = np.maximum(error, relax)
+
+    # nodes: per graph in-nodes (wires), gates, out-nodes (wires)
+    sizes = 2 * width + gates
+    node_ptr = np.concatenate([[0], np.cumsum(sizes)])
+    n = int(node_ptr[-1])
+    gate_local = np.arange(len(kind)) - gate_ptr[gc]
+    ops = node_ptr[gc] + width[gc] + gate_local
+    ins = node_ptr[wire_c] + wire_local
+    outs = node_ptr[wire_c] + width[wire_c] + gates[wire_c] + wire_local
+    wq = qoff[wire_c] + phys
+    x = np.zeros((n, NODE_FEATURES), dtype=np.float32)
+    q0, p0 = QUBIT_COLUMN, PHYSICAL_COLUMN
+    x[ins, 0] = 1
+    x[outs, 1] = 1
+    x[ops, 2 + kind] = 1
+    for nodes in (ins, outs):
+        x[nodes, q0 + wire_local] = 1
+        x[nodes, p0], x[nodes, p0 + 1] = t1u[wq], t2u[wq]
+        x[nodes, p0 + 5], x[nodes, p0 + 6] = p10[wq], p01[wq]
+    x[ops, q0 + ra] = 1
+    x[ops[two], q0 + rb[two]] = 1
+    x[ops, p0], x[ops, p0 + 1] = t1u[ga], t2u[ga]
+    x[ops[two], p0 + 2], x[ops[two], p0 + 3] = t1u[gb_or_a[two]], t2u[gb_or_a[two]]
+    x[ops, p0 + 4] = error
+    x[ops, p0 + 5], x[ops, p0 + 6] = p10[ga], p01[ga]
+    x[ops, p0 + 7] = duration * 1e9
+    x[ops, p0 + 8] = relax
+    x[ops, p0 + 9] = effective
+    x[:, p0 + 10] = np.arange(n) - np.repeat(node_ptr[:-1], sizes)
+
+    # edges along the wires, per graph: in-edges (by wire), inner edges (by wire, gate), out-edges (by wire)
+    ev_gate = np.concatenate([np.arange(len(kind)), np.flatnonzero(two)])
+    ev_wire = np.concatenate([ra, rb[two]])
+    ev_circ = gc[ev_gate]
+    srt = np.lexsort((ev_gate, ev_wire, ev_circ))
+    node = ops[ev_gate[srt]]
+    wire = ev_wire[srt]
+    circ = ev_circ[srt]
+    new = np.ones(len(wire), dtype=bool)
+    new[1:] = (wire[1:] != wire[:-1]) | (circ[1:] != circ[:-1])
+    end = np.ones(len(wire), dtype=bool)
+    end[:-1] = new[1:]
+    inner = ~new[1:]
+    src = np.concatenate([node_ptr[circ[new]] + wire[new], node[:-1][inner], node[end]])
+    dst = np.concatenate(
+        [node[new], node[1:][inner], node_ptr[circ[end]] + width[circ[end]] + gates[circ[end]] + wire[end]]
+    )
+    part = np.concatenate([np.zeros(int(new.sum())), np.ones(int(inner.sum())), np.full(int(end.sum()), 2)])
+    owner = np.concatenate([circ[new], circ[1:][inner], circ[end]])
+    by_graph = np.lexsort((part, owner))  # stable: keeps the (wire, gate) order inside each part
+    edges = np.stack([src[by_graph], dst[by_graph]]).astype(np.int64)
+    edge_ptr = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=count))])
+
+    # globals and Liu counts
+    depth = _depths(a, b, gate_ptr, num_q)
+    counts = np.bincount(gc * len(GATE_TYPES) + kind, minlength=count * len(GATE_TYPES)).reshape(count, -1)
+    gate_terms = -np.log1p(-np.minimum(effective, 0.999))
+    read_terms = -np.log1p(-np.minimum(p01[wq], 0.5))
+    glob = np.empty((count, GLOBAL_FEATURES), dtype=np.float32)
+    glob[:, 0] = depth
+    glob[:, 1] = width
+    glob[:, 2:5] = counts[:, :3]
+    glob[:, 5] = counts[:, 3:].sum(1)
+    glob[:, 6] = [float(gate_terms[gate_ptr[c] : gate_ptr[c + 1]].sum()) for c in range(count)]
+    glob[:, 7] = [float(read_terms[wire_ptr[c] : wire_ptr[c + 1]].sum()) for c in range(count)]
+    liu_slot = np.where(two, MAX_QUBITS + ra * MAX_QUBITS + np.maximum(rb, 0), ra)
+    liu = np.bincount(gc * LIU_FEATURES + liu_slot, minlength=count * LIU_FEATURES)
+    liu = liu.astype(np.float32).reshape(count, LIU_FEATURES)
+    return EncodedBatch(x, edges, node_ptr.astype(np.int64), edge_ptr.astype(np.int64), glob, liu)

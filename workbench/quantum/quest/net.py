@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
+from torch.nn import functional as F
 
 from workbench.quantum.quest.encoding import GLOBAL_FEATURES, LIU_FEATURES, NODE_FEATURES, PHYSICAL_COLUMN
 
@@ -33,6 +34,7 @@ __all__ = [
     "DURATION_COLUMN",
     "build_model",
     "mean_pool",
+    "infer",
 ]
 
 
@@ -167,3 +169,49 @@ def build_model(name: str, layers: int = 2) -> nn.Module:
     if name == "liu":
         return LiuMLP()
     raise ValueError(f"model={name!r} is unknown: valid models are {', '.join(MODELS + ABLATIONS)}")
+
+
+def _linear_seq(seq: nn.Sequential, x: Tensor) -> Tensor:
+    for layer in seq:
+        x = F.linear(x, layer.weight, layer.bias) if isinstance(layer, nn.Linear) else torch.relu(x)
+    return x
+
+
+def _conv_fast(conv: TransformerConv, x: Tensor, src: Tensor, dst: Tensor) -> Tensor:
+    """:meth:`TransformerConv.forward` op for op (bit-identical), without the sub-module calls."""
+    n = x.shape[0]
+    score = (
+        F.linear(x, conv.query.weight, conv.query.bias)[dst] * F.linear(x, conv.key.weight, conv.key.bias)[src]
+    ).sum(-1) * conv.scale
+    peak = torch.full((n,), -math.inf, dtype=x.dtype, device=x.device)
+    peak = peak.scatter_reduce(0, dst, score.detach(), reduce="amax", include_self=True)
+    weight = torch.exp(score - peak[dst])
+    total = torch.zeros(n, dtype=x.dtype, device=x.device).index_add_(0, dst, weight)
+    alpha = weight / total[dst]
+    messages = alpha[:, None] * F.linear(x, conv.value.weight, conv.value.bias)[src]
+    out = torch.zeros(n, messages.shape[1], dtype=x.dtype, device=x.device).index_add_(0, dst, messages)
+    return out + F.linear(x, conv.skip.weight, conv.skip.bias)
+
+
+def infer(model: nn.Module, g: GraphBatch) -> Tensor:
+    """``model(g)`` for prediction: the same operations in the same order (bit-identical, tested), without
+    PyTorch's per-module call machinery (hooks, ~20 sub-module calls), which is most of the time for one small
+    graph. Call under ``torch.inference_mode()``."""
+    if isinstance(model, QuestTransformer):
+        x, glob = g.x, g.globals
+        if model.drop_columns:
+            x = x.clone()
+            x[:, model.drop_columns] = 0
+        if model.drop_globals:
+            glob = glob.clone()
+            glob[:, model.drop_globals] = 0
+        src, dst = g.edge_index[0], g.edge_index[1]
+        for conv in model.convs:
+            x = torch.relu(_conv_fast(conv, x, src, dst))
+        pooled = mean_pool(x, g.batch, g.num_graphs)
+        return _linear_seq(model.head, torch.cat([pooled, _linear_seq(model.global_mlp, glob)], dim=1)).squeeze(-1)
+    if isinstance(model, GlobalMLP):
+        return _linear_seq(model.net, g.globals).squeeze(-1)
+    if isinstance(model, LiuMLP):
+        return _linear_seq(model.net, torch.cat([g.globals, g.liu], dim=1)).squeeze(-1)
+    return model(g)

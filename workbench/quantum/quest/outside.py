@@ -11,21 +11,36 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from workbench.quantum.calibration import load_calibration
 from workbench.quantum.quest.checkpoint import Checkpoint
-from workbench.quantum.quest.dataset import DEVICES, UNSEEN_DEVICES
+from workbench.quantum.quest.dataset import DEVICES, TRAIN_DEVICES, UNSEEN_DEVICES
+from workbench.quantum.quest.encoding import PHYSICAL_COLUMN, TWO_QUBIT_GATES, encode
 from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simulate_pst
 
-__all__ = ["EXAMPLES", "outside_programs", "outside_check", "RMSE_TARGET", "WORST_TARGET"]
+__all__ = [
+    "EXAMPLES",
+    "outside_programs",
+    "outside_check",
+    "duration_coverage",
+    "duration_counterfactual",
+    "RMSE_TARGET",
+    "WORST_TARGET",
+    "RELAXATION_DOMINATED",
+]
 
 #: the repository's examples folder (present in a checkout, not in an installed wheel)
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 RMSE_TARGET = 0.04
 WORST_TARGET = 0.08
+#: a circuit is relaxation-dominated when thermal relaxation over its gates' durations makes more than half of
+#: its summed gate infidelity (sum of r over sum of r + reported error, columns 26 and 22 of the encoding)
+RELAXATION_DOMINATED = 0.5
 
 
 def outside_programs(folder: str | Path = EXAMPLES) -> dict[str, Path]:
@@ -46,8 +61,10 @@ def outside_check(
     ckpt: Checkpoint, programs: dict[str, Any] | None = None, devices: Sequence[str] = UNSEEN_DEVICES, *, seed: int = 0
 ) -> dict[str, Any]:
     """Predicted and simulated PST of every program on every device; ``rows`` (one per pair), and per kind of
-    device and overall: ``n``, ``rmse``, ``worst`` (largest |error|), ``bias`` (mean predicted - simulated),
-    and whether the targets are met overall.
+    device, per device, per regime (``relaxation-dominated``: relaxation makes more than half the circuit's summed
+    gate infidelity, see :data:`RELAXATION_DOMINATED`; ``error-dominated``) and overall: ``n``, ``rmse``,
+    ``worst`` (largest |error|), ``bias`` (mean predicted - simulated), and whether the targets are met overall.
+    Each row also carries its ``relaxation_share`` and ``longest_gate_ns``.
 
     programs: name -> OpenQASM file path or program text (default :func:`outside_programs`).
     """
@@ -59,6 +76,10 @@ def outside_check(
             placed = place(circuit, device, seed=seed)
             predicted = float(predict_pst(ckpt, [placed.circuit], [placed.calibration])["transformer"][0])
             simulated = simulate_pst(placed.circuit, placed.calibration)
+            g = encode(placed.circuit, placed.calibration)
+            gate_rows = (g.x[:, 0] == 0) & (g.x[:, 1] == 0)
+            relax = float(g.x[gate_rows, PHYSICAL_COLUMN + 8].sum())
+            error = float(g.x[gate_rows, PHYSICAL_COLUMN + 4].sum())
             rows.append(
                 {
                     "circuit": name,
@@ -70,6 +91,8 @@ def outside_check(
                     "predicted": predicted,
                     "simulated": simulated,
                     "error": predicted - simulated,
+                    "relaxation_share": relax / (relax + error) if relax + error > 0 else 0.0,
+                    "longest_gate_ns": float(g.x[gate_rows, PHYSICAL_COLUMN + 7].max()),
                 }
             )
 
@@ -86,10 +109,77 @@ def outside_check(
 
     overall = summary(rows)
     by_kind = {k: summary([r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})}
+    by_device = {d: summary([r for r in rows if r["device"] == d]) for d in dict.fromkeys(r["device"] for r in rows)}
+    dominated = [r for r in rows if r["relaxation_share"] > RELAXATION_DOMINATED]
+    by_regime = {
+        "relaxation-dominated": summary(dominated),
+        "error-dominated": summary([r for r in rows if r["relaxation_share"] <= RELAXATION_DOMINATED]),
+    }
     return {
         "rows": rows,
         "all": overall,
         "by_kind": by_kind,
+        "by_device": by_device,
+        "by_regime": by_regime,
         "rmse_met": bool(overall["rmse"] <= RMSE_TARGET),
         "worst_met": bool(overall["worst"] <= WORST_TARGET),
     }
+
+
+def duration_coverage(devices: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Per device (default: every device of :data:`~workbench.quantum.quest.dataset.DEVICES`): kind, whether it
+    is kept out of training, and the median and largest calibrated two-qubit gate duration (ns), from the
+    snapshots themselves. Shows what range of gate durations (and so of relaxation per gate) training covers."""
+    out = []
+    for device in devices if devices is not None else tuple(DEVICES):
+        cal = load_calibration(device)
+        durations = [g.duration * 1e9 for g in cal.gates if g.name in TWO_QUBIT_GATES and len(g.qubits) == 2]
+        out.append(
+            {
+                "device": device,
+                "kind": DEVICES[device][0] if device in DEVICES else "",
+                "in_training": device in TRAIN_DEVICES,
+                "median_ns": float(np.median(durations)) if durations else math.nan,
+                "max_ns": float(np.max(durations)) if durations else math.nan,
+            }
+        )
+    return out
+
+
+def duration_counterfactual(
+    ckpt: Checkpoint,
+    programs: dict[str, Any] | None = None,
+    device: str = "fake_toronto",
+    factors: Sequence[float] = (1, 4, 8, 16),
+    *,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """The programs placed on ``device``, then every gate duration of its calibration divided by each factor (T1,
+    T2 and errors kept), predicted and simulated again: per factor ``longest_gate_ns``, ``rmse``, ``worst`` and
+    the ``errors``. When the error falls as the durations come into the training devices' range, the miss on the
+    device is extrapolation in gate duration, not the circuits or the other features."""
+    programs = outside_programs() if programs is None else programs
+    placed = [place(read_qasm(source), device, seed=seed) for source in programs.values()]
+    out = []
+    for factor in factors:
+        if not factor > 0:
+            raise ValueError(f"factors: {factor} is out of range: valid range is > 0")
+        errors, longest = [], 0.0
+        for p in placed:
+            cal = replace(
+                p.calibration, gates=tuple(replace(g, duration=g.duration / factor) for g in p.calibration.gates)
+            )
+            longest = max([longest] + [g.duration * 1e9 for g in cal.gates if len(g.qubits) == 2])
+            predicted = float(predict_pst(ckpt, [p.circuit], [cal])["transformer"][0])
+            errors.append(predicted - simulate_pst(p.circuit, cal))
+        err = np.asarray(errors)
+        out.append(
+            {
+                "factor": float(factor),
+                "longest_gate_ns": longest,
+                "rmse": float(np.sqrt(np.mean(err**2))),
+                "worst": float(np.max(np.abs(err))),
+                "errors": [float(e) for e in err],
+            }
+        )
+    return out

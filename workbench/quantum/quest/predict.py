@@ -20,10 +20,11 @@ import torch
 
 from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_basis, load_calibration
 from workbench.quantum.circuits import DeviceCircuit, compact, transpile_to_device
-from workbench.quantum.quest.batching import graphs_batch
+from workbench.quantum.quest.batching import encoded_batch
 from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.config import quest_devices
-from workbench.quantum.quest.encoding import ONE_QUBIT_GATES, TWO_QUBIT_GATES, encode
+from workbench.quantum.quest.encoding import ONE_QUBIT_GATES, TWO_QUBIT_GATES, encode_batch
+from workbench.quantum.quest.net import infer
 from workbench.quantum.quest.train import torch_threads
 
 __all__ = ["read_qasm", "quest_devices", "check_device", "on_device", "place", "predict_pst", "simulate_pst"]
@@ -131,11 +132,12 @@ def predict_pst(
     """
     if len(circuits) != len(calibrations):
         raise ValueError(f"{len(circuits)} circuits and {len(calibrations)} calibrations: give one per circuit")
-    graphs = [encode(c, cal) for c, cal in zip(circuits, calibrations)]
+    encoded = encode_batch(circuits, calibrations)  # all circuits at once, equal to encode() one by one
     with torch_threads(threads), torch.inference_mode():
-        batch = graphs_batch(graphs, ckpt.normalizer)
+        batch = encoded_batch(encoded, ckpt.normalizer)
         return {
-            name: np.clip(ckpt.models[name](batch).reshape(-1).numpy().astype(np.float64), 0.0, 1.0) for name in models
+            name: np.clip(infer(ckpt.models[name], batch).reshape(-1).numpy().astype(np.float64), 0.0, 1.0)
+            for name in models
         }
 
 
