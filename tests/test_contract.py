@@ -158,3 +158,14 @@ def test_notebook_is_linked_from_the_index_and_the_readme(entry):
     assert (REPO_ROOT / notebook).is_file()
     assert notebook.removeprefix("notebooks/") in (REPO_ROOT / "notebooks" / "index.ipynb").read_text()
     assert notebook in (REPO_ROOT / "README.md").read_text()
+
+
+@pytest.mark.parametrize("entry", READY, ids=IDS)
+def test_panel_starts_at_the_values_it_was_given(entry):
+    """A panel built with no arguments shows its defaults, and one built with a value shows that value (a control
+    whose options are narrowed while the panel is built must keep its value)."""
+    cls = get_technique(entry.name).panel_class()
+    panel = cls(static=False)
+    defaults = {**{s.name: s.default for s in panel.specs.values()}, **panel.panel_defaults()}
+    moved = {name: (value, defaults[name]) for name, value in panel.values().items() if value != defaults[name]}
+    assert not moved, f"{entry.name}: controls start away from their defaults (shown, default): {moved}"

@@ -38,7 +38,9 @@ class HybridQaoaPanel(Panel):
         self.train_button.on_click(lambda _: self.train())
 
     def prepare_controls(self, initial: dict[str, Any]) -> None:
-        self.controls["device"].options = list(pulse_device_names())  # only devices with Hamiltonian data
+        device = self.controls["device"]
+        device.options = list(pulse_device_names())  # only devices with Hamiltonian data
+        device.value = initial["device"]  # (setting the options resets the value)
 
     def config_of(self, values: dict[str, Any]) -> HybridQaoaConfig:
         return HybridQaoaConfig.from_dict(values)

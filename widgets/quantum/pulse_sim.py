@@ -39,7 +39,9 @@ class PulseSimPanel(Panel):
     static_slider = ("amp", (0.04, 0.08, 0.12, 0.17, 0.25, 0.34))
 
     def prepare_controls(self, initial: dict[str, Any]) -> None:
-        self.controls["device"].options = list(pulse_device_names())  # only devices with Hamiltonian data
+        device = self.controls["device"]
+        device.options = list(pulse_device_names())  # only devices with Hamiltonian data
+        device.value = initial["device"]  # (setting the options resets the value)
         self._show_shape_controls(initial["shape"])
 
     def adjust_controls(self, changed: str) -> None:
