@@ -111,7 +111,7 @@ class RobustStatePanel(Panel):
         else:
             curves.data[5].x, curves.data[5].y = [], []
         cached = "cached default study (strength 1, 256 shots, 16 settings)" if view.curves else "no cached study"
-        curves.layout.title = (
+        curves.layout.title.text = (
             f"{cfg.target.upper()} on {cfg.qubits} qubits of {cfg.device} (qubits {list(view.layout)}): {cached}; "
             f"budget {cfg.budget:,}"
         )
@@ -120,12 +120,14 @@ class RobustStatePanel(Panel):
         cost.data[0].x, cost.data[0].y = names, [view.cost[m] for m in MACHINE_METHODS]
         cost.data[1].x, cost.data[1].y = names, [view.steps[m] for m in MACHINE_METHODS]
         cost.data[0].marker.color = cost.data[1].marker.color = colors
-        cost.layout.title = f"MODEL: cost per step at {cfg.shots} shots x 16 settings; chosen: {LABELS[cfg.method]}"
+        cost.layout.title.text = (
+            f"MODEL: cost per step at {cfg.shots} shots x 16 settings; chosen: {LABELS[cfg.method]}"
+        )
         qubits = [f"q{q}" for q in range(cfg.qubits)]
         machine.data[0].x, machine.data[0].y = qubits, view.over_rotation
         machine.data[1].x, machine.data[1].y = qubits, view.detuning_khz
         machine.data[2].x, machine.data[2].y = view.zz_edges, view.zz
-        machine.layout.title = (
+        machine.layout.title.text = (
             f"the machine's coherent errors (seeded draw x {cfg.coherent_strength:g}) on {cfg.device}"
         )
 
