@@ -52,11 +52,15 @@ class ColdReader:
     One reader may serve a loader and its prefetch thread (the counters are updated under the GIL).
     """
 
+    #: open files kept at most (least recently used closed first): one file per record must not exhaust the
+    #: process's descriptors (20,000 records did, at the benchmark's full size)
+    MAX_OPEN = 256
+
     def __init__(self, *, cold: bool = True) -> None:
         self.cold = cold
         self.bytes = 0
         self.ios = 0
-        self._fds: dict[str, int] = {}
+        self._fds: OrderedDict[str, int] = OrderedDict()
 
     def read(self, path: str | Path, offset: int = 0, length: int | None = None) -> bytes:
         """``length`` bytes of ``path`` from ``offset`` (the whole file when None) in one ``pread``."""
@@ -65,6 +69,10 @@ class ColdReader:
         if fd is None:
             fd = os.open(key, os.O_RDONLY)  # FileNotFoundError names the file
             self._fds[key] = fd
+            while len(self._fds) > self.MAX_OPEN:
+                os.close(self._fds.popitem(last=False)[1])
+        else:
+            self._fds.move_to_end(key)
         if length is None:
             length = os.fstat(fd).st_size - offset
         data = os.pread(fd, length, offset)
