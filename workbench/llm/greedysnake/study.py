@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from workbench.config import Config, param
 from workbench.data import cache_dir
@@ -36,6 +37,13 @@ from workbench.llm.greedysnake.volume import iteration_bytes, run_bytes
 
 __all__ = ["PAPER_CLAIMS", "check_run", "model_point", "rates_of", "check_fits", "steady_state", "ViewConfig",
            "panel_view", "verdict_rows", "traffic_vs_micro_batches", "throughput_vs_batch", "clear_caches"]  # fmt: skip
+
+
+def compute_device() -> str:
+    """Where the resident units compute: the GPU when one is present (its memory is what the budget governs),
+    else the CPU. Untested on CUDA here: no GPU was available where this was written."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
 
 #: arXiv 2512.17570 v1 abstract: saturated training throughput vs ZeRO-Infinity on A100
 PAPER_CLAIMS = [
@@ -89,7 +97,7 @@ def check_run(config: GreedySnakeConfig) -> dict[str, Any]:
             t = OffloadedTrainer(cfg, root / name, schedule=name, micro_batches=config.micro_batches,
                                  micro_batch_size=config.micro_batch_size, alpha=config.alpha,
                                  checkpoints=config.checkpoints, memory_budget=budget, lr=config.lr,
-                                 data_seed=config.seed, sync=config.sync)  # fmt: skip
+                                 data_seed=config.seed, sync=config.sync, device=compute_device())  # fmt: skip
             try:
                 t.train(config.steps)
                 got = np.concatenate([p.numpy() for p in t.parameters()])
