@@ -19,17 +19,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ReducedHamiltonian", "MOLECULES", "load", "bond_lengths", "pauli_terms_matrix"]
+from workbench.quantum.molecules import pauli_matrix
+
+__all__ = ["ReducedHamiltonian", "MOLECULES", "load", "bond_lengths"]
 
 DATA = "napa_molecules.json"
 #: molecule -> (atom at the origin (the H is at +z), charge, frozen occupied orbitals, active orbitals or None = all)
 MOLECULES = {"H2": ("H", 0, None, None), "HeH+": ("He", 1, None, None), "LiH": ("Li", 0, [0], [1, 2])}
-_PAULI = {
-    "I": np.eye(2, dtype=complex),
-    "X": np.array([[0, 1], [1, 0]], dtype=complex),
-    "Y": np.array([[0, -1j], [1j, 0]], dtype=complex),
-    "Z": np.diag([1.0 + 0j, -1.0]),
-}
 
 
 @dataclass(frozen=True)
@@ -48,19 +44,7 @@ class ReducedHamiltonian:
     info: dict[str, Any]
 
     def matrix(self) -> np.ndarray:
-        return pauli_terms_matrix(self.terms)
-
-
-def pauli_terms_matrix(terms: Any) -> np.ndarray:
-    """Dense matrix of ``[(coeff, label)]`` (qiskit order: the leftmost character is the highest qubit)."""
-    n = len(terms[0][1])
-    out = np.zeros((2**n, 2**n), dtype=complex)
-    for coeff, label in terms:
-        m = np.ones((1, 1), dtype=complex)
-        for ch in label:
-            m = np.kron(m, _PAULI[ch])
-        out += coeff * m
-    return out
+        return pauli_matrix(self.terms, 2)
 
 
 @functools.lru_cache(maxsize=1)
@@ -87,7 +71,7 @@ def load(molecule: str, bond_length: float) -> ReducedHamiltonian:
         )
     entry = _data()["molecules"][molecule][f"{match[0]:.4f}"]
     terms = tuple((float(c), str(lbl)) for c, lbl in entry["terms"])
-    exact = float(np.linalg.eigvalsh(pauli_terms_matrix(terms))[0])
+    exact = float(np.linalg.eigvalsh(pauli_matrix(terms, 2))[0])
     return ReducedHamiltonian(
         molecule, match[0], terms, exact, float(entry["fci"]), float(entry["full_fci"]), _data()["info"]
     )

@@ -274,13 +274,6 @@ def cr_scan(device: str, qubit: int, target: int, amp: float, durations: tuple[i
     return {"durations_ns": np.array(durations) * pair.dt, "control_0": np.array(p_c0), "control_1": np.array(p_c1)}
 
 
-def leakage_of(natives: NativeGates, qubit: int) -> float:
-    """Leakage of the calibrated X on local qubit ``qubit`` (alone)."""
-    dev = load_pulse_device(natives.device.name, (natives.device.qubits[qubit],), levels=natives.device.levels)
-    u = unitary(hamiltonian_steps(dev.noiseless(), Schedule.of([natives.x[qubit].play()])))
-    return float(leakage(u, 1, dev.levels))
-
-
 def clear_caches() -> None:
     """Empty the in-memory caches, the calibrated natives' included (their disk cache stays)."""
     _pulse_view.cache_clear()
