@@ -107,6 +107,13 @@ class DeviceCalibration:
             gates=tuple(replace(g, error=g.error * factor) for g in self.gates),
         )
 
+    def durations_scaled(self, factor: float) -> DeviceCalibration:
+        """Every gate duration times ``factor`` (errors, T1 and T2 kept): the same gates run slower or faster, so
+        thermal relaxation over each gate grows or shrinks."""
+        if not (factor > 0 and math.isfinite(factor)):
+            raise ValueError(f"factor={factor} is out of range: valid range is > 0 (finite)")
+        return replace(self, gates=tuple(replace(g, duration=g.duration * factor) for g in self.gates))
+
     def randomized(self, seed: int | np.random.Generator, low: float = 0.5, high: float = 1.5) -> DeviceCalibration:
         """Every T1, T2, gate error and readout probability multiplied by its own ``U(low, high)`` draw
         (QuEst's noise randomisation); reproducible from ``seed``."""

@@ -14,6 +14,12 @@ Two kinds of samples (authors' generation scripts, ported to qiskit 2 and to tod
   used qubits, each under ``noise_draws`` draws of the randomised noise with gate and readout errors scaled by
   ``2**U(-3, scale_log2_max)`` (the paper's noise levels ``2**linspace(-3, 6)``).
 
+Every noise draw (both kinds; workbench extension) stretches the gate durations of half the draws by
+``2**U(0, duration_log2_max)`` (T1, T2 and errors kept): the training devices' two-qubit gates take at most
+1 us, but some snapshots' take far longer (fake_toronto's cx 6.8-13.8 us), and a model trained without such draws
+underpredicts PST there (it extrapolates in relaxation per gate; see
+:func:`~workbench.quantum.quest.outside.duration_counterfactual`).
+
 Devices (:data:`DEVICES`): each job picks a kind of two-qubit gate uniformly (``cx``: Falcon-era devices,
 ``ecr``: Eagle, ``cz``: Heron), then a device of that kind; with probability ``unseen_fraction`` one of the
 devices kept out of training (:data:`UNSEEN_DEVICES`), whose samples are only ever test samples.
@@ -134,6 +140,7 @@ class DatasetSpec:
     circuits_per_noise: int = 4
     noise_draws: int = 8
     scale_log2_max: float = 3.0
+    duration_log2_max: float = 5.0
     fidelity_fraction: float = 0.1
     seed: int = 42
     unseen_fraction: float = 0.15
@@ -152,6 +159,8 @@ class DatasetSpec:
             raise ValueError("random_samples=0 and algorithm_samples=0: valid datasets have at least one sample")
         if not -3 <= self.scale_log2_max <= 6:
             raise ValueError(f"scale_log2_max={self.scale_log2_max} is out of range: valid range is -3..6")
+        if not 0 <= self.duration_log2_max <= 8:
+            raise ValueError(f"duration_log2_max={self.duration_log2_max} is out of range: valid range is 0..8")
         if not 0 <= self.fidelity_fraction <= 1:
             raise ValueError(f"fidelity_fraction={self.fidelity_fraction} is out of range: valid range is 0..1")
         if not 0 <= self.unseen_fraction < 1:
@@ -317,7 +326,9 @@ def _sample_row(
     }
 
 
-def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list[dict[str, Any]]:
+def _run_job(
+    job: _Job, fidelity_fraction: float, scale_log2_max: float, duration_log2_max: float
+) -> list[dict[str, Any]]:
     """Generate, simulate and encode one job's samples (runs in a worker process)."""
     from workbench.quantum.circuits import transpile_to_device
     from workbench.quantum.quest.algorithms import algorithm_circuit
@@ -328,7 +339,7 @@ def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list
     if job.kind == "random":
         cal = load_calibration(job.device)
         physical = connected_qubits(cal, job.width, rng)
-        noisy = effective_calibration(calibration_subset(cal, physical), rng)
+        noisy = effective_calibration(calibration_subset(cal, physical), rng, 1.0, duration_log2_max)
         model = noise_model(noisy)
         mix = None if rng.random() < 0.5 else rng.dirichlet(np.ones(4))
         two = DEVICES[job.device][0]
@@ -349,7 +360,7 @@ def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list
     gates = gate_count(placed.circuit)
     for draw in range(job.count):
         scale = float(2.0 ** rng.uniform(-3.0, scale_log2_max))
-        noisy = effective_calibration(placed.calibration, rng, scale)
+        noisy = effective_calibration(placed.calibration, rng, scale, duration_log2_max)
         model = noise_model(noisy)
         label = float(pst([placed.circuit], model)[0])
         fid = math.nan
@@ -374,12 +385,15 @@ def _run_job(job: _Job, fidelity_fraction: float, scale_log2_max: float) -> list
 def _results(jobs: list[_Job], spec: DatasetSpec, workers: int) -> Iterator[list[dict[str, Any]]]:
     if workers <= 1:
         for job in jobs:
-            yield _run_job(job, spec.fidelity_fraction, spec.scale_log2_max)
+            yield _run_job(job, spec.fidelity_fraction, spec.scale_log2_max, spec.duration_log2_max)
         return
     import multiprocessing
 
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_run_job, job, spec.fidelity_fraction, spec.scale_log2_max) for job in jobs]
+        futures = [
+            pool.submit(_run_job, job, spec.fidelity_fraction, spec.scale_log2_max, spec.duration_log2_max)
+            for job in jobs
+        ]
         for future in futures:
             yield future.result()
 

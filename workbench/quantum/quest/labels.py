@@ -28,13 +28,21 @@ __all__ = ["echo_circuit", "noise_model", "pst", "state_fidelity", "effective_ca
 
 
 def effective_calibration(
-    calibration: DeviceCalibration, rng: np.random.Generator, scale: float = 1.0
+    calibration: DeviceCalibration, rng: np.random.Generator, scale: float = 1.0, duration_log2_max: float = 0.0
 ) -> DeviceCalibration:
     """QuEst's noise draw: every T1, T2, gate and readout error x U(0.5, 1.5), then gate and readout errors
-    (not T1/T2) x ``scale`` (the algorithm dataset's noise levels)."""
+    (not T1/T2) x ``scale`` (the algorithm dataset's noise levels). With ``duration_log2_max`` > 0 (workbench
+    extension), half of the draws also stretch every gate duration by ``2**U(0, duration_log2_max)``, so that
+    training sees the slow two-qubit gates of some snapshots (fake_toronto's cx take 6.8-13.8 us, the training
+    devices' at most 1 us); with 0 no extra number is drawn (the earlier datasets' draws)."""
     if not (scale >= 0 and math.isfinite(scale)):
         raise ValueError(f"scale={scale} is out of range: valid range is 0..inf (finite)")
-    return calibration.randomized(rng).scaled(scale, relaxation=False)
+    if not (0 <= duration_log2_max <= 8):
+        raise ValueError(f"duration_log2_max={duration_log2_max} is out of range: valid range is 0..8")
+    noisy = calibration.randomized(rng).scaled(scale, relaxation=False)
+    if duration_log2_max > 0 and rng.random() < 0.5:
+        noisy = noisy.durations_scaled(float(2.0 ** rng.uniform(0.0, duration_log2_max)))
+    return noisy
 
 
 def noise_model(calibration: DeviceCalibration) -> Any:

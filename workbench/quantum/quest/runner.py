@@ -104,6 +104,7 @@ def dataset_spec(config: QuestConfig) -> Any:
         algorithm_samples=config.algorithm_samples,
         noise_draws=config.noise_draws,
         scale_log2_max=config.scale_log2_max,
+        duration_log2_max=config.duration_log2_max,
         fidelity_fraction=config.fidelity_fraction,
         seed=config.seed,
     )
