@@ -87,9 +87,9 @@ def test_growth_block_is_the_identity_at_zero_angles():
     edges = _edges("fake_jakarta")
     t = tile(edges, tuple(range(7)), 3)
     gates, count = growth_block(t)
-    from workbench.quantum.topgen.ansatz import Ansatz
+    from workbench.quantum.variational import GateAnsatz
 
-    block = Ansatz(7, (), 0).then(gates, count)
+    block = GateAnsatz(7, (), 0).then(gates, count)
     op = Operator(block.circuit().assign_parameters([0.0] * count))
     assert op.equiv(Operator(np.eye(2**7)))
 

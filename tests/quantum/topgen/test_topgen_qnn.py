@@ -1,6 +1,8 @@
 """The QNN, its placement on a device and the runner's bad input. References: qiskit ``Statevector``
 expectation values per image (``topgen.reference.reference_logits``); the logical circuit's own logits for
-the transpiled-and-routed one at noise scale 0 (checks the final-layout readout mapping); the CLI's exit code."""
+the transpiled-and-routed one at noise scale 0 (checks the final-layout readout mapping); the direct
+density-matrix evaluation (``workbench.quantum.probabilities``, the path before the variational Machine) for the
+noisy logits; the CLI's exit code."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import torch
 from workbench.cli import main
 from workbench.quantum.topgen.baselines import SubConfig, hardware_efficient, subcircuit
 from workbench.quantum.topgen.config import TopgenConfig
-from workbench.quantum.topgen.device import noisy_logits
+from workbench.quantum.topgen.device import noisy_logits, place_qnn
 from workbench.quantum.topgen.digits import load_task
 from workbench.quantum.topgen.qnn import LOGIT_SCALE, QNN, full_circuit, initial_weights
 from workbench.quantum.topgen.reference import reference_logits
@@ -48,6 +50,51 @@ def test_transpiled_routed_circuit_at_zero_noise_gives_the_logical_logits(index,
     torch.testing.assert_close(placed, ideal, atol=1e-9, rtol=0)  # transpiler angles: float64 round-off
     noisy = noisy_logits(model, data.x_test, "fake_jakarta", layout)
     assert 0 < float((noisy - ideal).abs().max()) < LOGIT_SCALE
+
+
+def _direct_noisy_logits(model, x, device, layout, scale=1.0):
+    """The evaluation as it was before it ran through ``variational.Machine`` (kept here as the independent
+    reference): the transpiled circuit on its active qubits, exact noisy probabilities from
+    ``workbench.quantum.probabilities`` under the calibration subset, ``Z`` signs of the readout qubits."""
+    from workbench.quantum import probabilities
+    from workbench.quantum.calibration import calibration_subset, load_calibration
+    from workbench.quantum.circuits import compact
+    from workbench.quantum.noise import NoiseSpec
+    from workbench.quantum.topgen.device import transpile_ansatz
+    from workbench.quantum.topgen.qnn import assemble
+
+    placed = transpile_ansatz(full_circuit(model.ansatz), device, layout, seed=0)
+    small, physical = compact(placed.circuit)
+    cal = calibration_subset(load_calibration(device), physical)
+    probs = probabilities(small, assemble(small, x, model.weights), noise=NoiseSpec.device(cal, scale=scale))
+    readout = [physical.index(placed.final[c]) for c in range(model.classes)]
+    bits = np.arange(2**small.num_qubits)
+    signs = np.stack([1.0 - 2.0 * ((bits >> q) & 1) for q in readout], axis=1)
+    return LOGIT_SCALE * (probs.detach().numpy() @ signs)
+
+
+@pytest.mark.parametrize(
+    ("index", "device"),
+    [(0, "fake_jakarta"), (1, "fake_jakarta"), (2, "fake_lima"), (1, "fake_sherbrooke"), (0, "fake_torino")],
+)
+def test_noisy_logits_through_the_machine_equal_the_direct_density_matrix(index, device, data):
+    """cx (jakarta, lima), ecr (sherbrooke) and cz (torino) device bases."""
+    _, ansatz, layout = _models()[index]
+    if device != "fake_jakarta":  # TopGen's region was chosen on jakarta: elsewhere qiskit places it
+        layout = None
+    model = QNN(ansatz, initial_weights(ansatz, 2, scale=1.0), 4)
+    ours = noisy_logits(model, data.x_test, device, layout).numpy()
+    np.testing.assert_allclose(ours, _direct_noisy_logits(model, data.x_test, device, layout), atol=1e-9, rtol=0)
+
+
+def test_the_device_evaluation_counts_one_machine_execution_per_image(data):
+    _, ansatz, layout = _models()[0]
+    model = QNN(ansatz, initial_weights(ansatz, 2, scale=1.0), 4)
+    placed = place_qnn(model, "fake_jakarta", layout)
+    assert placed.machine.shots is None and placed.machine.executions == 0
+    logits = placed.logits(data.x_test)
+    assert placed.machine.circuits == placed.machine.executions == len(data.x_test) == logits.shape[0]
+    assert placed.machine.calls == 1
 
 
 def test_gradients_flow_to_every_weight(data):

@@ -19,18 +19,18 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from workbench.quantum.topgen.ansatz import Ansatz, _Builder
 from workbench.quantum.topgen.digits import Split
 from workbench.quantum.topgen.qnn import QNN, accuracy, train
+from workbench.quantum.variational.gate_ansatz import GateAnsatz, GateBuilder
 
 __all__ = ["hardware_efficient", "SubConfig", "supercircuit_size", "subcircuit", "search_quantumnas", "Searched"]
 
 
-def hardware_efficient(num_qubits: int, blocks: int) -> Ansatz:
+def hardware_efficient(num_qubits: int, blocks: int) -> GateAnsatz:
     """``blocks`` x (``ry, rz`` on each qubit, then a linear CNOT chain) on ``num_qubits`` logical qubits."""
-    out = Ansatz(num_qubits, (), 0, (), "hea")
+    out = GateAnsatz(num_qubits, (), 0, (), "hea")
     for _ in range(blocks):
-        b = _Builder()
+        b = GateBuilder()
         for q in range(num_qubits):
             b.add("ry", q)
             b.add("rz", q)
@@ -61,11 +61,11 @@ def supercircuit_size(num_qubits: int, blocks: int) -> int:
     return blocks * 3 * (num_qubits + len(_ring(num_qubits)))
 
 
-def subcircuit(num_qubits: int, config: SubConfig) -> tuple[Ansatz, np.ndarray]:
+def subcircuit(num_qubits: int, config: SubConfig) -> tuple[GateAnsatz, np.ndarray]:
     """The sub-circuit ``config`` and, for each of its angles, the index of the SuperCircuit angle it shares."""
     ring = _ring(num_qubits)
     per_block = 3 * (num_qubits + len(ring))
-    b = _Builder()
+    b = GateBuilder()
     shared: list[int] = []
     for blk, (nu, nc) in enumerate(zip(config.u3, config.cu3)):
         base = blk * per_block
@@ -75,7 +75,7 @@ def subcircuit(num_qubits: int, config: SubConfig) -> tuple[Ansatz, np.ndarray]:
         for e, (a, c) in enumerate(ring[:nc]):
             b.add("cu3", a, c)
             shared += [base + 3 * num_qubits + 3 * e + i for i in range(3)]
-    ansatz = Ansatz(num_qubits, tuple(b.gates), b.count, (b.count,), "quantumnas")
+    ansatz = GateAnsatz(num_qubits, tuple(b.gates), b.count, (b.count,), "quantumnas")
     return ansatz, np.asarray(shared, dtype=np.int64)
 
 

@@ -1,9 +1,16 @@
 """Putting a trained QNN on a device: transpile (qiskit, device basis and coupling map), count depth and
-CNOTs, and classify the test set under the device's calibrated noise with our density-matrix simulator.
+CNOTs, and classify the test set under the device's calibrated noise on the variational layer's
+:class:`~workbench.quantum.variational.Machine` (density-matrix simulation of the snapshot, every circuit
+counted).
 
 TopGen's ansatz is transpiled with ``initial_layout`` = its region (it was built on those qubits' coupling
 edges, so routing adds nothing: tested); the baselines get qiskit's own noise-aware layout and SABRE routing
 (optimization level 1). The QNN's readout qubits are followed through the final layout.
+
+The noisy evaluation (:func:`place_qnn`, :func:`noisy_logits`): the transpiled circuit on its active
+physical qubits, with those qubits' calibration, is a :class:`Machine` with exact probabilities (``shots=None``)
+measured in the ``Z`` basis; each test image is one bound circuit, so classifying B images is B counted
+machine executions (``DeviceQNN.machine.executions``) per snapshot.
 """
 
 from __future__ import annotations
@@ -12,18 +19,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
-from workbench.quantum import probabilities
 from workbench.quantum.calibration import calibration_subset, fake_backend, load_calibration
 from workbench.quantum.circuits import compact
 from workbench.quantum.noise import NoiseSpec
-from workbench.quantum.topgen.ansatz import Ansatz
-from workbench.quantum.topgen.qnn import LOGIT_SCALE, QNN, accuracy, assemble, full_circuit, z_signs
+from workbench.quantum.topgen.qnn import LOGIT_SCALE, QNN, accuracy, assemble, full_circuit
+from workbench.quantum.variational.gate_ansatz import GateAnsatz
+from workbench.quantum.variational.losses import z_expectations
+from workbench.quantum.variational.machine import CoherentErrors, Machine
 from workbench.threads import one_thread
 
-__all__ = ["Placed", "transpile_ansatz", "counts", "noisy_logits", "noisy_accuracy", "same_topology_devices"]
+__all__ = [
+    "Placed",
+    "transpile_ansatz",
+    "counts",
+    "DeviceQNN",
+    "place_qnn",
+    "noisy_logits",
+    "noisy_accuracy",
+    "same_topology_devices",
+]
 
 TWO_QUBIT = ("cx", "ecr", "cz")
 
@@ -66,7 +84,7 @@ def transpile_ansatz(circuit: Any, device: str, layout: Sequence[int] | None, *,
     )
 
 
-def counts(ansatz: Ansatz, device: str, layout: Sequence[int] | None, *, seed: int = 0) -> Placed:
+def counts(ansatz: GateAnsatz, device: str, layout: Sequence[int] | None, *, seed: int = 0) -> Placed:
     """The ansatz alone on the device (what the paper's depth and CNOT numbers count)."""
     return transpile_ansatz(ansatz.circuit("w"), device, layout, seed=seed)
 
@@ -90,24 +108,57 @@ def same_topology_devices(device: str, count: int) -> tuple[str, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True, eq=False)
+class DeviceQNN:
+    """A QNN placed on a device snapshot: ``placed`` (the transpiled encoder + ansatz), ``physical`` (its
+    active physical qubits, the machine's qubits ``0..k-1`` in this order), ``readout`` (the machine qubit
+    measured for each class, through the final layout) and ``machine`` (the compact circuit under those
+    qubits' calibrated noise, exact probabilities, counted)."""
+
+    model: QNN
+    placed: Placed
+    physical: tuple[int, ...]
+    readout: tuple[int, ...]
+    machine: Machine
+
+    def logits(self, x: Tensor) -> Tensor:
+        """``LOGIT_SCALE * <Z>`` of the readout qubits ``[B, C]`` for inputs ``x`` ``[B, 16]`` (the model's
+        weights): one ``Z``-basis execution per image, exact probabilities (readout errors included)."""
+        theta = assemble(self.machine.circuit, x, self.model.weights)
+        z_basis = np.zeros((1, self.machine.num_qubits), dtype=np.int64)
+        probs = self.machine.measure(theta, z_basis)[:, 0]  # [B, 2**k]
+        return z_expectations(probs, self.readout, scale=LOGIT_SCALE)
+
+
+def place_qnn(
+    model: QNN,
+    device: str,
+    layout: Sequence[int] | None,
+    *,
+    seed: int = 0,
+    scale: float = 1.0,
+    coherent: CoherentErrors | None = None,
+) -> DeviceQNN:
+    """``model`` transpiled to ``device`` (:func:`transpile_ansatz`) as a :class:`Machine` under the
+    snapshot's calibrated noise (gates, relaxation, readout) times ``scale`` on the active qubits, with
+    optional ``coherent`` errors (indexed by the machine's qubits), exact probabilities (``shots=None``)."""
+    placed = transpile_ansatz(full_circuit(model.ansatz), device, layout, seed=seed)
+    small, physical = compact(placed.circuit)
+    cal = calibration_subset(load_calibration(device), physical)
+    machine = Machine(small, noise=NoiseSpec.device(cal, scale=scale), coherent=coherent, shots=None, seed=seed)
+    where = {p: i for i, p in enumerate(physical)}
+    readout = tuple(where[placed.final[c]] for c in range(model.classes))
+    return DeviceQNN(model, placed, tuple(physical), readout, machine)
+
+
 def noisy_logits(
     model: QNN, x: Tensor, device: str, layout: Sequence[int] | None, *, seed: int = 0, scale: float = 1.0
 ) -> Tensor:
     """Logits of ``x`` ``[B, 16]`` under ``device``'s calibrated noise (gates, relaxation, readout) times
-    ``scale`` ``[B, C]`` (``scale=0``: the transpiled circuit without noise, equal to the logical logits)."""
+    ``scale`` ``[B, C]`` (``scale=0``: the transpiled circuit without noise, equal to the logical logits);
+    ``B`` machine executions (see :func:`place_qnn`)."""
     with one_thread():
-        return _noisy_logits(model, x, device, layout, seed, scale)
-
-
-def _noisy_logits(model: QNN, x: Tensor, device: str, layout: Sequence[int] | None, seed: int, scale: float) -> Tensor:
-    placed = transpile_ansatz(full_circuit(model.ansatz), device, layout, seed=seed)
-    small, physical = compact(placed.circuit)
-    cal = calibration_subset(load_calibration(device), physical)
-    theta = assemble(small, x, model.weights)
-    probs = probabilities(small, theta, noise=NoiseSpec.device(cal, scale=scale))  # [B, 2**k]
-    where = {p: i for i, p in enumerate(physical)}
-    readout = [where[placed.final[c]] for c in range(model.classes)]
-    return LOGIT_SCALE * probs @ z_signs(small.num_qubits, readout)
+        return place_qnn(model, device, layout, seed=seed, scale=scale).logits(x)
 
 
 def noisy_accuracy(

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.quantum.topgen.ansatz import Ansatz, Gate, _Builder
 from workbench.quantum.topgen.expressibility import describe
 from workbench.quantum.topgen.topology import Tiling, tile
+from workbench.quantum.variational.gate_ansatz import Gate, GateAnsatz, GateBuilder
 
 __all__ = [
     "ROTATIONS",
@@ -106,7 +106,7 @@ def candidate_templates(
     return list(out)
 
 
-def _place(template: Template, qubits: Sequence[int], b: _Builder) -> None:
+def _place(template: Template, qubits: Sequence[int], b: GateBuilder) -> None:
     """Append ``template`` on logical ``qubits`` (local index i -> qubits[i]) to builder ``b``."""
 
     def rotations() -> None:
@@ -122,11 +122,11 @@ def _place(template: Template, qubits: Sequence[int], b: _Builder) -> None:
         rotations()
 
 
-def template_ansatz(template: Template) -> Ansatz:
+def template_ansatz(template: Template) -> GateAnsatz:
     """The template alone on its ``k`` qubits (what it is scored as)."""
-    b = _Builder()
+    b = GateBuilder()
     _place(template, range(template.k), b)
-    return Ansatz(template.k, tuple(b.gates), b.count, (b.count,), template.label())
+    return GateAnsatz(template.k, tuple(b.gates), b.count, (b.count,), template.label())
 
 
 def score_template(
@@ -167,7 +167,7 @@ class Generated:
     """The generated ansatz (logical qubit i is device qubit ``tiling.region[i]``), its tiling, the chosen
     template per fragment and every scored candidate (for plots)."""
 
-    ansatz: Ansatz
+    ansatz: GateAnsatz
     tiling: Tiling
     chosen: tuple[ScoredTemplate, ...]
     scored: tuple[tuple[ScoredTemplate, ...], ...]
@@ -210,9 +210,9 @@ def generate(
         chosen.append(by_shape[shape][0])
         scored.append(tuple(by_shape[shape][1]))
     n = len(tiling.region)
-    ansatz = Ansatz(n, (), 0, (), "topgen")
+    ansatz = GateAnsatz(n, (), 0, (), "topgen")
     for _ in range(blocks):
-        b = _Builder()
+        b = GateBuilder()
         for frag, best in zip(tiling.fragments, chosen):
             _place(best.template, [pos[v] for v in frag], b)
         for a, c in tiling.stitches:
@@ -225,7 +225,7 @@ def growth_block(tiling: Tiling) -> tuple[list[Gate], int]:
     """The block appended while training: ``ry, rz`` on every qubit, ``rzz`` on every region coupling edge
     (fragment edges and stitches): identity when all its angles are 0. Returns (gates, parameter count)."""
     pos = {v: i for i, v in enumerate(tiling.region)}
-    b = _Builder()
+    b = GateBuilder()
     for q in range(len(tiling.region)):
         b.add("ry", q)
         b.add("rz", q)

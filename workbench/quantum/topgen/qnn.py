@@ -1,6 +1,7 @@
-"""The QNN: a fixed encoder writing 16 pixel angles onto Q qubits, a trainable :class:`~.ansatz.Ansatz`, and
-``Z`` expectations of the first C qubits as class logits, simulated with our torch statevector simulator
-(differentiable); training with Adam and TopGen's dynamic growth.
+"""The QNN: a fixed encoder writing 16 pixel angles onto Q qubits, a trainable
+:class:`~workbench.quantum.variational.GateAnsatz`, and ``Z`` expectations of the first C qubits as class logits
+(the variational layer's :func:`~workbench.quantum.variational.z_expectations`), simulated with our torch
+statevector simulator (differentiable); training with Adam and TopGen's dynamic growth.
 
 Encoder (QuantumNAS's ``4x4_ryzxy`` for 4 qubits, generalised): feature i goes to qubit ``i mod Q`` with the
 gate ``(ry, rz, rx, ry)[(i // Q) mod 4]``, in feature order. Logits are ``LOGIT_SCALE * <Z_c>`` (c < C).
@@ -13,7 +14,6 @@ not beat the best accuracy before growing, the block is removed (weights restore
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,8 +24,10 @@ from torch import Tensor
 
 from workbench.quantum.circuit import from_qiskit
 from workbench.quantum.statevector import simulate_statevector
-from workbench.quantum.topgen.ansatz import Ansatz, Gate
 from workbench.quantum.topgen.digits import Split
+from workbench.quantum.variational.gate_ansatz import Gate, GateAnsatz
+from workbench.quantum.variational.losses import z_expectations
+from workbench.quantum.variational.trainability import gradient_variance as shared_gradient_variance
 from workbench.threads import one_thread
 
 __all__ = [
@@ -58,7 +60,7 @@ def encoder_circuit(num_qubits: int) -> Any:
     return qc
 
 
-def full_circuit(ansatz: Ansatz) -> Any:
+def full_circuit(ansatz: GateAnsatz) -> Any:
     """Encoder then ansatz (angles ``x[0..15]`` and ``w[0..P-1]``)."""
     qc = encoder_circuit(ansatz.num_qubits)
     qc.compose(ansatz.circuit("w"), inplace=True)
@@ -91,17 +93,11 @@ def assemble(circuit: Any, x: Tensor, w: Tensor) -> Tensor:
     return torch.stack(cols, dim=1)
 
 
-def z_signs(num_qubits: int, readout: list[int]) -> Tensor:
-    """``[2**n, C]``: +1/-1 eigenvalue of ``Z`` on each readout qubit for each basis state (qiskit order)."""
-    idx = torch.arange(2**num_qubits)
-    return torch.stack([1.0 - 2.0 * ((idx >> q) & 1).to(torch.float64) for q in readout], dim=1)
-
-
 @dataclass(eq=False)
 class QNN:
     """A classifier: ``ansatz`` and its ``weights`` ``[P]``; logits from ``Z`` of qubits ``0..classes-1``."""
 
-    ansatz: Ansatz
+    ansatz: GateAnsatz
     weights: Tensor
     classes: int
     _program: Any = field(default=None, repr=False)
@@ -122,8 +118,7 @@ class QNN:
 
     def logits(self, x: Tensor, weights: Tensor | None = None) -> Tensor:
         """``LOGIT_SCALE * <Z_c>`` ``[B, C]``."""
-        p = self.probabilities(x, weights)
-        return LOGIT_SCALE * p @ z_signs(self.ansatz.num_qubits, list(range(self.classes)))
+        return z_expectations(self.probabilities(x, weights), range(self.classes), scale=LOGIT_SCALE)
 
 
 def accuracy(logits: Tensor, y: Tensor) -> float:
@@ -150,7 +145,7 @@ def train(
     lr: float = 0.05,
     batch: int = 32,
     seed: int = 0,
-    grow: Callable[[Ansatz], tuple[list[Gate], int]] | None = None,
+    grow: Callable[[GateAnsatz], tuple[list[Gate], int]] | None = None,
     patience: int = 3,
     max_blocks: int = 4,
     init_scale: float = 0.01,
@@ -163,7 +158,7 @@ def train(
     opt = torch.optim.Adam(params, lr=lr)
     log = TrainLog()
     best, since = -1.0, 0
-    pending: tuple[int, float, list[Tensor], Ansatz] | None = None  # (epoch, best before, weights, ansatz)
+    pending: tuple[int, float, list[Tensor], GateAnsatz] | None = None  # (epoch, best before, weights, ansatz)
     growing = grow is not None
     n = data.x_train.shape[0]
     for epoch in range(epochs):
@@ -218,23 +213,21 @@ def train(
 
 
 def gradient_variance(
-    ansatz: Ansatz, data: Split, classes: int, *, draws: int = 16, samples: int = 32, seed: int = 0
+    ansatz: GateAnsatz, data: Split, classes: int, *, draws: int = 16, samples: int = 32, seed: int = 0
 ) -> float:
-    """Trainability: the variance over ``draws`` random weight vectors (uniform in [0, 2 pi)) of the loss
-    gradient on ``samples`` training images, averaged over the parameters (barren-plateau diagnostic)."""
-    g = torch.Generator().manual_seed(seed)
+    """Trainability: the variance over ``draws`` random weight vectors (uniform in [0, 2 pi)) of the
+    cross-entropy's gradient on ``samples`` training images, averaged over the parameters (barren-plateau
+    diagnostic: :func:`workbench.quantum.variational.gradient_variance` with the QNN's loss)."""
     model = QNN(ansatz, torch.zeros(ansatz.num_parameters, dtype=torch.float64), classes)
-    grads = []
     x, y = data.x_train[:samples], data.y_train[:samples]
-    for _ in range(draws):
-        w = (torch.rand(ansatz.num_parameters, generator=g, dtype=torch.float64) * 2 * math.pi).requires_grad_(True)
-        loss = torch.nn.functional.cross_entropy(model.logits(x, w), y)
-        (grad,) = torch.autograd.grad(loss, w)
-        grads.append(grad)
-    return float(torch.stack(grads).var(dim=0).mean())
+
+    def loss(w: Tensor) -> Tensor:
+        return torch.nn.functional.cross_entropy(model.logits(x, w), y)
+
+    return shared_gradient_variance(loss, ansatz.num_parameters, draws=draws, seed=seed)
 
 
-def initial_weights(ansatz: Ansatz, seed: int, scale: float = 0.1) -> Tensor:
+def initial_weights(ansatz: GateAnsatz, seed: int, scale: float = 0.1) -> Tensor:
     """Small random starting weights ``N(0, scale^2)`` ``[P]`` (seeded)."""
     rng = np.random.default_rng(seed)
     return torch.as_tensor(rng.normal(0.0, scale, ansatz.num_parameters), dtype=torch.float64)

@@ -9,12 +9,23 @@ TopGen, QGAS): circuits on the torch simulator, a counted noisy "machine", losse
 - :mod:`.losses`: state fidelity, the Frobenius loss, and the straight-through (measured-forward,
   simulated-backward) loss.
 - :mod:`.optimizers`: Adam training on the noiseless simulator, parameter-shift gradients, SPSA.
+- :mod:`.gate_ansatz`: :class:`GateAnsatz` (a trainable circuit as a gate list with parameter slots, grown
+  block by block; TopGen's generated and baseline ansatze), :class:`Gate`, :class:`GateBuilder`.
+- :mod:`.losses` also: :func:`z_expectations` (a classifier's ``<Z_q>`` readout from outcome probabilities).
+- :mod:`.trainability`: :func:`gradient_variance` (the barren-plateau diagnostic, generic in the loss).
 
 Everything is complex128 / float64 and seeded.
 """
 
 from workbench.quantum.variational.ansatz import Ansatz, connected_layout, device_edges
-from workbench.quantum.variational.losses import frobenius_loss, state_fidelity, straight_through_loss
+from workbench.quantum.variational.gate_ansatz import ANGLES, TWO_QUBIT_CX, Gate, GateAnsatz, GateBuilder
+from workbench.quantum.variational.losses import (
+    frobenius_loss,
+    state_fidelity,
+    straight_through_loss,
+    z_expectations,
+    z_signs,
+)
 from workbench.quantum.variational.machine import CoherentErrors, Machine
 from workbench.quantum.variational.optimizers import (
     SPSA,
@@ -28,6 +39,7 @@ from workbench.quantum.variational.shadows import (
     shadow_density,
     shadow_fidelity,
 )
+from workbench.quantum.variational.trainability import gradient_variance
 
 __all__ = [
     "Ansatz",
@@ -46,4 +58,12 @@ __all__ = [
     "shadow_density",
     "shadow_fidelity",
     "fidelity_to_pure",
+    "Gate",
+    "GateAnsatz",
+    "GateBuilder",
+    "ANGLES",
+    "TWO_QUBIT_CX",
+    "z_signs",
+    "z_expectations",
+    "gradient_variance",
 ]

@@ -12,16 +12,27 @@ Note (ours): for a loss *linear* in rho (``1 - <psi|rho|psi>``) ``G`` does not d
 so the straight-through gradient would be the noiseless one; a loss with curvature in rho is needed for the
 measurements to steer the update. We use the Frobenius loss (``G = 2 (rho_meas - sigma)``, linear in the
 measured state, so an unbiased shadow estimate of rho gives an unbiased gradient).
+
+Classification readout (a QNN's logits): :func:`z_expectations`, ``<Z_q>`` of chosen qubits from outcome
+probabilities (differentiable; TopGen scales them into logits for the cross-entropy).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import Tensor
 
-__all__ = ["state_fidelity", "frobenius_loss", "infidelity_loss", "straight_through_loss", "pure_density"]
+__all__ = [
+    "state_fidelity",
+    "frobenius_loss",
+    "infidelity_loss",
+    "straight_through_loss",
+    "pure_density",
+    "z_signs",
+    "z_expectations",
+]
 
 
 def pure_density(psi: Tensor) -> Tensor:
@@ -60,3 +71,22 @@ def straight_through_loss(
     gradient through ``rho_sim`` (see the module docstring)."""
     rho_hat = rho_sim + (rho_measured.to(rho_sim.dtype) - rho_sim).detach()
     return loss(rho_hat, target)
+
+
+def z_signs(num_qubits: int, qubits: Sequence[int]) -> Tensor:
+    """``[2**n, C]`` float64: the +1/-1 eigenvalue of ``Z`` on each of ``qubits`` for every basis state (qiskit
+    order: outcome index = sum of bit q * 2**q)."""
+    idx = torch.arange(2**num_qubits)
+    return torch.stack([1.0 - 2.0 * ((idx >> q) & 1).to(torch.float64) for q in qubits], dim=1)
+
+
+def z_expectations(probs: Tensor, qubits: Sequence[int], *, scale: float = 1.0) -> Tensor:
+    """``scale * <Z_q>`` ``[B, C]`` for each of ``qubits`` from outcome probabilities ``probs`` ``[B, 2**n]`` (any
+    leading shape; differentiable). ``scale`` multiplies the probabilities before the sum (a QNN's logit scale,
+    e.g. TopGen's 5)."""
+    n = int(probs.shape[-1]).bit_length() - 1
+    if 2**n != probs.shape[-1]:
+        raise ValueError(f"probs has {probs.shape[-1]} outcomes: valid sizes are powers of 2 (2**num_qubits)")
+    if any(not 0 <= q < n for q in qubits):
+        raise ValueError(f"qubits={list(qubits)}: valid range is 0..{n - 1}")
+    return (scale * probs) @ z_signs(n, qubits).to(probs.dtype)

@@ -1,8 +1,10 @@
-"""A trainable circuit as data: an :class:`Ansatz` is a tuple of :class:`Gate` s on logical qubits
-``0..Q-1`` with parameter slots, turned into a qiskit circuit on demand.
+"""A trainable circuit as data: a :class:`GateAnsatz` is a tuple of :class:`Gate` s on logical qubits
+``0..Q-1`` with parameter slots, grown block by block and turned into a qiskit circuit on demand (TopGen's
+generated, hardware-efficient and QuantumNAS-style ansatze; :class:`~.ansatz.Ansatz` is the other, fixed
+block ansatz of the layer, in native gates).
 
-Kept inside the TopGen package for now (a shared variational layer is being written elsewhere; the lead
-merges them). Gates: fixed ``h, cx, cz``; one-angle ``rx, ry, rz, crx, rzz``; three-angle ``u3, cu3``.
+Gates: fixed ``h, cx, cz``; one-angle ``rx, ry, rz, crx, rzz``; three-angle ``u3, cu3``. :class:`GateBuilder`
+collects gates and hands out parameter slots.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Gate", "Ansatz", "ANGLES", "TWO_QUBIT_CX"]
+__all__ = ["Gate", "GateAnsatz", "GateBuilder", "ANGLES", "TWO_QUBIT_CX"]
 
 #: angles each gate takes (0: fixed gate)
 ANGLES = {"h": 0, "cx": 0, "cz": 0, "rx": 1, "ry": 1, "rz": 1, "crx": 1, "rzz": 1, "u3": 3, "cu3": 3}
@@ -29,7 +31,7 @@ class Gate:
 
 
 @dataclass(frozen=True)
-class Ansatz:
+class GateAnsatz:
     """``gates`` on ``num_qubits`` logical qubits with ``num_parameters`` angles; ``block_sizes`` counts the
     parameters of each block (the generated initial blocks, then each grown block)."""
 
@@ -44,7 +46,7 @@ class Ansatz:
         return len(self.block_sizes)
 
     def cx_count(self) -> int:
-        """Native CNOTs of the two-qubit gates (no routing): the closed-form count of :mod:`.model`."""
+        """Native CNOTs of the two-qubit gates (no routing; TopGen's closed-form count)."""
         return sum(TWO_QUBIT_CX.get(g.name, 0) for g in self.gates)
 
     def circuit(self, prefix: str = "w") -> Any:
@@ -75,10 +77,10 @@ class Ansatz:
             getattr(qc, g.name)(*angles, *g.qubits)
         return qc
 
-    def then(self, gates: Sequence[Gate], count: int, name: str | None = None) -> Ansatz:
+    def then(self, gates: Sequence[Gate], count: int, name: str | None = None) -> GateAnsatz:
         """This ansatz followed by ``gates`` whose parameter slots start at 0 (shifted here) as a new block."""
         shifted = tuple(Gate(g.name, g.qubits, g.first + self.num_parameters if g.first >= 0 else -1) for g in gates)
-        return Ansatz(
+        return GateAnsatz(
             self.num_qubits,
             self.gates + shifted,
             self.num_parameters + count,
@@ -96,7 +98,7 @@ def _u3(qc: Any, theta: Any, phi: Any, lam: Any, q: int) -> None:
         qc.rz(phi, q)
 
 
-class _Builder:
+class GateBuilder:
     """Collects gates and hands out parameter slots."""
 
     def __init__(self) -> None:
