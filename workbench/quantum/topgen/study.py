@@ -77,18 +77,20 @@ PAPER_CLAIMS = (
     },
 )
 
-#: Sim et al.'s descriptors for circuits 1, 2, 9 (4 qubits, L = 1). The paper gives them only as bars in its
-#: Fig. 3 (log-scale expressibility), not as numbers; these are approximate readings RECALLED by this
-#: session, not re-read from the figure (it could not be retrieved), hence the wide tolerance. Exact facts that
-#: need no reading: circuit 1 has MW = 0 (no entangler), circuit 9 has MW = 1 (local rotations of a linear
-#: cluster state), circuit 2's expressibility equals circuit 1's (a fixed unitary after circuit 1 keeps every
-#: fidelity).
+#: Sim et al.'s descriptors for circuits 1, 2, 9 (4 qubits, L = 1): Sim, Johnson and Aspuru-Guzik, Adv. Quantum
+#: Technol. 2, 1900070 (2019), doi 10.1002/qute.201900070 (arXiv 1905.10876), Fig. 3 / Fig. 4. The numbers are the
+#: ones transcribed from that paper ("numerical reference values from doi 10.1002/qute.201900070") into the tests
+#: of cirKITers/qml-essentials (tests/test_expressiblity.py: KL, tests/test_entanglement.py: MW), read there, not
+#: in the paper itself. Circuit 2's MW (0.8104) is not reproduced here (ours ~0.62, equal to qiskit's
+#: partial-trace reference; the other CNOT orders give 0.55-0.62) and the transcribing project excludes circuit 2
+#: from its own MW ordering check too ("order is failing"): the value is shown, not used for a verdict. Verdict:
+#: our mean over seeds within ``sigmas`` standard deviations (over seeds) of the published KL, MW exact for 1 and 9.
 SIM_PUBLISHED = {
-    "version": "arXiv 1905.10876v3, Fig. 3 (values recalled, unverified)",
-    "sim-1": {"expressibility_kl": 0.29, "meyer_wallach": 0.0},
-    "sim-2": {"expressibility_kl": 0.29, "meyer_wallach": None},
-    "sim-9": {"expressibility_kl": 0.67, "meyer_wallach": 1.0},
-    "tolerance_kl": 0.05,
+    "version": "Adv. Quantum Technol. 2019 (arXiv 1905.10876), via cirKITers/qml-essentials' tests",
+    "sim-1": {"expressibility_kl": 0.2999, "meyer_wallach": 0.0, "mw_checked": True},
+    "sim-2": {"expressibility_kl": 0.2860, "meyer_wallach": 0.8104, "mw_checked": False},
+    "sim-9": {"expressibility_kl": 0.6773, "meyer_wallach": 1.0, "mw_checked": True},
+    "sigmas": 2.0,
 }
 
 
@@ -402,13 +404,17 @@ def verdicts(out: TaskOutcome, *, equal_tolerance: float = 0.03) -> list[dict[st
 
 def sim_rows(*, qubits: int = 4, seeds: int = 5, pairs: int = 5000, bins: int = 75) -> list[dict[str, Any]]:
     """Sim et al.'s circuits 1, 2, 9: our mean and spread over ``seeds`` seeds beside the published values
-    (recalled: see :data:`SIM_PUBLISHED`) with a verdict."""
+    (see :data:`SIM_PUBLISHED`) with a verdict: KL within ``SIM_PUBLISHED["sigmas"]`` seed standard deviations,
+    and MW within 1e-6 where the published MW is checked (circuits 1 and 9)."""
     rows = []
     for name in ("sim-1", "sim-2", "sim-9"):
         spread = seed_spread(name, qubits, seeds, pairs, bins)
         pub = SIM_PUBLISHED[name]
-        ok_kl = abs(spread["kl_mean"] - pub["expressibility_kl"]) <= SIM_PUBLISHED["tolerance_kl"]
-        ok_mw = pub["meyer_wallach"] is None or abs(spread["mw_mean"] - pub["meyer_wallach"]) <= 1e-6
+        ok_kl = abs(spread["kl_mean"] - pub["expressibility_kl"]) <= SIM_PUBLISHED["sigmas"] * spread["kl_std"]
+        ok_mw = not pub["mw_checked"] or abs(spread["mw_mean"] - pub["meyer_wallach"]) <= 1e-6
+        verdict = "reproduced" if ok_kl and ok_mw else "not reproduced"
+        if not pub["mw_checked"]:
+            verdict += f" (KL; published MW {pub['meyer_wallach']} not reproduced, see SIM_PUBLISHED)"
         rows.append(
             {
                 "circuit": name,
@@ -418,7 +424,7 @@ def sim_rows(*, qubits: int = 4, seeds: int = 5, pairs: int = 5000, bins: int = 
                 "ours_kl_std": spread["kl_std"],
                 "paper_mw": pub["meyer_wallach"],
                 "ours_mw": spread["mw_mean"],
-                "verdict": "reproduced (against recalled values)" if ok_kl and ok_mw else "not reproduced",
+                "verdict": verdict,
             }
         )
     return rows
