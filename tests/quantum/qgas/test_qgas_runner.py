@@ -61,6 +61,11 @@ def test_replay_through_the_cli_gives_the_same_json(tmp_path, capsys):
         (["--proposer", "replay"], "proposer='replay' needs replay=PATH"),
         (["--proposer", "endpoint"], "proposer='endpoint' needs endpoint_url=URL"),
         (["--device", "fake_nowhere"], "device='fake_nowhere' is not allowed: valid values are none, "),
+        (["--shots", "100"], "shots=100 applies with a device only: use 0 with device='none'"),
+        (
+            ["--device", "fake_jakarta", "--shots", "-1"],
+            "shots=-1 is out of range: valid range is 0..10_000_000 (shots)",
+        ),
         (["--problem", "maxcut", "--bond-length", "1.0"], "bond_length=1 applies to lih and h2 only"),
         (
             ["--problem", "h2", "--bond-length", "0.74"],

@@ -17,7 +17,7 @@ import pytest
 
 from workbench.quantum.qgas.config import QgasConfig
 from workbench.quantum.qgas.proposers import EndpointError, EndpointProposer
-from workbench.quantum.qgas.search import run_search
+from workbench.quantum.qgas.search import load_records, run_search
 
 ANSWERS = json.loads((Path(__file__).parent / "chat_answers.json").read_text())["answers"]
 FAST = dict(train_steps=8, restarts=1)
@@ -199,3 +199,16 @@ def test_fewer_cnots_guideline_mutates_the_cheapest_proposal_below_target(tmp_pa
         if below:
             cheapest = min(below, key=lambda r: (r.cnots, round(r.energy_error, 9), r.iteration))
             assert parent == cheapest.iteration
+
+
+def test_noisy_scores_exact_by_default_and_from_counted_shots_on_request(tmp_path):
+    base = dict(problem="h2", iterations=2, device="fake_jakarta", **FAST)
+    exact = run_search(QgasConfig(transcript=str(tmp_path / "e.json"), **base))
+    sampled = run_search(QgasConfig(shots=2000, transcript=str(tmp_path / "s.json"), **base))
+    for e, s in zip(exact.records, sampled.records):
+        assert e.energy == s.energy  # training does not depend on the noisy score
+        assert e.noisy_executions is None and s.noisy_executions == 5 * 2000  # H2: 5 measurement settings
+        assert s.noisy_energy != e.noisy_energy and abs(s.noisy_energy - e.noisy_energy) < 0.1
+    logged = json.loads((tmp_path / "s.json").read_text())
+    assert [r["noisy_executions"] for r in logged["records"]] == [10000, 10000]
+    assert load_records(tmp_path / "s.json") == sampled.records

@@ -1,9 +1,11 @@
-"""VQE training and scoring on our torch simulator.
+"""VQE training and scoring on our torch simulator, through the shared variational layer.
 
 References: qiskit ``Statevector(circuit).expectation_value(SparsePauliOp)`` for energies (to 1e-10, fp64);
 exact diagonalisation for what training must reach (UCCSD on H2 and LiH is exact in these 2-electron spaces);
 autograd through the simulator against central finite differences; the transpiled circuit without noise for
-the layout permutation used under device noise.
+the layout permutation used under device noise; the previous noisy scoring (``Tr(rho O)`` of the transpiled
+circuit's density matrix, kept here as :func:`_reference_noisy_energy`) for the machine's Pauli-setting readout;
+the exact probabilities and the multinomial spread for the shot-sampled score.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from qiskit.quantum_info import SparsePauliOp, Statevector
 
 from workbench.quantum.qgas.ansatze import excitation_generators, hardware_efficient, qaoa, uccsd
 from workbench.quantum.qgas.problems import get_problem
-from workbench.quantum.qgas.vqe import energy_function, noisy_energy, train
+from workbench.quantum.qgas.vqe import _with_idle, noisy_energy, permute_terms, train
+from workbench.quantum.variational import energy_function
 
 
 @pytest.mark.parametrize("name", ["lih", "h2", "maxcut", "portfolio"])
@@ -67,16 +70,101 @@ def test_noisy_energy_without_noise_is_the_trained_energy_and_noise_raises_it():
     p = get_problem("maxcut")  # 5 qubits on the 7-qubit fake_jakarta: layout and permutation matter
     circuit = hardware_efficient(5, reps=1)
     out = train(circuit, p.matrix(), steps=20, restarts=2)
-    clean, depth, two = noisy_energy(circuit, out.params, p.terms, "fake_jakarta", scale=0.0)
-    assert clean == pytest.approx(out.energy, abs=1e-9)
-    assert two >= 4 and depth >= 1
-    noisy = noisy_energy(circuit, out.params, p.terms, "fake_jakarta")[0]
+    clean = noisy_energy(circuit, out.params, p.terms, "fake_jakarta", scale=0.0)
+    assert clean.energy == pytest.approx(out.energy, abs=1e-9)
+    assert clean.two_qubit_gates >= 4 and clean.depth >= 1
+    assert clean.settings == 1 and clean.executions == 0  # MaxCut is diagonal: one Z setting, exact: uncounted
+    noisy = noisy_energy(circuit, out.params, p.terms, "fake_jakarta").energy
     assert noisy > out.energy + 1e-3
 
 
 def test_bad_training_arguments():
     p = get_problem("h2")
-    with pytest.raises(ValueError, match=r"steps=0, restarts=1: valid range is >= 1"):
+    with pytest.raises(ValueError, match=r"steps=0 is out of range: valid range is integers >= 1"):
         train(hardware_efficient(4), p.matrix(), steps=0, restarts=1)
+    with pytest.raises(ValueError, match=r"restarts=0 is out of range: valid range is integers >= 1"):
+        train(hardware_efficient(4), p.matrix(), steps=3, restarts=0)
+    with pytest.raises(ValueError, match=r"hamiltonian has shape \[4, 4\]: expected \[16, 16\]"):
+        train(hardware_efficient(4), np.eye(4), steps=3)
+    with pytest.raises(ValueError, match=r"shots=0 is out of range: valid values are None \(exact\) or integers >= 1"):
+        noisy_energy(hardware_efficient(4), [0.0] * 8, p.terms, "fake_jakarta", shots=0)
     with pytest.raises(ValueError, match=r"circuit has 4 qubits but device fake_armonk has 1: valid widths are 1..1"):
         noisy_energy(hardware_efficient(4), [0.0] * 8, p.terms, "fake_armonk")
+
+
+def _reference_noisy_energy(circuit, params, terms, device, *, seed=0, scale=1.0):
+    """The noisy score as QGAS computed it before the machine: ``Tr(rho O)`` of the transpiled circuit's density
+    matrix (``workbench.quantum.expectation``, no readout errors), the independent reference."""
+    from qiskit import transpile
+
+    from workbench.quantum import expectation
+    from workbench.quantum.calibration import calibration_subset, fake_backend, load_calibration
+    from workbench.quantum.circuits import compact
+    from workbench.quantum.noise import NoiseSpec
+
+    cal = load_calibration(device)
+    tq = transpile(
+        circuit.assign_parameters(list(params)),
+        backend=fake_backend(device),
+        seed_transpiler=seed,
+        optimization_level=1,
+    )
+    final = tq.layout.final_index_layout()
+    small, physical = compact(tq)
+    if any(p not in physical for p in final):
+        small, physical = _with_idle(tq, sorted(set(physical) | set(final)))
+    where = {p: i for i, p in enumerate(physical)}
+    obs = permute_terms(terms, {q: where[final[q]] for q in range(circuit.num_qubits)}, small.num_qubits)
+    spec = NoiseSpec.device(calibration_subset(cal, physical), scale=scale)
+    return float(expectation(small, [(lbl, c) for c, lbl in obs], noise=spec))
+
+
+@pytest.mark.parametrize(
+    "device,problem,ansatz,seed",
+    [
+        ("fake_jakarta", "h2", "uccsd", 0),  # cx basis; X/Y terms: 5 settings
+        ("fake_jakarta", "lih", "hea", 3),
+        ("fake_kyiv", "lih", "hea", 0),  # ecr basis
+        ("fake_aachen", "h2", "hea", 1),  # cz basis
+        ("fake_almaden", "maxcut", "hea", 0),  # u1/u2/u3 basis; 5 of 20 qubits
+        ("fake_fractional", "portfolio", "qaoa", 2),  # rx/rzz in the basis
+    ],
+)
+def test_noisy_energy_on_the_machine_equals_the_density_matrix_expectation(device, problem, ansatz, seed):
+    p = get_problem(problem)
+    circuit = {
+        "uccsd": lambda: uccsd(p.num_qubits, p.hint),
+        "hea": lambda: hardware_efficient(p.num_qubits, reps=2),
+        "qaoa": lambda: qaoa(p.terms, p.num_qubits, layers=1),
+    }[ansatz]()
+    params = np.random.default_rng(seed).uniform(-np.pi, np.pi, circuit.num_parameters).tolist()
+    ours = noisy_energy(circuit, params, p.terms, device, seed=seed)
+    ref = _reference_noisy_energy(circuit, params, p.terms, device, seed=seed)
+    assert ours.energy == pytest.approx(ref, abs=1e-9)
+    assert ours.executions == 0 and ours.settings >= 1
+    half = noisy_energy(circuit, params, p.terms, device, seed=seed, scale=0.5).energy
+    assert half == pytest.approx(
+        _reference_noisy_energy(circuit, params, p.terms, device, seed=seed, scale=0.5), abs=1e-9
+    )
+
+
+def test_sampled_noisy_energy_is_counted_seeded_and_within_the_multinomial_spread():
+    from workbench.quantum.qgas.vqe import NoisyScore
+
+    p = get_problem("h2")
+    circuit = uccsd(4, p.hint)
+    params = [0.3, -0.2, 0.1]
+    exact = noisy_energy(circuit, params, p.terms, "fake_jakarta")
+    shots = 20_000
+    a = noisy_energy(circuit, params, p.terms, "fake_jakarta", shots=shots, seed=4)
+    b = noisy_energy(circuit, params, p.terms, "fake_jakarta", shots=shots, seed=4)
+    assert isinstance(a, NoisyScore) and a == b  # seeded
+    assert exact.settings == a.settings == 5  # Z..Z, and the four XXYY-type terms of H2 apart
+    assert a.executions == 5 * shots and exact.executions == 0
+    # each setting's estimate is a mean of `shots` i.i.d. values bounded by B = sum |c_k| over the non-identity
+    # terms, so its standard deviation is at most B / sqrt(shots); over the settings at most B sqrt(K / shots)
+    # (the exact spread is checked in tests/quantum/variational)
+    bound = sum(abs(c) for c, lbl in p.terms if set(lbl) != {"I"})
+    sigma = bound * np.sqrt(a.settings / shots)
+    assert abs(a.energy - exact.energy) < 5 * sigma
+    assert abs(a.energy - exact.energy) > 0  # sampled, not exact

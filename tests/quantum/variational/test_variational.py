@@ -216,3 +216,115 @@ def test_pretrain_reaches_target_and_spsa_descends() -> None:
     for _ in range(200):
         x, _ = opt.step(lambda b: (b**2).sum(-1), x)
     assert float((x**2).sum()) < 0.05
+
+
+# ---- the VQE part of the layer (QGAS): energies, Pauli settings and their readout, multi-restart L-BFGS -------
+PAULI_SUM = [(0.5, "IIII"), (-0.8, "ZIIZ"), (0.3, "XXYY"), (-0.3, "YYXX"), (0.2, "IXIZ"), (0.7, "YIII"), (0.1, "XYZI")]
+
+
+def _pauli_matrix(label: str) -> np.ndarray:
+    mats = {"I": np.eye(2), "X": np.array([[0, 1], [1, 0]]), "Y": np.array([[0, -1j], [1j, 0]]), "Z": np.diag([1, -1])}
+    out = np.ones((1, 1))
+    for ch in label:  # qiskit order: the leftmost letter is the most significant qubit
+        out = np.kron(out, mats[ch])
+    return out
+
+
+def test_term_settings_measure_every_label_in_few_qubit_wise_commuting_groups() -> None:
+    from workbench.quantum.variational import term_settings
+
+    labels = [lbl for _, lbl in PAULI_SUM]
+    settings = term_settings(labels)
+    assert settings.shape[1] == 4 and settings.dtype == np.int64
+    letter = {"Z": 0, "X": 1, "Y": 2}
+    for lbl in labels:
+        support = [(q, letter[ch]) for q, ch in enumerate(reversed(lbl)) if ch != "I"]
+        assert any(all(row[q] == b for q, b in support) for row in settings), lbl
+    # first fit, columns = qubits 0..3: ZIIZ and IXIZ; XXYY; YYXX and YIII; XYZI (clashes with every group)
+    assert settings.tolist() == [[0, 0, 1, 0], [2, 2, 1, 1], [1, 1, 2, 2], [0, 0, 2, 1]]
+    assert term_settings(["II"]).tolist() == [[0, 0]]  # identity only: one (Z) setting
+    with pytest.raises(ValueError, match="term label 'XQ' is not a Pauli string of 2 letters"):
+        term_settings(["ZZ", "XQ"])
+
+
+def test_pauli_energy_from_ideal_measurements_equals_the_trace_with_the_state() -> None:
+    """With ``measurement_noise=False`` the machine's outcome probabilities are those of its noisy state, so the
+    energy read from them equals ``Tr(rho H)`` (dense H built from Kronecker products) to round-off."""
+    from workbench.quantum.variational import pauli_energy, term_settings
+
+    machine, theta, sub = _device_machine(4, strength=1.0, shots=None)
+    ideal = Machine(
+        machine.circuit, noise=machine.noise, coherent=machine.coherent, shots=None, measurement_noise=False
+    )
+    assert ideal.readout_inverse() is None and machine.readout_inverse() is not None
+    rho = ideal.density(theta).numpy()
+    H = sum(c * _pauli_matrix(lbl) for c, lbl in PAULI_SUM)
+    ref = float(np.trace(rho @ H).real)
+    for settings in (term_settings([lbl for _, lbl in PAULI_SUM]), all_settings(4)):
+        value = float(pauli_energy(ideal.probabilities(theta, settings), settings, PAULI_SUM))
+        assert abs(value - ref) < 1e-12
+    # a batch of parameter sets gives a batch of energies
+    batch = torch.stack([theta, theta + 0.2])
+    settings = term_settings([lbl for _, lbl in PAULI_SUM])
+    values = pauli_energy(ideal.probabilities(batch, settings), settings, PAULI_SUM)
+    assert values.shape == (2,) and abs(float(values[0]) - ref) < 1e-12
+    # with measurement noise (noisy basis changes, readout errors) the reading is biased
+    noisy = float(pauli_energy(machine.probabilities(theta, settings), settings, PAULI_SUM))
+    assert abs(noisy - ref) > 1e-3
+    with pytest.raises(ValueError, match="term 'XXXX' is measured by none of the 4 settings"):
+        pauli_energy(ideal.probabilities(theta, settings), settings, [(1.0, "XXXX")])
+
+
+def test_sampled_pauli_energy_is_within_its_exact_multinomial_spread() -> None:
+    from workbench.quantum.variational import pauli_energy, term_settings
+
+    machine, theta, _ = _device_machine(4, strength=1.0, shots=None)
+    settings = term_settings([lbl for _, lbl in PAULI_SUM])
+    probs = machine.probabilities(theta, settings).numpy()
+    exact = float(pauli_energy(torch.as_tensor(probs), settings, PAULI_SUM))
+    # the estimate is sum over settings of the mean of g_s(x) = sum_k c_k sign_k(x) (its terms): exact variance
+    x = np.arange(16)
+    letter = {"Z": 0, "X": 1, "Y": 2}
+    g = np.zeros_like(probs)
+    for c, lbl in PAULI_SUM:
+        support = [(q, letter[ch]) for q, ch in enumerate(reversed(lbl)) if ch != "I"]
+        if support:
+            s = next(i for i, row in enumerate(settings) if all(row[q] == b for q, b in support))
+            parity = sum((x >> q) & 1 for q, _ in support) % 2
+            g[s] += c * (1 - 2 * parity)
+    shots = 4000
+    var = sum(float(p @ gs**2 - (p @ gs) ** 2) for p, gs in zip(probs, g)) / shots
+    z = []
+    for seed in range(8):
+        m = Machine(machine.circuit, noise=machine.noise, coherent=machine.coherent, shots=shots, seed=seed)
+        z.append((float(pauli_energy(m.measure(theta, settings), settings, PAULI_SUM)) - exact) / math.sqrt(var))
+        assert m.executions == len(settings) * shots
+    assert max(abs(v) for v in z) < 4.5 and abs(np.mean(z)) < 4.5 / math.sqrt(8)
+
+
+def test_energy_function_and_lbfgs_restarts() -> None:
+    from workbench.quantum.variational import Minimised, energy_function, lbfgs_restarts
+
+    a = Ansatz(num_qubits=2, edges=((0, 1),), blocks=2)
+    H = sum(c * _pauli_matrix(lbl) for c, lbl in [(1.0, "ZZ"), (0.5, "XI"), (-0.4, "YY")])
+    f = energy_function(a.circuit(), H)
+    theta = torch.as_tensor(np.random.default_rng(0).uniform(-3, 3, (3, a.num_parameters)))
+    from workbench.quantum import statevector
+
+    psi = statevector(a.circuit(), theta).numpy()
+    np.testing.assert_allclose(f(theta).numpy(), np.einsum("ri,ij,rj->r", psi.conj(), H, psi).real, atol=1e-12)
+    out = lbfgs_restarts(f, a.num_parameters, steps=40, restarts=3, seed=2)
+    assert isinstance(out, Minimised) and len(out.params) == a.num_parameters
+    assert out.value == pytest.approx(float(np.linalg.eigvalsh(H)[0]), abs=1e-8)  # this ansatz reaches the minimum
+    assert out == lbfgs_restarts(f, a.num_parameters, steps=40, restarts=3, seed=2)  # deterministic
+    assert out.curve[-1] == out.value and all(y <= x + 1e-12 for x, y in zip(out.curve, out.curve[1:]))
+    # restart 0 starts at zero: with one restart and one step the result depends on no seed
+    one = [lbfgs_restarts(f, a.num_parameters, steps=1, restarts=1, seed=s) for s in (0, 9)]
+    assert one[0] == one[1]
+    for kw, name in ((dict(steps=0), "steps=0"), (dict(restarts=0), "restarts=0")):
+        with pytest.raises(ValueError, match=f"{name} is out of range: valid range is integers >= 1"):
+            lbfgs_restarts(f, a.num_parameters, **kw)
+    with pytest.raises(ValueError, match="num_parameters=0 is out of range"):
+        lbfgs_restarts(f, 0)
+    with pytest.raises(ValueError, match=r"hamiltonian has shape \[2, 2\]: expected \[4, 4\]"):
+        energy_function(a.circuit(), np.eye(2))

@@ -48,6 +48,14 @@ class QgasConfig(Config):
         help="device snapshot whose calibrated noise every valid proposal is also scored under "
         "(e.g. fake_jakarta; none: noiseless only)",
     )
+    shots: int = param(
+        0,
+        lo=0,
+        hi=10**7,
+        unit="shots",
+        help="noisy score (with a device): shots per Pauli measurement setting, sampled and counted on the "
+        "device machine; 0 = the exact expectation",
+    )
     replay: str = param("", help="proposer replay: path of the transcript JSON to re-run")
     transcript: str = param("", help="where to write the transcript JSON ('' = the qgas cache folder)")
     endpoint_url: str = param(
@@ -75,6 +83,8 @@ class QgasConfig(Config):
             raise ValueError("proposer='replay' needs replay=PATH: the transcript JSON to re-run")
         if self.proposer == "endpoint" and not self.endpoint_url:
             raise ValueError("proposer='endpoint' needs endpoint_url=URL (an OpenAI-compatible base URL)")
+        if self.shots and self.device == "none":
+            raise ValueError(f"shots={self.shots} applies with a device only: use 0 with device='none'")
         if self.device != "none":
             from workbench.quantum.calibration import device_names
 

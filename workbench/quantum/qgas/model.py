@@ -92,7 +92,8 @@ def calibrate(qubits=(4, 6, 8, 10), reps: int = 2, restarts: int = 2, repeats: i
     with a dense random Hermitian H at each width (the fastest of ``repeats`` runs after a warm-up: the
     least disturbed by other load), then :func:`fit` the constants."""
     from workbench.quantum.qgas.ansatze import hardware_efficient
-    from workbench.quantum.qgas.vqe import energy_function, one_thread
+    from workbench.quantum.variational.losses import energy_function
+    from workbench.threads import one_thread
 
     points = []
     rng = np.random.default_rng(0)

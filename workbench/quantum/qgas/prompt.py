@@ -29,7 +29,7 @@ GUIDELINES = {
 class Record:
     """One iteration of the loop, as logged: the raw answer, whether it parsed and validated (else ``reason``
     and ``error``), and for a valid one its QASM, structure counts, trained energy, energy error and (with a
-    device) the noisy energy and its error."""
+    device) the noisy energy, its error and, when scored with shots, the machine executions it took."""
 
     iteration: int
     proposer: str
@@ -51,6 +51,7 @@ class Record:
     prompt: str = ""
     theta: tuple[float, ...] | None = None  # the trained parameters (circuit.parameters order)
     evaluations: int | None = None  # energy+gradient evaluations training took (each a batch of restarts)
+    noisy_executions: int | None = None  # machine executions (settings x shots) of a sampled noisy score
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 For each iteration: build the prompt from the history (:func:`~workbench.quantum.qgas.prompt.build_prompt`),
 ask the proposer for raw text, parse and validate it as OpenQASM 3 (:func:`~workbench.quantum.qgas.qasm.parse_proposal`;
 an :class:`~workbench.quantum.qgas.qasm.InvalidProposal` is logged with its reason and skipped), train it
-(:func:`~workbench.quantum.qgas.vqe.train`), optionally score it under a device's noise, and append a
+(:func:`~workbench.quantum.qgas.vqe.train`), optionally score it under a device's noise (exactly, or from
+``shots`` counted shots per measurement setting on the device machine), and append a
 :class:`~workbench.quantum.qgas.prompt.Record`. The transcript (the config, the problem's provenance and every
 record: prompt, raw answer, QASM, scores) is rewritten atomically after every iteration
 (:func:`workbench.atomic.write_text`), so a killed run leaves a readable transcript of the iterations done.
@@ -147,10 +148,22 @@ def score(
         return Record(
             iteration, proposer, text, False, "train", str(exc), qasm=ansatz.qasm, seconds=seconds, prompt=prompt
         )
-    noisy = noisy_error = None
+    noisy = noisy_error = executions = None
     if config.device != "none":
-        noisy = noisy_energy(ansatz.circuit, trained.params, problem.terms, config.device, seed=config.seed)[0]
-        noisy_error = noisy - problem.exact
+        shots = config.shots or None
+        scored = noisy_energy(
+            ansatz.circuit, trained.params, problem.terms, config.device, seed=config.seed, shots=shots
+        )
+        noisy, noisy_error = scored.energy, scored.energy - problem.exact
+        if shots is not None:
+            executions = scored.executions
+            log.info(
+                "qgas iteration %d: noisy score from %d settings x %d shots = %d machine executions",
+                iteration,
+                scored.settings,
+                shots,
+                executions,
+            )
     return Record(
         iteration,
         proposer,
@@ -170,6 +183,7 @@ def score(
         prompt=prompt,
         theta=trained.params,
         evaluations=trained.evaluations,
+        noisy_executions=executions,
     )
 
 

@@ -219,7 +219,7 @@ def _train_references(problem: str, bond_length: float, device: str, steps: int,
             cnots += 2 * sum(inst.name == "rzz" for inst in circuit.data)
         noisy = None
         if device != "none":
-            noisy = noisy_energy(circuit, trained.params, p.terms, device)[0] - p.exact
+            noisy = noisy_energy(circuit, trained.params, p.terms, device).energy - p.exact
         out.append(Reference(name, depth, cnots, circuit.num_parameters, trained.energy - p.exact, noisy))
     return out
 
@@ -248,7 +248,7 @@ def _score_noisy(transcript: str, problem: str, bond_length: float, device: str)
     for r in load_records(transcript):
         if r.valid and r.theta is not None:
             circuit = qiskit.qasm3.loads(r.qasm)
-            out[r.iteration] = noisy_energy(circuit, r.theta, p.terms, device)[0] - p.exact
+            out[r.iteration] = noisy_energy(circuit, r.theta, p.terms, device).energy - p.exact
     return out
 
 

@@ -1,21 +1,29 @@
-"""Training an ansatz: VQE (chemistry) or QAOA-style cost minimisation (combinatorial), on our torch simulator.
+"""Training an ansatz: VQE (chemistry) or QAOA-style cost minimisation (combinatorial), on our torch simulator,
+through the quantum area's shared variational layer (:mod:`workbench.quantum.variational`).
 
-The energy of parameters ``theta`` is ``<psi(theta)| H |psi(theta)>`` with ``psi`` from
-:func:`workbench.quantum.statevector.simulate_statevector` (complex128) and ``H`` the problem's dense cost
-operator (at most 2**6 x 2**6 here). Training: ``restarts`` parameter sets at once (a batch ``[R, P]``: restart 0
-starts at zero, the others uniform in [-pi, pi) from a seeded generator), each minimised by L-BFGS
-(``torch.optim.LBFGS`` with strong-Wolfe line search on the summed energy: the restarts are independent, so
-the sum's gradient is each restart's own), and the best restart kept. Deterministic for a given seed.
+The energy of parameters ``theta`` is ``<psi(theta)| H |psi(theta)>`` with ``psi`` from the statevector
+simulator (complex128) and ``H`` the problem's dense cost operator (at most 2**6 x 2**6 here):
+:func:`~workbench.quantum.variational.losses.energy_function`. Training
+(:func:`~workbench.quantum.variational.optimizers.lbfgs_restarts`): ``restarts`` parameter sets at once (a
+batch ``[R, P]``: restart 0 starts at zero, the others uniform in [-pi, pi) from a seeded generator), each
+minimised by L-BFGS (``torch.optim.LBFGS`` with strong-Wolfe line search on the summed energy: the restarts are
+independent, so the sum's gradient is each restart's own), and the best restart kept. Deterministic for a
+given seed; on one torch thread (:func:`workbench.threads.one_thread`).
 
 :func:`noisy_energy` evaluates trained parameters under a device snapshot's noise: the bound circuit is
-transpiled to the device (its basis, coupling map and layout), simulated as a density matrix with the
-snapshot's calibrated noise, and the cost operator, permuted to the physical qubits the transpiler chose, is
-measured exactly (no shots: the noise's effect, not sampling noise).
+transpiled to the device (its basis, coupling map and layout) and run on a
+:class:`~workbench.quantum.variational.machine.Machine` (density-matrix simulation with the snapshot's
+calibrated noise) with an ideal measurement (no readout errors, noiseless basis changes: the noise of the
+circuit, not of the readout). The cost operator, permuted to the physical qubits the transpiler chose, is
+grouped into qubit-wise commuting Pauli settings
+(:func:`~workbench.quantum.variational.shadows.term_settings`) and its energy read from the outcome
+distribution in each setting (:func:`~workbench.quantum.variational.losses.pauli_energy`): by default the
+exact probabilities (no sampling noise; not counted as executions), or ``shots`` sampled shots per setting
+(counted by the machine).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -23,10 +31,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from workbench.quantum.circuit import from_qiskit
-from workbench.quantum.statevector import simulate_statevector
+from workbench.quantum.variational.losses import energy_function, pauli_energy
+from workbench.quantum.variational.optimizers import lbfgs_restarts
+from workbench.quantum.variational.shadows import term_settings
+from workbench.threads import one_thread
 
-__all__ = ["Training", "energy_function", "train", "noisy_energy", "permute_terms"]
+__all__ = ["Training", "NoisyScore", "train", "noisy_energy", "permute_terms"]
 
 log = logging.getLogger(__name__)
 
@@ -43,29 +53,17 @@ class Training:
     evaluations: int
 
 
-def energy_function(circuit: Any, hamiltonian: np.ndarray):
-    """``f(theta [R, P]) -> energies [R]`` (differentiable) for ``circuit`` and dense ``hamiltonian``."""
-    program = from_qiskit(circuit)
-    H = torch.as_tensor(np.asarray(hamiltonian), dtype=torch.complex128)  # [D, D]
+@dataclass(frozen=True)
+class NoisyScore:
+    """What :func:`noisy_energy` returns: the noisy ``energy``, the transpiled circuit's ``depth`` and
+    ``two_qubit_gates``, the measurement ``settings`` the energy is read from (one circuit each), and the
+    machine's counted ``executions`` (settings x shots; 0 for the exact, uncounted evaluation)."""
 
-    def energies(theta: torch.Tensor) -> torch.Tensor:
-        psi, _ = simulate_statevector(program, theta)  # [R, D]
-        return ((psi @ H.T) * psi.conj()).sum(-1).real  # [R]: sum_ij conj(psi_i) H_ij psi_j
-
-    return energies
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Run torch on one intra-op thread inside the block, then restore the caller's setting. States here have
-    at most 2**6 amplitudes: splitting such tiny kernels over threads only adds synchronisation (measured on
-    the 2-core CI machine under load: 17 ms vs 117-150 ms per forward+backward of a 5-qubit, 32-gate ansatz)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+    energy: float
+    depth: int
+    two_qubit_gates: int
+    settings: int
+    executions: int
 
 
 def train(
@@ -79,47 +77,13 @@ def train(
     """Minimise the energy of ``circuit`` (with free parameters) for ``hamiltonian`` (see module docstring).
 
     steps: L-BFGS outer iterations (each up to 10 inner evaluations with line search); restarts: >= 1.
+    ValueError (naming the parameter, its value and the valid range) for a bad argument.
     """
-    if steps < 1 or restarts < 1:
-        raise ValueError(f"steps={steps}, restarts={restarts}: valid range is >= 1 for both")
     with one_thread():
-        return _train(circuit, hamiltonian, steps, restarts, seed)
-
-
-def _train(circuit: Any, hamiltonian: np.ndarray, steps: int, restarts: int, seed: int) -> Training:
-    count = circuit.num_parameters
-    f = energy_function(circuit, hamiltonian)
-    gen = torch.Generator().manual_seed(seed)
-    init = (torch.rand(restarts, count, generator=gen, dtype=torch.float64) * 2 - 1) * np.pi
-    init[0] = 0.0
-    theta = init.clone().requires_grad_(True)
-    opt = torch.optim.LBFGS([theta], lr=1.0, max_iter=10, line_search_fn="strong_wolfe", tolerance_grad=1e-9)
-    evaluations = 0
-    curve = []
-
-    def closure():
-        nonlocal evaluations
-        opt.zero_grad()
-        total = f(theta).sum()
-        total.backward()
-        evaluations += 1
-        return total
-
-    for _ in range(steps):
-        opt.step(closure)
-        with torch.no_grad():
-            curve.append(f(theta).detach())
-        if len(curve) > 1 and float((curve[-2] - curve[-1]).abs().max()) < 1e-10:
-            break  # no restart moved by more than 1e-10 in a whole L-BFGS step
-    with torch.no_grad():
-        final = f(theta)
-    best = int(torch.argmin(final))
-    return Training(
-        energy=float(final[best]),
-        params=tuple(float(x) for x in theta[best].detach()),
-        curve=tuple(float(c[best]) for c in curve),
-        evaluations=evaluations,
-    )
+        out = lbfgs_restarts(
+            energy_function(circuit, hamiltonian), circuit.num_parameters, steps=steps, restarts=restarts, seed=seed
+        )
+    return Training(energy=out.value, params=out.params, curve=out.curve, evaluations=out.evaluations)
 
 
 def permute_terms(terms, mapping: dict[int, int], num_qubits: int) -> list[tuple[float, str]]:
@@ -135,18 +99,29 @@ def permute_terms(terms, mapping: dict[int, int], num_qubits: int) -> list[tuple
 
 
 def noisy_energy(
-    circuit: Any, params: Any, terms, device: str, *, seed: int = 0, scale: float = 1.0
-) -> tuple[float, int, int]:
-    """``(energy, transpiled depth, transpiled two-qubit gates)`` of ``circuit`` bound to ``params`` on
-    ``device`` (calibrated noise times ``scale``, density matrix, exact expectation; see module docstring).
-    ``scale=0`` gives the transpiled circuit without noise (the check that layout and permutation are right)."""
+    circuit: Any,
+    params: Any,
+    terms,
+    device: str,
+    *,
+    seed: int = 0,
+    scale: float = 1.0,
+    shots: int | None = None,
+) -> NoisyScore:
+    """The energy of ``circuit`` bound to ``params`` on ``device`` (calibrated noise times ``scale``, density
+    matrix, ideal measurement; see module docstring), with the transpiled circuit's structure. ``seed``: of the
+    transpiler and of the shot sampler; ``shots``: None (default) reads the exact probabilities, N >= 1 samples
+    N shots per setting (counted). ``scale=0`` gives the transpiled circuit without noise (the check that
+    layout and permutation are right)."""
     from qiskit import transpile
 
-    from workbench.quantum import expectation
     from workbench.quantum.calibration import calibration_subset, fake_backend, load_calibration
     from workbench.quantum.circuits import compact
     from workbench.quantum.noise import NoiseSpec
+    from workbench.quantum.variational.machine import Machine
 
+    if shots is not None and (isinstance(shots, bool) or not isinstance(shots, (int, np.integer)) or shots < 1):
+        raise ValueError(f"shots={shots!r} is out of range: valid values are None (exact) or integers >= 1")
     cal = load_calibration(device)
     if circuit.num_qubits > cal.num_qubits:
         raise ValueError(
@@ -165,10 +140,14 @@ def noisy_energy(
     mapping = {q: where[final[q]] for q in range(circuit.num_qubits)}
     obs = permute_terms(terms, mapping, small.num_qubits)
     spec = NoiseSpec.device(calibration_subset(cal, physical), scale=scale)
+    machine = Machine(small, noise=spec, shots=shots, seed=seed, measurement_noise=False)
+    settings = term_settings([lbl for _, lbl in obs], small.num_qubits)
+    theta = torch.zeros(0, dtype=torch.float64)  # the circuit is bound
     with one_thread():
-        energy = float(expectation(small, [(lbl, c) for c, lbl in obs], noise=spec))
+        freqs = machine.probabilities(theta, settings) if shots is None else machine.measure(theta, settings)
+        energy = float(pauli_energy(freqs, settings, obs))
     two = sum(1 for inst in small.data if len(inst.qubits) == 2)
-    return energy, int(small.depth()), int(two)
+    return NoisyScore(energy, int(small.depth()), int(two), int(settings.shape[0]), machine.executions)
 
 
 def _with_idle(tq: Any, physical: list[int]):

@@ -7,11 +7,12 @@ TopGen, QGAS): circuits on the torch simulator, a counted noisy "machine", losse
   seeded :class:`CoherentErrors`, finite shots in Pauli bases, every call counted as circuits x shots).
 - :mod:`.shadows`: Pauli settings, classical-shadow reconstruction and fidelity estimates.
 - :mod:`.losses`: state fidelity, the Frobenius loss, and the straight-through (measured-forward,
-  simulated-backward) loss.
-- :mod:`.optimizers`: Adam training on the noiseless simulator, parameter-shift gradients, SPSA.
+  simulated-backward) loss; a classifier's ``<Z_q>`` readout (:func:`z_expectations`); the VQE energy (dense H
+  on the statevector simulator) and the energy of a Pauli sum read from Pauli-basis outcomes.
+- :mod:`.optimizers`: Adam training on the noiseless simulator, parameter-shift gradients, SPSA, batched
+  multi-restart L-BFGS.
 - :mod:`.gate_ansatz`: :class:`GateAnsatz` (a trainable circuit as a gate list with parameter slots, grown
   block by block; TopGen's generated and baseline ansatze), :class:`Gate`, :class:`GateBuilder`.
-- :mod:`.losses` also: :func:`z_expectations` (a classifier's ``<Z_q>`` readout from outcome probabilities).
 - :mod:`.trainability`: :func:`gradient_variance` (the barren-plateau diagnostic, generic in the loss).
 
 Everything is complex128 / float64 and seeded.
@@ -20,7 +21,9 @@ Everything is complex128 / float64 and seeded.
 from workbench.quantum.variational.ansatz import Ansatz, connected_layout, device_edges
 from workbench.quantum.variational.gate_ansatz import ANGLES, TWO_QUBIT_CX, Gate, GateAnsatz, GateBuilder
 from workbench.quantum.variational.losses import (
+    energy_function,
     frobenius_loss,
+    pauli_energy,
     state_fidelity,
     straight_through_loss,
     z_expectations,
@@ -29,6 +32,8 @@ from workbench.quantum.variational.losses import (
 from workbench.quantum.variational.machine import CoherentErrors, Machine
 from workbench.quantum.variational.optimizers import (
     SPSA,
+    Minimised,
+    lbfgs_restarts,
     parameter_shift_gradient,
     pretrain_noiseless,
 )
@@ -38,6 +43,7 @@ from workbench.quantum.variational.shadows import (
     random_settings,
     shadow_density,
     shadow_fidelity,
+    term_settings,
 )
 from workbench.quantum.variational.trainability import gradient_variance
 
@@ -66,4 +72,9 @@ __all__ = [
     "z_signs",
     "z_expectations",
     "gradient_variance",
+    "energy_function",
+    "pauli_energy",
+    "Minimised",
+    "lbfgs_restarts",
+    "term_settings",
 ]

@@ -15,14 +15,24 @@ measured state, so an unbiased shadow estimate of rho gives an unbiased gradient
 
 Classification readout (a QNN's logits): :func:`z_expectations`, ``<Z_q>`` of chosen qubits from outcome
 probabilities (differentiable; TopGen scales them into logits for the cross-entropy).
+VQE losses (QGAS):
+
+- :func:`energy_function`: ``E(theta) = <psi(theta)| H |psi(theta)>`` for a dense ``H`` on the noiseless
+  statevector simulator, batched ``[R, P] -> [R]`` and differentiable.
+- :func:`pauli_energy`: ``sum_k c_k <P_k>`` read from outcome frequencies in Pauli-basis settings (exact
+  probabilities or shot-sampled frequencies of a :class:`~workbench.quantum.variational.machine.Machine`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
+
+from workbench.quantum.circuit import from_qiskit
+from workbench.quantum.statevector import simulate_statevector
 
 __all__ = [
     "state_fidelity",
@@ -32,6 +42,8 @@ __all__ = [
     "pure_density",
     "z_signs",
     "z_expectations",
+    "energy_function",
+    "pauli_energy",
 ]
 
 
@@ -90,3 +102,67 @@ def z_expectations(probs: Tensor, qubits: Sequence[int], *, scale: float = 1.0) 
     if any(not 0 <= q < n for q in qubits):
         raise ValueError(f"qubits={list(qubits)}: valid range is 0..{n - 1}")
     return (scale * probs) @ z_signs(n, qubits).to(probs.dtype)
+
+
+def energy_function(circuit: object, hamiltonian: object) -> Callable[[Tensor], Tensor]:
+    """The VQE loss of a parameterised qiskit ``circuit`` on ``n`` qubits and a dense Hermitian ``hamiltonian``
+    ``[2**n, 2**n]`` (qiskit's qubit order: index = sum of bit q * 2**q): ``f(theta) -> energies``, ``theta``
+    ``[R, P]`` float64 (``P`` = the circuit's parameters in ``circuit.parameters`` order) to ``[R]`` float64,
+    ``E = <psi(theta)| H |psi(theta)>`` with ``psi`` from the noiseless statevector simulator (complex128),
+    differentiable by autograd. Holds ``H`` dense (16 * 4**n bytes)."""
+    program = from_qiskit(circuit)
+    H = torch.as_tensor(np.asarray(hamiltonian), dtype=torch.complex128)  # [D, D]
+    d = 2**program.num_qubits
+    if tuple(H.shape) != (d, d):
+        raise ValueError(
+            f"hamiltonian has shape {list(H.shape)}: expected [{d}, {d}] for the circuit's {program.num_qubits} qubits"
+        )
+
+    def energies(theta: Tensor) -> Tensor:
+        psi, _ = simulate_statevector(program, theta)  # [R, D]
+        return ((psi @ H.T) * psi.conj()).sum(-1).real  # [R]: sum_ij conj(psi_i) H_ij psi_j
+
+    return energies
+
+
+_LETTER = {"Z": 0, "X": 1, "Y": 2}
+
+
+def pauli_energy(freqs: Tensor, settings: np.ndarray, terms: Iterable[tuple[float, str]]) -> Tensor:
+    """``sum_k c_k <P_k>`` from outcome frequencies (or exact probabilities) in Pauli-basis settings.
+
+    freqs: ``[..., K, 2**n]`` real, each row summing to 1 (outcome index = sum of bit q * 2**q); settings:
+    ``[K, n]`` Pauli letters per qubit (0 = Z, 1 = X, 2 = Y, as in :mod:`~workbench.quantum.variational.shadows`);
+    terms: ``(coefficient, label)`` pairs, labels in qiskit order (the rightmost letter is qubit 0), real
+    coefficients. Each term is read from the first setting that measures every qubit of its support in the
+    term's letter: ``<P> = sum_x freqs[x] (-1)**(parity of x's bits on the support)``; an identity term
+    contributes its coefficient. Returns ``[...]`` float64. ValueError when a term's width or letters are
+    wrong or no setting measures it.
+    """
+    settings = np.asarray(settings, dtype=np.int64)
+    if settings.ndim != 2:
+        raise ValueError(f"settings has shape {list(settings.shape)}: expected [K, n]")
+    k, n = settings.shape
+    if tuple(freqs.shape[-2:]) != (k, 2**n):
+        raise ValueError(f"freqs has shape {list(freqs.shape)}: expected [..., {k}, {2**n}] for {k} settings")
+    outcomes = torch.arange(2**n, device=freqs.device)
+    total = torch.zeros(freqs.shape[:-2], dtype=torch.float64, device=freqs.device)
+    for coeff, label in terms:
+        c = complex(coeff)
+        if abs(c.imag) > 1e-12:
+            raise ValueError(f"term {label!r} has coefficient {coeff}: valid coefficients are real")
+        if len(label) != n or any(ch not in "IXYZ" for ch in label):
+            raise ValueError(f"term label {label!r} is not a Pauli string of {n} letters from I, X, Y, Z")
+        support = [(q, _LETTER[ch]) for q, ch in enumerate(reversed(label)) if ch != "I"]
+        if not support:
+            total = total + c.real
+            continue
+        rows = [i for i in range(k) if all(settings[i, q] == b for q, b in support)]
+        if not rows:
+            raise ValueError(f"term {label!r} is measured by none of the {k} settings")
+        parity = torch.zeros_like(outcomes)
+        for q, _ in support:
+            parity = parity ^ ((outcomes >> q) & 1)
+        sign = (1 - 2 * parity).to(torch.float64)
+        total = total + c.real * (freqs[..., rows[0], :].to(torch.float64) * sign).sum(-1)
+    return total

@@ -97,7 +97,13 @@ class Machine:
 
     noise: incoherent noise (a :class:`NoiseSpec`, e.g. ``NoiseSpec.device(calibration_subset(...))``) or None;
     coherent: :class:`CoherentErrors` or None; shots: per circuit (None: exact probabilities, each circuit
-    counted as one execution); seed: of the shot sampler.
+    counted as one execution); seed: of the shot sampler; measurement_noise: False makes the measurement ideal
+    (basis-change gates without noise or coherent errors, no readout errors), so the outcomes are those of the
+    circuit's noisy state itself (QGAS's noisy score; :meth:`qiskit_circuit` does not model this).
+
+    Any gate the simulator knows and the calibration covers is accepted (a transpiled circuit on a ``cx``,
+    ``ecr`` or ``cz`` device, ``u1``/``u2``/``u3`` on older ones); the coherent over-rotations model ``sx``,
+    ``x`` and ``cx`` only. A bound circuit (no parameters) takes ``theta = torch.zeros(0)``.
     """
 
     circuit: object
@@ -105,6 +111,7 @@ class Machine:
     coherent: CoherentErrors | None = None
     shots: int | None = 1024
     seed: int = 0
+    measurement_noise: bool = True
     circuits: int = field(default=0, init=False)
     executions: int = field(default=0, init=False)
     calls: int = field(default=0, init=False)
@@ -195,10 +202,12 @@ class Machine:
         key = (q, basis)
         if key not in self._basis_cache:
             s = torch.eye(4, dtype=torch.complex128)
-            spec = self._noise_spec()
+            spec = self._noise_spec() if self.measurement_noise else None
             for name, angle in BASIS_STEPS[basis]:
                 u = gate_matrix(name, [angle] if angle is not None else [])
-                steps = [Step((q,), u[None], name=name)] + self._error_steps(name, (q,))
+                steps = [Step((q,), u[None], name=name)]
+                if self.measurement_noise:
+                    steps += self._error_steps(name, (q,))
                 for i, st in enumerate(steps):
                     m = unitary_superop(st.matrix)[0]
                     if i == 0 and spec is not None:
@@ -211,7 +220,8 @@ class Machine:
 
     def probabilities(self, theta: Tensor, settings: np.ndarray) -> Tensor:
         """Exact outcome probabilities ``[K, 2**n]`` (``[B, K, 2**n]`` for a batch) in each setting,
-        readout errors included. NOT counted (used by :meth:`measure` and for evaluation)."""
+        readout errors included (unless ``measurement_noise`` is False). NOT counted (used by :meth:`measure`
+        and for evaluation)."""
         settings = np.asarray(settings, dtype=np.int64).reshape(-1, self.num_qubits)
         rho = self.density(theta)
         batched = rho.dim() == 3
@@ -226,7 +236,7 @@ class Machine:
             mats = torch.stack([self._basis_superop(q, int(x)) for x in settings[:, q]])  # [K, 4, 4]
             vec = _apply(vec, mats, virtual_targets((q,), n), 2 * n)
         probs = diagonal(vec.reshape(b, k, d, d)).clamp_min(0)
-        spec = self._noise_spec()
+        spec = self._noise_spec() if self.measurement_noise else None
         if spec is not None:
             conf = spec.readout_matrices(n)
             if conf is not None:
@@ -249,9 +259,10 @@ class Machine:
         return torch.as_tensor(counts / self.shots, dtype=torch.float64).reshape(probs.shape)
 
     def readout_inverse(self) -> Tensor | None:
-        """Per-qubit inverses of the calibrated confusion matrices ``[n, 2, 2]`` (None without readout error):
-        what a user of the device applies for readout-error mitigation (the snapshot's published values)."""
-        spec = self._noise_spec()
+        """Per-qubit inverses of the calibrated confusion matrices ``[n, 2, 2]`` (None without readout error or
+        with ``measurement_noise`` False): what a user of the device applies for readout-error mitigation (the
+        snapshot's published values)."""
+        spec = self._noise_spec() if self.measurement_noise else None
         conf = spec.readout_matrices(self.num_qubits) if spec is not None else None
         if conf is None:
             return None
@@ -259,7 +270,14 @@ class Machine:
 
     def without_coherent(self) -> Machine:
         """The same machine with only its incoherent noise (a fresh counter)."""
-        return Machine(self.circuit, noise=self.noise, coherent=None, shots=self.shots, seed=self.seed)
+        return Machine(
+            self.circuit,
+            noise=self.noise,
+            coherent=None,
+            shots=self.shots,
+            seed=self.seed,
+            measurement_noise=self.measurement_noise,
+        )
 
     def qiskit_circuit(self, theta: Tensor, settings: np.ndarray | None = None) -> object:
         """The bound circuit the machine executes, as a qiskit circuit: the coherent errors inserted as

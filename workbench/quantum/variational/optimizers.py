@@ -7,6 +7,8 @@
   batched call (exact for gates ``exp(-i theta P / 2)``, e.g. ``rz``; Mitarai et al. 2018, Schuld et al. 2019).
 - :class:`SPSA`: simultaneous-perturbation stochastic approximation (Spall 1998: gains ``a/(k+1+A)**0.602``,
   ``c/(k+1)**0.101``), two evaluations per step.
+- :func:`lbfgs_restarts`: batched multi-restart L-BFGS of a differentiable batched loss ``[R, P] -> [R]``
+  (QGAS's VQE training), returning a :class:`Minimised`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from torch import Tensor
 from workbench.quantum.circuit import from_qiskit
 from workbench.quantum.statevector import simulate_statevector
 
-__all__ = ["pretrain_noiseless", "parameter_shift_gradient", "SPSA", "Pretrained"]
+__all__ = ["pretrain_noiseless", "parameter_shift_gradient", "SPSA", "Pretrained", "Minimised", "lbfgs_restarts"]
 
 
 @dataclass(frozen=True)
@@ -112,3 +114,69 @@ class SPSA:
         grad = (values[0] - values[1]) / (2 * ck) * delta  # 1/delta_i = delta_i for +-1
         self.k += 1
         return theta - ak * grad, float(values.mean())
+
+
+@dataclass(frozen=True)
+class Minimised:
+    """Result of :func:`lbfgs_restarts`: the best restart's final ``value`` and parameters ``params`` (``[P]``
+    as floats), its value after each L-BFGS outer step (``curve``), and the number of loss+gradient evaluations
+    (``evaluations``, each one call of the loss on the whole ``[R, P]`` batch)."""
+
+    value: float
+    params: tuple[float, ...]
+    curve: tuple[float, ...]
+    evaluations: int
+
+
+def lbfgs_restarts(
+    f: Callable[[Tensor], Tensor],
+    num_parameters: int,
+    *,
+    steps: int = 30,
+    restarts: int = 3,
+    seed: int = 0,
+) -> Minimised:
+    """Minimise ``f`` (differentiable, ``theta [R, P] -> values [R]`` float64, the rows independent) from
+    ``restarts`` starts at once: restart 0 at zero, the others uniform in ``[-pi, pi)`` from
+    ``torch.Generator().manual_seed(seed)``. ``torch.optim.LBFGS`` (lr 1, up to 10 inner evaluations per outer
+    step, strong-Wolfe line search, gradient tolerance 1e-9) runs on the summed values (the rows are independent,
+    so the sum's gradient is each restart's own) for at most ``steps`` outer steps, stopping early when no
+    restart's value moved by more than 1e-10 in a whole step; the restart of lowest final value is kept.
+    Deterministic for a given seed.
+
+    ValueError when ``num_parameters``, ``steps`` or ``restarts`` is below 1.
+    """
+    for name, value in (("num_parameters", num_parameters), ("steps", steps), ("restarts", restarts)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name}={value!r} is out of range: valid range is integers >= 1")
+    gen = torch.Generator().manual_seed(seed)
+    init = (torch.rand(restarts, num_parameters, generator=gen, dtype=torch.float64) * 2 - 1) * np.pi
+    init[0] = 0.0
+    theta = init.clone().requires_grad_(True)
+    opt = torch.optim.LBFGS([theta], lr=1.0, max_iter=10, line_search_fn="strong_wolfe", tolerance_grad=1e-9)
+    evaluations = 0
+    curve = []
+
+    def closure():
+        nonlocal evaluations
+        opt.zero_grad()
+        total = f(theta).sum()
+        total.backward()
+        evaluations += 1
+        return total
+
+    for _ in range(steps):
+        opt.step(closure)
+        with torch.no_grad():
+            curve.append(f(theta).detach())
+        if len(curve) > 1 and float((curve[-2] - curve[-1]).abs().max()) < 1e-10:
+            break  # no restart moved by more than 1e-10 in a whole L-BFGS step
+    with torch.no_grad():
+        final = f(theta)
+    best = int(torch.argmin(final))
+    return Minimised(
+        value=float(final[best]),
+        params=tuple(float(x) for x in theta[best].detach()),
+        curve=tuple(float(c[best]) for c in curve),
+        evaluations=evaluations,
+    )

@@ -10,12 +10,16 @@ Classical shadows (Huang, Kueng, Preskill, Nat. Phys. 16, 1050 (2020)): one outc
 their tensor product and its mean over uniformly random settings is an unbiased estimate of ``rho``.
 :func:`shadow_density` averages it over the observed outcome *frequencies* of each setting; with exact
 probabilities of all ``3**n`` settings it returns ``rho`` exactly (tested to round-off).
+
+:func:`term_settings` groups the terms of a Pauli sum into few settings (qubit-wise commuting groups) for
+measuring an energy (:func:`~workbench.quantum.variational.losses.pauli_energy`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import torch
@@ -28,6 +32,7 @@ __all__ = [
     "shadow_density",
     "fidelity_to_pure",
     "shadow_fidelity",
+    "term_settings",
 ]
 
 #: native gates (name, angle) applied, in order, before a computational-basis measurement of Pauli 0=Z, 1=X, 2=Y
@@ -115,3 +120,33 @@ def shadow_fidelity(freqs: Tensor, settings: np.ndarray, psi: Tensor) -> tuple[T
     mean = rows.mean(-1)
     err = rows.std(-1) / math.sqrt(k) if k > 1 else torch.full_like(mean, float("inf"))
     return mean, err
+
+
+def term_settings(labels: Iterable[str], num_qubits: int | None = None) -> np.ndarray:
+    """Settings ``[K, n]`` int64 that measure every Pauli label of ``labels`` (qiskit order: the rightmost
+    letter is qubit 0): terms are grouped greedily, in order, into qubit-wise commuting groups (a term joins the
+    first group whose letters agree with its own on every qubit both measure); a qubit no term of a group
+    measures is read in Z. Identity labels need no setting; at least one setting is returned. ``num_qubits``
+    defaults to the labels' length. ValueError for labels of another length or letters outside I, X, Y, Z.
+    """
+    labels = list(labels)
+    n = num_qubits if num_qubits is not None else (len(labels[0]) if labels else 0)
+    if n < 1:
+        raise ValueError(f"num_qubits={n} is out of range: valid range is >= 1")
+    code = {"I": -1, "Z": 0, "X": 1, "Y": 2}
+    groups: list[np.ndarray] = []
+    for label in labels:
+        if len(label) != n or any(ch not in code for ch in label):
+            raise ValueError(f"term label {label!r} is not a Pauli string of {n} letters from I, X, Y, Z")
+        row = np.array([code[ch] for ch in reversed(label)], dtype=np.int64)  # column q = qubit q
+        if (row < 0).all():
+            continue
+        for g in groups:
+            if np.all((g < 0) | (row < 0) | (g == row)):
+                np.copyto(g, row, where=row >= 0)
+                break
+        else:
+            groups.append(row.copy())
+    if not groups:
+        groups.append(np.full(n, -1, dtype=np.int64))
+    return np.maximum(np.stack(groups), 0)
