@@ -35,6 +35,7 @@ def test_sizes_kinds_and_ranges(tiny):
     assert tiny.node_ptr[-1] == tiny.x.shape[0] and tiny.edge_ptr[-1] == tiny.edges.shape[1]
 
 
+@pytest.mark.slow  # generates or trains for several seconds: the slow lane (CI) runs it
 def test_same_seed_same_dataset_on_two_processes(tiny):
     again = generate(TINY, workers=2)
     assert torch.equal(again.pst, tiny.pst)

@@ -95,6 +95,7 @@ def test_dataset_batches_equal_fresh_batches():
         assert torch.allclose(model(a), model(b), atol=1e-6)
 
 
+@pytest.mark.slow  # generates or trains for several seconds: the slow lane (CI) runs it
 def test_each_model_overfits_a_tiny_dataset():
     rows = _tiny_rows(24)
     data = QuestDataset.from_rows(rows)

@@ -20,6 +20,9 @@ SPEC = DatasetSpec(
 )
 
 
+pytestmark = pytest.mark.slow  # its module fixture generates a dataset (~14 s): the slow lane (CI) runs it
+
+
 @pytest.fixture(scope="module")
 def data():
     data = generate(SPEC)
