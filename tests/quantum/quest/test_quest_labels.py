@@ -64,3 +64,31 @@ def test_state_fidelity_matches_qiskit(noisy):
 def test_bad_scale():
     with pytest.raises(ValueError, match="scale=-1"):
         effective_calibration(load_calibration("fake_lima"), np.random.default_rng(0), -1)
+
+
+def test_stretched_draws_scale_every_gate_duration_by_one_factor_in_range():
+    base = calibration_subset(load_calibration("fake_lima"), (1, 3, 4))
+    factors = []
+    for seed in range(40):
+        noisy = effective_calibration(base, np.random.default_rng(seed), 1.0, duration_log2_max=6.0)
+        ratio = {round(n.duration / b.duration, 9) for n, b in zip(noisy.gates, base.gates) if b.duration > 0}
+        assert len(ratio) == 1  # one stretch for the whole draw
+        factors.append(ratio.pop())
+        assert [n.error for n in noisy.gates] != [b.error for b in base.gates]  # the usual error draw still happens
+    factors = np.array(factors)
+    assert ((factors >= 1) & (factors <= 64)).all()
+    assert 0.25 < np.mean(factors == 1) < 0.75 and (factors > 8).any()  # about half the draws keep the durations
+    plain = effective_calibration(base, np.random.default_rng(0), 1.0)
+    assert [g.duration for g in plain.gates] == [g.duration for g in base.gates]
+
+
+def test_bad_duration_stretch():
+    cal = load_calibration("fake_lima")
+    with pytest.raises(ValueError, match="duration_log2_max=9"):
+        effective_calibration(cal, np.random.default_rng(0), 1.0, duration_log2_max=9)
+    with pytest.raises(ValueError, match="factor=0"):
+        cal.durations_scaled(0)
+    from workbench.quantum.quest.dataset import DatasetSpec
+
+    with pytest.raises(ValueError, match="duration_log2_max=-1"):
+        DatasetSpec(duration_log2_max=-1)

@@ -57,9 +57,28 @@ def test_shorter_gates_on_fake_toronto_bring_the_error_down():
     rows = duration_counterfactual(load_checkpoint(), {"qpe3": programs["qpe3"]}, factors=(1, 16))
     assert [r["factor"] for r in rows] == [1.0, 16.0]
     assert rows[1]["longest_gate_ns"] == pytest.approx(rows[0]["longest_gate_ns"] / 16)
-    assert rows[0]["worst"] > 0.15 > 0.05 > rows[1]["worst"]  # measured: 0.283 -> 0.022
+    # the checkpoint trained before duration-stretched draws missed qpe3 on fake_toronto by 0.283 (0.022 at k=16);
+    # the shipped one, trained with them, misses it by less than 0.15 at the device's own durations
+    assert rows[1]["worst"] < 0.05 and rows[0]["worst"] < 0.15
     with pytest.raises(ValueError, match="factors"):
         duration_counterfactual(load_checkpoint(), {"qpe3": programs["qpe3"]}, factors=(0,))
+
+
+def test_the_shipped_training_stretches_gates_past_fake_torontos():
+    ckpt = load_checkpoint()
+    cover = {r["device"]: r for r in duration_coverage()}
+    train_max = max(r["max_ns"] for r in cover.values() if r["in_training"])
+    stretch = 2.0 ** ckpt.spec["duration_log2_max"]
+    assert train_max * stretch > cover["fake_toronto"]["max_ns"]
+
+
+@pytest.mark.slow
+def test_the_shipped_checkpoint_on_every_outside_pair():
+    out = outside_check(load_checkpoint())
+    assert out["all"]["n"] == len(outside_programs()) * sum(1 for d in DEVICES.values() if d[2])
+    # measured with the shipped checkpoint (see the notebook): the targets are RMSE 0.04, worst 0.08; these bounds
+    # catch a regression to the checkpoint trained without stretched gate durations (RMSE 0.064, worst 0.283)
+    assert out["all"]["rmse"] < 0.05 and out["all"]["worst"] < 0.15
 
 
 def test_training_is_reproducible_from_the_seed():

@@ -52,7 +52,7 @@ class QuestConfig(Config):
     noise_draws: int = param(8, lo=1, hi=350, help="noise draws (levels) per algorithm circuit")
     scale_log2_max: float = param(3.0, lo=-3.0, hi=6.0, help="algorithm noise levels 2**U(-3, this)")
     duration_log2_max: float = param(
-        5.0, lo=0.0, hi=8.0, help="half the noise draws stretch gate durations by 2**U(0, this) (0: never)"
+        6.0, lo=0.0, hi=8.0, help="half the noise draws stretch gate durations by 2**U(0, this) (0: never)"
     )
     fidelity_fraction: float = param(
         0.1, lo=0.0, hi=1.0, help="share of <=4-qubit samples that also get the density-matrix fidelity"

@@ -140,7 +140,7 @@ class DatasetSpec:
     circuits_per_noise: int = 4
     noise_draws: int = 8
     scale_log2_max: float = 3.0
-    duration_log2_max: float = 5.0
+    duration_log2_max: float = 6.0
     fidelity_fraction: float = 0.1
     seed: int = 42
     unseen_fraction: float = 0.15
