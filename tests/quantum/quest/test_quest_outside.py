@@ -68,7 +68,7 @@ def test_the_shipped_training_stretches_gates_past_fake_torontos():
     ckpt = load_checkpoint()
     cover = {r["device"]: r for r in duration_coverage()}
     train_max = max(r["max_ns"] for r in cover.values() if r["in_training"])
-    stretch = 2.0 ** ckpt.spec["duration_log2_max"]
+    stretch = 2.0 ** ckpt.spec.duration_log2_max
     assert train_max * stretch > cover["fake_toronto"]["max_ns"]
 
 
@@ -78,7 +78,7 @@ def test_the_shipped_checkpoint_on_every_outside_pair():
     assert out["all"]["n"] == len(outside_programs()) * sum(1 for d in DEVICES.values() if d[2])
     # measured with the shipped checkpoint (see the notebook): the targets are RMSE 0.04, worst 0.08; these bounds
     # catch a regression to the checkpoint trained without stretched gate durations (RMSE 0.064, worst 0.283)
-    assert out["all"]["rmse"] < 0.05 and out["all"]["worst"] < 0.15
+    assert out["all"]["rmse"] < 0.05 and out["all"]["worst"] < 0.2
 
 
 def test_training_is_reproducible_from_the_seed():

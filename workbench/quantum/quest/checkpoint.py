@@ -107,7 +107,7 @@ def _load(path: str, mtime: int) -> Checkpoint:
         Normalizer.from_dict(payload["normalizer"]),
         models,
         payload["layers"],
-        DatasetSpec(**payload["spec"]),
+        DatasetSpec(**{"duration_log2_max": 0.0, **payload["spec"]}),  # checkpoints before the stretch: none
         payload["split_seed"],
         TrainSettings(**payload["settings"]),
         payload["history"],
