@@ -68,7 +68,7 @@ def test_the_shipped_training_stretches_gates_past_fake_torontos():
     ckpt = load_checkpoint()
     cover = {r["device"]: r for r in duration_coverage()}
     train_max = max(r["max_ns"] for r in cover.values() if r["in_training"])
-    stretch = 2.0 ** ckpt.spec.duration_log2_max
+    stretch = 2.0**ckpt.spec.duration_log2_max
     assert train_max * stretch > cover["fake_toronto"]["max_ns"]
 
 
