@@ -52,7 +52,7 @@ SPECS = {
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
-@pytest.mark.parametrize("n", [1, 3, 5])
+@pytest.mark.parametrize("n", [1, 3, pytest.param(5, marks=pytest.mark.slow)])
 def test_probabilities_match_aer_under_each_noise_model(name, n):
     qc = random_circuit(n, 8 * n + 10, seed=n, names=AER_DM_GATES)
     ours = probabilities(qc, noise=SPECS[name]).numpy()
@@ -95,6 +95,7 @@ def test_device_noise_at_scales_equals_aer(device, scale):
     assert np.abs(ours - aer_probabilities(circuit, spec)).max() <= TOL
 
 
+@pytest.mark.slow  # several seconds (the slow lane, CI, runs it)
 def test_large_device_compacted_equals_from_backend():
     """127-qubit device: the compacted circuit with the calibration subset equals aer's from_backend model
     restricted to the same physical qubits (readout excluded, see above)."""

@@ -106,7 +106,7 @@ def _closed_forms(g):
     }
 
 
-@pytest.mark.parametrize("name", ["planetoid-citeseer", "wiki-vote"])
+@pytest.mark.parametrize("name", ["planetoid-citeseer", pytest.param("wiki-vote", marks=pytest.mark.slow)])
 def test_real_graphs_edge_counts_equal_closed_forms(shared_data, name):
     g = load_graph(name, data_dir=shared_data)
     m = Miner(g, workers=2)

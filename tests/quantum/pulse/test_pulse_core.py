@@ -162,6 +162,7 @@ def test_fidelity_uses_the_adjoint_not_the_inverse_rotation():
     assert sx.shape == (2, 2)
 
 
+@pytest.mark.slow  # several seconds (the slow lane, CI, runs it)
 def test_calibrated_natives_and_compiled_circuits_match_qiskit(pair, natives):
     assert natives.x[0].fidelity > 0.9999 and natives.sx[1].fidelity > 0.9999
     assert natives.ecr[(0, 1)].fidelity > 0.998

@@ -53,6 +53,7 @@ def test_cache_round_trip(tmp_path):
     assert cached and torch.equal(first.pst, second.pst) and torch.equal(first.edges, second.edges)
 
 
+@pytest.mark.slow  # several seconds (the slow lane, CI, runs it)
 def test_split_keeps_circuits_together():
     data = generate(DatasetSpec(random_samples=0, algorithm_samples=16, noise_draws=2, seed=5))
     split = split_by_group(data, seed=1)
