@@ -3,8 +3,14 @@
 Reference: nbformat's schema and nbclient execution in a fresh python3 kernel. A notebook's smoke
 parameters live in its metadata (``workbench.smoke``) and are injected after its ``parameters`` cell,
 exactly as ``workbench report -p`` does.
+
+Where the browser tests can run (Debian's Chromium and playwright present, as in CI), a ready technique's
+notebook is executed there instead, in JupyterLab with the same smoke parameters and the same check that no
+cell fails (``tests/browser/test_notebooks_in_lab.py``), so that CI does not run it twice; a notebook with a
+``DATA_DIR`` parameter (the lab copy overrides it) and every other notebook still run here.
 """
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -17,6 +23,14 @@ from workbench.report import apply_overrides, execute_notebook, parameter_names
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO_ROOT / "notebooks").rglob("*.ipynb"))
 NOTEBOOKS = [p for p in NOTEBOOKS if ".ipynb_checkpoints" not in p.parts]
+
+
+def _run_in_lab(path: Path, nb) -> bool:
+    """Whether ``tests/browser/test_notebooks_in_lab.py`` executes this notebook with the same parameters."""
+    ready = {get_technique(e.name).notebook for e in catalogue() if e.status == "ready"}
+    browser = Path("/usr/bin/chromium").is_file() and importlib.util.find_spec("playwright") is not None
+    relative = str(path.relative_to(REPO_ROOT))
+    return browser and relative in ready and "DATA_DIR" not in parameter_names(nb)
 
 
 def _id(path: Path) -> str:
@@ -38,6 +52,8 @@ def test_notebook_runs_top_to_bottom_with_small_parameters(path):
     nb = nbformat.read(path, as_version=4)
     smoke = nb.metadata.get("workbench", {}).get("smoke", {})
     assert set(smoke) <= set(parameter_names(nb)), "smoke parameters must be names of the parameters cell"
+    if _run_in_lab(path, nb):
+        pytest.skip("executed in JupyterLab by tests/browser/test_notebooks_in_lab.py (same smoke parameters)")
     nb = apply_overrides(nb, smoke)
     executed = execute_notebook(nb, cwd=path.parent, timeout_s=600, export=False)
     errors = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]

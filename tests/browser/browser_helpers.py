@@ -323,12 +323,15 @@ def wait_for_run_all_done(page, notebook_rel_path: str, *, timeout_s: float) -> 
 
 
 def wait_for_figures_drawn(page, *, timeout_s: float = 15.0) -> list[dict]:
-    """:func:`figure_reports` once every plot has an SVG and a full layout (or after ``timeout_s``: the
-    report then shows which one was not drawn)."""
+    """:func:`figure_reports` once every plot has an SVG, a full layout and data (or after ``timeout_s``: the
+    report then shows which one was not drawn or stayed empty). A FigureWidget's view can draw an empty plot
+    first and its traces when the widget's state arrives, which takes seconds on a loaded machine (CI saw two
+    figures caught empty in between), so an empty figure counts as not drawn yet until the deadline."""
     deadline = time.monotonic() + timeout_s
     while True:
         figures = figure_reports(page)
-        if all(f["svg"] and f["laidOut"] for f in figures) or time.monotonic() > deadline:
+        drawn = all(f["svg"] and f["laidOut"] and f["traces"] > 0 and f["points"] > 0 for f in figures)
+        if drawn or time.monotonic() > deadline:
             return figures
         page.wait_for_timeout(250)
 
