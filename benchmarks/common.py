@@ -135,3 +135,15 @@ def fmt_ratio(x: float) -> str:
 
 def fmt_sci(x: float) -> str:
     return f"{x:.1e}"
+
+
+def peer_table(peer: str, rows: Sequence[tuple[str, dict[str, float]]]) -> Table:
+    """Ours against ``peer`` (e.g. ``qutip``), a row per ``(case, timing)``: ``timing`` holds ``ours_s``,
+    ``<peer>_s`` (seconds), ``speedup`` (peer / ours) and ``max_abs_diff``."""
+    return Table(
+        headers=("case", "ours (ms)", f"{peer} (ms)", f"{peer} / ours", "max abs diff"),
+        rows=tuple(
+            (case, fmt_ms(t["ours_s"]), fmt_ms(t[f"{peer}_s"]), fmt_ratio(t["speedup"]), fmt_sci(t["max_abs_diff"]))
+            for case, t in rows
+        ),
+    )

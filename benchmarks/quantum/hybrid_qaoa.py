@@ -15,7 +15,7 @@ import math
 import numpy as np
 import torch
 
-from benchmarks.common import Section, Table, fmt_ms, fmt_ratio, fmt_sci, interleaved, median
+from benchmarks.common import Section, fmt_ratio, interleaved, median, peer_table
 from benchmarks.machine import load_average
 
 log = logging.getLogger(__name__)
@@ -85,18 +85,7 @@ def run(*, quick: bool) -> Section:
         "speedup": median(ratios),
         "max_abs_diff": float(np.abs(out["ours"] - out["qutip"]).max()),
     }
-    table = Table(
-        headers=("case", "ours (ms)", "qutip (ms)", "qutip / ours", "max abs diff"),
-        rows=(
-            (
-                "5 mixer channels, 3 levels, 128 dt, T1/T2",
-                fmt_ms(row["ours_s"]),
-                fmt_ms(row["qutip_s"]),
-                fmt_ratio(row["speedup"]),
-                fmt_sci(row["max_abs_diff"]),
-            ),
-        ),  # fmt: skip
-    )
+    table = peer_table("qutip", [("5 mixer channels, 3 levels, 128 dt, T1/T2", row)])
     return Section(
         title="Hybrid QAOA mixer channels vs qutip",
         intro=f"Peer: qutip {qutip.__version__} `propagator` with collapse operators, in one process, interleaved "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from benchmarks.common import Section, Table, fmt_ms, fmt_ratio, fmt_sci, interleaved, median
+from benchmarks.common import Section, fmt_ratio, interleaved, median, peer_table
 from benchmarks.machine import load_average
 
 
@@ -43,18 +43,8 @@ def run(*, quick: bool) -> Section:
     ratios = [q / o for o, q in zip(times["ours"], times["qutip"])]
     row = {"ours_s": median(times["ours"]), "qutip_s": median(times["qutip"]), "speedup": median(ratios),
            "max_abs_diff": float(np.abs(out["ours"] - out["qutip"]).max()), "duration_dt": schedule.duration}  # fmt: skip
-    table = Table(
-        headers=("case", "ours (ms)", "qutip (ms)", "qutip / ours", "max abs diff"),
-        rows=(
-            (
-                f"NAPA {ansatz.layers}-layer schedule, {schedule.duration} dt, 2 transmons x 3 levels, T1/T2",
-                fmt_ms(row["ours_s"]),
-                fmt_ms(row["qutip_s"]),
-                fmt_ratio(row["speedup"]),
-                fmt_sci(row["max_abs_diff"]),
-            ),
-        ),  # fmt: skip
-    )
+    case = f"NAPA {ansatz.layers}-layer schedule, {schedule.duration} dt, 2 transmons x 3 levels, T1/T2"
+    table = peer_table("qutip", [(case, row)])
     return Section(
         title="NAPA energy evaluation vs qutip",
         intro=f"Peer: qutip {qutip.__version__} `mesolve`, torch {torch.__version__}, one process, interleaved "

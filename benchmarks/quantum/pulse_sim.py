@@ -14,7 +14,7 @@ import logging
 import numpy as np
 import torch
 
-from benchmarks.common import Section, Table, fmt_ms, fmt_ratio, fmt_sci, interleaved, median
+from benchmarks.common import Section, fmt_ratio, interleaved, median, peer_table
 from benchmarks.machine import load_average
 
 log = logging.getLogger(__name__)
@@ -68,13 +68,7 @@ def run(*, quick: bool) -> Section:
 
     load_start = load_average()
     rows = [_case(True, quick), _case(False, quick)]
-    table = Table(
-        headers=("case", "ours (ms)", "qutip (ms)", "qutip / ours", "max abs diff"),
-        rows=tuple(
-            (r["case"], fmt_ms(r["ours_s"]), fmt_ms(r["qutip_s"]), fmt_ratio(r["speedup"]), fmt_sci(r["max_abs_diff"]))
-            for r in rows
-        ),
-    )
+    table = peer_table("qutip", [(r["case"], r) for r in rows])
     intro = (
         f"Peer: qutip {qutip.__version__} (`mesolve`, atol 1e-12, rtol 1e-10, step coefficients identical to ours), "
         f"torch {torch.__version__} with {torch.get_num_threads()} threads, in one process, interleaved rounds. "
