@@ -263,11 +263,28 @@ class Panel:
         return self.widget()._repr_mimebundle_(**kwargs)
 
 
+class OneOffFigure:
+    """A figure that never changes, shown by plotly's own mime type (``application/vnd.plotly.v1+json``, drawn by
+    JupyterLab's plotly renderer with zoom and hover): no widget model, so nothing can arrive after the view is
+    drawn. (As FigureWidgets, the first figures of a notebook were sometimes drawn with no traces under load in
+    CI; see ``widgets/figure_widget.py``.)"""
+
+    def __init__(self, fig: go.Figure) -> None:
+        self.figure = fig
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        import plotly.io as pio
+
+        bundle = pio.renderers["plotly_mimetype"].to_mimebundle(self.figure.to_dict())
+        return {**bundle, "text/plain": f"<figure: {self.figure.layout.title.text or 'untitled'}>"}
+
+
 def show(fig: go.Figure, *, static: bool | None = None) -> Any:
-    """Display a one-off figure in a notebook: a FigureWidget live, inline HTML in a report."""
+    """Display a one-off figure in a notebook: plotly's mime bundle live (:class:`OneOffFigure`), inline HTML in
+    a report."""
     layout.style(fig)
     if export_mode() if static is None else static:
         from IPython.display import HTML
 
         return HTML(fig.to_html(full_html=False, include_plotlyjs=False))
-    return FigureWidget(fig)
+    return OneOffFigure(fig)

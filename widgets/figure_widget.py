@@ -20,10 +20,19 @@ browser module of this class (``_esm``) is plotly's own, wrapped: after plotly's
 figure's element (a ``ResizeObserver``) and lets plotly.js resize the figure (its ``responsive`` handler)
 whenever the element's width differs from the drawn one, so figures without a ``layout.width`` fill the
 output area and follow it.
+
+Late state: ``ipywidgets`` opens the comm before plotly fills ``_widget_data`` and ``_widget_layout``, so a new
+figure's traces and layout reach the browser in update messages after the (empty) model; plotly's view reads
+them once, when it draws, and ignores later changes of either (its ``do_data`` and ``do_layout`` are empty). On
+a loaded machine a view was sometimes drawn before they arrived: a laid-out plot with no traces and no title
+(seen in CI, a different notebook each run). The wrapper's ``render`` redraws (``Plotly.react``) whenever either
+changes after the view is drawn. (Opening the comm with the whole state instead starts every figure's module
+load at once, and anywidget's 2 s limit per model then fails under load.)
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -58,13 +67,39 @@ def fill_undefined(restyle_data: dict[str, Any], traces: list[int], data: list[d
     return filled
 
 
-#: The wrapper module: plotly's module is imported from a blob URL, its default export (an anywidget
-#: ``{initialize, render}`` or a function returning one) wrapped so that ``render`` also keeps the drawn width
-#: equal to the element's (plotly.js' own ``responsive`` resize handler, which skips hidden figures).
+#: The wrapper module: plotly's module is imported from a blob URL once per page (the import is kept on
+#: ``globalThis`` under a hash of plotly's module, so every figure after the first reuses it instead of
+#: evaluating its ~5 MB again), its default export (an anywidget ``{initialize, render}`` or a function returning
+#: one) wrapped so that ``render`` also keeps the drawn width equal to the element's (plotly.js' own
+#: ``responsive`` resize handler, which skips hidden figures) and redraws when the figure's whole state arrives
+#: after the view was drawn (see the module docstring; ``fromJson`` reads plotly's wire format as plotly's own
+#: deserializer does: typed arrays from ``{dtype, shape, value}``, ``"_undefined_"``). anywidget gives each
+#: model 2 s to load its module ("[anywidget] Failed to initialize model." after that); one import per page
+#: keeps each figure's load short.
 _ESM_WRAPPER = """
-const url = URL.createObjectURL(new Blob([%s], { type: "text/javascript" }));
-const plotly = await import(url);
-URL.revokeObjectURL(url);
+const key = "__workbench_plotly_widget_%s";
+globalThis[key] ??= (async () => {
+  const url = URL.createObjectURL(new Blob([%s], { type: "text/javascript" }));
+  try { return await import(url); } finally { URL.revokeObjectURL(url); }
+})();
+const plotly = await globalThis[key];
+
+const TYPED = {
+  int8: Int8Array, int16: Int16Array, int32: Int32Array, uint8: Uint8Array, uint8clamped: Uint8ClampedArray,
+  uint16: Uint16Array, uint32: Uint32Array, float32: Float32Array, float64: Float64Array,
+};
+const fromJson = (v) => {
+  if (Array.isArray(v)) return v.map(fromJson);
+  if (v === "_undefined_") return undefined;
+  if (v === null || typeof v !== "object" || ArrayBuffer.isView(v)) return v;
+  if (("value" in v || "buffer" in v) && "dtype" in v && "shape" in v) {
+    const view = "value" in v ? v.value : v.buffer;
+    const Typed = TYPED[v.dtype];
+    const bytes = view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength);
+    return Typed ? new Typed(bytes) : v;
+  }
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fromJson(x)]));
+};
 
 export default () => {
   const base = typeof plotly.default === "function" ? plotly.default() : plotly.default;
@@ -73,6 +108,18 @@ export default () => {
     render(ctx) {
       const cleanup = base.render(ctx);
       const el = ctx.el;
+      const model = ctx.model;
+      let queued = false;
+      const redraw = () => {
+        queued = false;
+        if (!el._fullLayout || !window.Plotly) return;  // not drawn yet: plotly's own render reads the state
+        const layout = fromJson(model.get("_widget_layout"));
+        if (!layout.height) layout.height = 360;  // as plotly's view does
+        window.Plotly.react(el, fromJson(model.get("_widget_data")), layout, el._context);
+      };
+      const late = () => { if (!queued) { queued = true; requestAnimationFrame(redraw); } };
+      model.on("change:_widget_data", late);
+      model.on("change:_widget_layout", late);
       let pending = false;
       const fit = () => {
         pending = false;
@@ -86,7 +133,12 @@ export default () => {
         if (!pending) { pending = true; requestAnimationFrame(fit); }
       });
       observer.observe(el);
-      return () => { observer.disconnect(); if (typeof cleanup === "function") cleanup(); };
+      return () => {
+        observer.disconnect();
+        model.off("change:_widget_data", late);
+        model.off("change:_widget_layout", late);
+        if (typeof cleanup === "function") cleanup();
+      };
     },
   };
 };
@@ -97,7 +149,7 @@ def _esm() -> str:
     """Plotly's widget module (the file ``go.FigureWidget._esm`` names) inside :data:`_ESM_WRAPPER`."""
     source = go.FigureWidget._esm
     text = source.read_text(encoding="utf-8") if hasattr(source, "read_text") else str(source)
-    return _ESM_WRAPPER % json.dumps(text)
+    return _ESM_WRAPPER % (hashlib.sha256(text.encode()).hexdigest()[:16], json.dumps(text))
 
 
 class FigureWidget(go.FigureWidget):

@@ -156,7 +156,9 @@ JS_FIGURE_REPORT = """
 () => [...document.querySelectorAll('.js-plotly-plot')].map((gd, index) => {
   const box = (el) => { const r = el.getBoundingClientRect(); return { x0: r.left, y0: r.top, x1: r.right, y1: r.bottom }; };
   const size = (v) => (v && typeof v.length === 'number' && typeof v !== 'string') ? v.length : 0;
-  const points = (gd.data || []).reduce((n, t) => n + Math.max(size(t.x), size(t.y), size(t.z), size(t.values)), 0);
+  // _fullData: plotly's decoded traces (a figure shown by plotly's mime type carries numpy arrays as base64)
+  const drawn = (gd._fullData && gd._fullData.length) ? gd._fullData : (gd.data || []);
+  const points = drawn.reduce((n, t) => n + Math.max(size(t.x), size(t.y), size(t.z), size(t.values)), 0);
   const parts = [];
   const add = (kind, el) => {
     const b = box(el);

@@ -7,10 +7,20 @@ checks the harness itself; the real notebooks are driven by ``test_notebooks_in_
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
-from browser_helpers import NotebookFailed, drive_notebook, screenshot, shut_down_kernels
+from browser_helpers import (
+    NotebookFailed,
+    drive_notebook,
+    figure_reports,
+    open_notebook,
+    run_all_cells,
+    screenshot,
+    shut_down_kernels,
+    wait_for_run_all_done,
+)
 from fixture_notebook import write_fixture_notebook
 
 pytestmark = pytest.mark.browser
@@ -75,3 +85,49 @@ def test_harness_reports_a_slider_that_does_not_redraw(page, jupyter_lab):
     run = drive_notebook(page, jupyter_lab, notebook, plot_timeout_s=60.0, change_timeout_s=3.0)
     assert not run.changed and run.latency_ms is None
     assert run.slider["after"]["now"] != run.slider["now"], "the slider itself should have moved"
+
+
+LATE_STATE = "_browser_fixture/late_state.ipynb"
+
+
+def test_a_figure_drawn_before_its_state_arrives_redraws_when_it_does(page, jupyter_lab):
+    """``widgets/figure_widget.py``: a FigureWidget's traces and layout reach the browser after its (empty) model;
+    a view drawn in between must redraw when they arrive (plotly's own view ignores them: CI caught laid-out
+    figures with no traces). Here the state is replaced seconds after the views are drawn, plain lists on one
+    figure and a numpy array (plotly's binary wire format) on the other; both must show the new points."""
+    import nbformat
+
+    cells = [
+        "import numpy as np, plotly.graph_objects as go\n"
+        "from widgets.figure_widget import FigureWidget\n"
+        "f = FigureWidget(go.Figure(go.Scatter(y=[1, 2]), layout=dict(title='before')))\n"
+        "g = FigureWidget(go.Figure(go.Scatter(y=[1, 2]), layout=dict(title='before')))\n"
+        "display(f, g)",
+        "import time\ntime.sleep(3)\n"
+        "f._widget_data = [dict(type='scatter', y=[1, 2, 3, 4, 5])]\n"
+        "f._widget_layout = dict(title=dict(text='after'))\n"
+        "g._widget_data = [dict(type='scatter', y=np.arange(7.0))]",
+    ]
+    path = jupyter_lab.root / LATE_STATE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(
+        nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_code_cell(c) for c in cells], metadata={"kernelspec": kernelspec}
+        ),
+        path,
+    )
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    open_notebook(page, jupyter_lab, LATE_STATE)
+    run_all_cells(page, LATE_STATE)
+    wait_for_run_all_done(page, LATE_STATE, timeout_s=60.0)
+    deadline = time.monotonic() + 15.0
+    while True:
+        figures = figure_reports(page)
+        got = [(f["points"], f["title"]) for f in figures]
+        if got == [(5, "after"), (7, "before")] or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(250)
+    assert got == [(5, "after"), (7, "before")], got
+    assert not errors, errors

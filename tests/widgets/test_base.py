@@ -55,3 +55,23 @@ def test_export_env_selects_static(monkeypatch):
     assert Squares().static
     monkeypatch.delenv(base.EXPORT_ENV)
     assert not Squares().static
+
+
+def test_show_gives_plotly_mime_bundle_live_and_html_in_a_report(monkeypatch):
+    """A one-off figure is plotly's own mime type (no widget model whose state could arrive after the view is
+    drawn: ``widgets/base.py``'s ``OneOffFigure``), and inline HTML in a report."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    from widgets.base import OneOffFigure, show
+
+    monkeypatch.delenv("WORKBENCH_EXPORT", raising=False)
+    fig = go.Figure(go.Scatter(x=np.arange(4.0), y=np.array([1.0, 3.0, 2.0, 5.0])), layout=dict(title="one-off"))
+    shown = show(fig, static=False)
+    assert isinstance(shown, OneOffFigure)
+    bundle = shown._repr_mimebundle_()
+    spec = bundle["application/vnd.plotly.v1+json"]
+    assert spec["layout"]["title"]["text"] == "one-off" and len(spec["data"]) == 1
+    assert "one-off" in bundle["text/plain"]
+    assert "application/vnd.jupyter.widget-view+json" not in bundle
+    assert "<div" in show(fig, static=True).data
