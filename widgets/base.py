@@ -265,9 +265,9 @@ class Panel:
 
 class OneOffFigure:
     """A figure that never changes, shown by plotly's own mime type (``application/vnd.plotly.v1+json``, drawn by
-    JupyterLab's plotly renderer with zoom and hover): no widget model, so nothing can arrive after the view is
-    drawn. (As FigureWidgets, the first figures of a notebook were sometimes drawn with no traces under load in
-    CI; see ``widgets/figure_widget.py``.)"""
+    JupyterLab's plotly renderer with zoom and hover): no widget model. As FigureWidgets, whose traces and layout
+    reach the browser in update messages after the (empty) model, the first figures of a notebook were sometimes
+    drawn with no traces and no title under load in CI (a different notebook each run); not seen since."""
 
     def __init__(self, fig: go.Figure) -> None:
         self.figure = fig
