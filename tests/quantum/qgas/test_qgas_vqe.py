@@ -87,7 +87,8 @@ def test_bad_training_arguments():
     with pytest.raises(ValueError, match=r"hamiltonian has shape \[4, 4\]: expected \[16, 16\]"):
         train(hardware_efficient(4), np.eye(4), steps=3)
     with pytest.raises(ValueError, match=r"shots=0 is out of range: valid values are None \(exact\) or integers >= 1"):
-        noisy_energy(hardware_efficient(4), [0.0] * 8, p.terms, "fake_jakarta", shots=0)
+        ansatz = hardware_efficient(4)
+        noisy_energy(ansatz, [0.0] * ansatz.num_parameters, p.terms, "fake_jakarta", shots=0)
     with pytest.raises(ValueError, match=r"circuit has 4 qubits but device fake_armonk has 1: valid widths are 1..1"):
         noisy_energy(hardware_efficient(4), [0.0] * 8, p.terms, "fake_armonk")
 

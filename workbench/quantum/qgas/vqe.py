@@ -120,8 +120,6 @@ def noisy_energy(
     from workbench.quantum.noise import NoiseSpec
     from workbench.quantum.variational.machine import Machine
 
-    if shots is not None and (isinstance(shots, bool) or not isinstance(shots, (int, np.integer)) or shots < 1):
-        raise ValueError(f"shots={shots!r} is out of range: valid values are None (exact) or integers >= 1")
     cal = load_calibration(device)
     if circuit.num_qubits > cal.num_qubits:
         raise ValueError(

@@ -33,6 +33,7 @@ from torch import Tensor
 
 from workbench.quantum.circuit import from_qiskit
 from workbench.quantum.statevector import simulate_statevector
+from workbench.quantum.variational.shadows import pauli_codes
 
 __all__ = [
     "state_fidelity",
@@ -125,9 +126,6 @@ def energy_function(circuit: object, hamiltonian: object) -> Callable[[Tensor], 
     return energies
 
 
-_LETTER = {"Z": 0, "X": 1, "Y": 2}
-
-
 def pauli_energy(freqs: Tensor, settings: np.ndarray, terms: Iterable[tuple[float, str]]) -> Tensor:
     """``sum_k c_k <P_k>`` from outcome frequencies (or exact probabilities) in Pauli-basis settings.
 
@@ -151,9 +149,7 @@ def pauli_energy(freqs: Tensor, settings: np.ndarray, terms: Iterable[tuple[floa
         c = complex(coeff)
         if abs(c.imag) > 1e-12:
             raise ValueError(f"term {label!r} has coefficient {coeff}: valid coefficients are real")
-        if len(label) != n or any(ch not in "IXYZ" for ch in label):
-            raise ValueError(f"term label {label!r} is not a Pauli string of {n} letters from I, X, Y, Z")
-        support = [(q, _LETTER[ch]) for q, ch in enumerate(reversed(label)) if ch != "I"]
+        support = [(q, int(b)) for q, b in enumerate(pauli_codes(label, n)) if b >= 0]
         if not support:
             total = total + c.real
             continue

@@ -117,8 +117,11 @@ class Machine:
     calls: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
-        if self.shots is not None and self.shots < 1:
-            raise ValueError(f"shots={self.shots} is out of range: valid range is >= 1 (shots per circuit)")
+        shots = self.shots
+        if shots is not None and (isinstance(shots, bool) or not isinstance(shots, (int, np.integer)) or shots < 1):
+            raise ValueError(
+                f"shots={shots!r} is out of range: valid values are None (exact) or integers >= 1 (shots per circuit)"
+            )
         self.program = from_qiskit(self.circuit)
         self.num_qubits = self.program.num_qubits
         if self.noise is not None and self.noise.calibration is not None:

@@ -33,6 +33,7 @@ __all__ = [
     "fidelity_to_pure",
     "shadow_fidelity",
     "term_settings",
+    "pauli_codes",
 ]
 
 #: native gates (name, angle) applied, in order, before a computational-basis measurement of Pauli 0=Z, 1=X, 2=Y
@@ -41,6 +42,18 @@ BASIS_STEPS: tuple[tuple[tuple[str, float | None], ...], ...] = (
     (("rz", math.pi / 2), ("sx", None), ("rz", math.pi / 2)),
     (("sx", None), ("rz", math.pi / 2)),
 )
+
+#: a Pauli label's letter as a setting code (0 = Z, 1 = X, 2 = Y, as in :data:`BASIS_STEPS`); -1: identity
+_CODE = {"I": -1, "Z": 0, "X": 1, "Y": 2}
+
+
+def pauli_codes(label: str, num_qubits: int) -> np.ndarray:
+    """``[n]`` int64: the setting code of each qubit's letter in a Pauli ``label`` (qiskit order: the rightmost
+    letter is qubit 0), -1 where the letter is I. ValueError for a label of another length or other letters."""
+    if len(label) != num_qubits or any(ch not in _CODE for ch in label):
+        raise ValueError(f"term label {label!r} is not a Pauli string of {num_qubits} letters from I, X, Y, Z")
+    return np.array([_CODE[ch] for ch in reversed(label)], dtype=np.int64)
+
 
 _PAULI = (
     np.array([[1, 0], [0, -1]], dtype=np.complex128),
@@ -133,12 +146,9 @@ def term_settings(labels: Iterable[str], num_qubits: int | None = None) -> np.nd
     n = num_qubits if num_qubits is not None else (len(labels[0]) if labels else 0)
     if n < 1:
         raise ValueError(f"num_qubits={n} is out of range: valid range is >= 1")
-    code = {"I": -1, "Z": 0, "X": 1, "Y": 2}
     groups: list[np.ndarray] = []
     for label in labels:
-        if len(label) != n or any(ch not in code for ch in label):
-            raise ValueError(f"term label {label!r} is not a Pauli string of {n} letters from I, X, Y, Z")
-        row = np.array([code[ch] for ch in reversed(label)], dtype=np.int64)  # column q = qubit q
+        row = pauli_codes(label, n)  # column q = qubit q
         if (row < 0).all():
             continue
         for g in groups:
