@@ -32,12 +32,14 @@ load at once, and anywidget's 2 s limit per model then fails under load.)
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from typing import Any
 
 import plotly.graph_objects as go
 from plotly.basedatatypes import BaseFigure, Undefined
+from traitlets import observe
 
 
 def _current(trace: dict, key_path: str) -> Any:
@@ -161,6 +163,19 @@ class FigureWidget(go.FigureWidget):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._config = {**self._config, "responsive": True}  # plotly.js installs the resize handler we call
+
+    @observe("_js2py_traceDeltas")
+    def _resend_when_drawn_without_traces(self, change: dict) -> None:
+        """A view reports the traces it drew (plotly's ``_js2py_traceDeltas``, one delta per trace of the browser
+        model's data) right after drawing. Fewer than the figure has means the model never got the state (CI:
+        a panel's figure drawn with no traces and no title): send the current traces and layout again; the
+        wrapper's ``render`` redraws on that change."""
+        msg = change["new"]
+        if msg and len(msg.get("trace_deltas", ())) < len(self.data):
+            with self.hold_sync():  # one message with both, sent even when Python's copies did not change
+                self._widget_data = copy.deepcopy(self._data)
+                self._widget_layout = copy.deepcopy(self._layout_obj._props)
+                self._states_to_send.update(("_widget_data", "_widget_layout"))
 
     def _send_update_msg(self, restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
         traces = self._normalize_trace_indexes(trace_indexes)

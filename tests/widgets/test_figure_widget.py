@@ -68,3 +68,19 @@ def test_a_panel_redraw_sends_no_undefined():
     assert panel.error is None, panel.error
     messages = [m for per_fig in sent for m in per_fig]
     assert messages and not any(_has_undefined(m["style_data"]) for m in messages)
+
+
+def test_a_view_that_drew_no_traces_gets_the_current_state_again():
+    """``FigureWidget._resend_when_drawn_without_traces``: a view reporting fewer drawn traces than the figure has
+    (its model never got the state) is sent the current traces and layout, edits after construction included;
+    a view that drew them all is sent nothing."""
+    fig = FigureWidget(go.Figure([go.Scatter(y=[1, 2]), go.Bar(y=[3])], layout=dict(title="t")))
+    fig.data[0].y = [5, 6, 7]
+    sent = []
+    fig._send = lambda msg, buffers=None: sent.append(msg)
+    fig._js2py_traceDeltas = {"trace_deltas": [{"uid": fig.data[0].uid}, {"uid": fig.data[1].uid}], "trace_edit_id": 0}
+    assert not [m for m in sent if "_widget_data" in m.get("state", {})]
+    fig._js2py_traceDeltas = {"trace_deltas": [], "trace_edit_id": 0}
+    resent = [m["state"] for m in sent if "_widget_data" in m.get("state", {})]
+    assert len(resent) == 1 and resent[0]["_widget_layout"]["title"]["text"] == "t"
+    assert [list(t["y"]) for t in resent[0]["_widget_data"]] == [[5, 6, 7], [3]]
