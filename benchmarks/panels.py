@@ -1,12 +1,12 @@
 """Group 4: redraw latency of every ready technique's panel (found through the registry, so a new panel is
 measured without touching this file).
 
-Each panel is built live (``static=False``: plotly ``FigureWidget``s) at its default sizes. Then every control
+Each panel is built live (``static=False``: ``LiveFigure``s) at its default sizes. Then every control
 is moved, one at a time, through a few values spread over its range (selection options, slider positions on a
 linear or log grid, the other choices of a dropdown, the other state of a checkbox) and back to its start
 value, so the next control starts from the defaults. Each move is timed with ``Panel.timed_change``: seconds
-from setting the control to the figures being updated (compute + figure updates, synchronous, in Python; the
-browser's plotly.js render is not part of it, as no browser runs here).
+from setting the control to the figures being updated (compute + figure updates and their mime bundles,
+synchronous, in Python; the browser's plotly.js render is not part of it, as no browser runs here).
 
 Panels may memoise model results, so a move is tagged *new* when the panel's full set of values was not seen
 before in this run and *revisit* otherwise (e.g. the return to the start value).

@@ -1,1 +1,1 @@
-"""Live panels (ipywidgets controls + plotly FigureWidgets) over the ``workbench`` package."""
+"""Live panels (ipywidgets controls + plotly figures that redraw live) over the ``workbench`` package."""

@@ -1,14 +1,14 @@
-"""Panel base: controls + plotly figures + a status line, live (FigureWidget) or static (for reports).
+"""Panel base: controls + plotly figures + a status line, live (LiveFigure) or static (for reports).
 
 A panel subclass declares
 - ``technique``: registry name; controls are built from that technique's config specs (:func:`control`),
 - ``make_figures(values) -> list[go.Figure]``: the figures, built once with full data and layout,
 - ``compute(values) -> result``: calls into ``workbench`` (no algorithm lives here); may raise ValueError,
-- ``draw(figures, result, values)``: mutates the figures (same code for FigureWidget and go.Figure),
+- ``draw(figures, result, values)``: mutates the figures (plain ``go.Figure`` API, live or static),
 - optionally ``static_slider = (name, values)``: the control a report animates with a plotly slider.
 
-Live mode keeps one ``go.FigureWidget`` per figure and redraws inside ``batch_update()`` when a control
-changes. An error (bad combination of values) shows in the panel's status line; the figures keep their last
+Live mode keeps one :class:`~widgets.live_figure.LiveFigure` per figure (a ``go.Figure`` whose ``view`` widget
+redraws on every change) and redraws inside ``batch_update()`` when a control changes. An error (bad combination of values) shows in the panel's status line; the figures keep their last
 good state, so nothing the user set is lost. Static mode (``static=True`` or env ``WORKBENCH_EXPORT=1``, set
 by ``workbench report``) renders plain figures as HTML, with precomputed frames over ``static_slider``.
 """
@@ -27,7 +27,7 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from widgets import layout
-from widgets.figure_widget import FigureWidget
+from widgets.live_figure import LiveFigure, figure_bundle
 from workbench.config import ParamSpec
 from workbench.registry import get_technique
 
@@ -101,7 +101,9 @@ class Panel:
         self.prepare_controls(initial)
         self.status = W.HTML()
         base = [layout.style(f) for f in self.make_figures(initial)]
-        self.figures: list[Any] = base if self.static else [FigureWidget(f) for f in base]
+        self.figures: list[Any] = base if self.static else [LiveFigure(f) for f in base]
+        #: the widgets that show the figures (live mode), in the order of ``figures``
+        self.views: list[W.Widget] = [] if self.static else [f.view for f in self.figures]
         self.redraw()
         for widget in self.controls.values():
             widget.observe(self._on_change, names="value")
@@ -199,7 +201,7 @@ class Panel:
         for group, widgets in groups.items():  # a config group (the cluster, ...) gets its own heading
             box = W.Box(widgets, layout=W.Layout(flex_flow="row wrap"))
             rows.append(W.VBox([W.HTML(f"<i>{html.escape(group)}</i>"), box]) if group else box)
-        return W.VBox([header, *rows, self.status, *self.figures])
+        return W.VBox([header, *rows, self.status, *self.views])
 
     def static_figures(self) -> list[go.Figure]:
         """Plain figures at the current values, with plotly slider frames over ``static_slider``."""
@@ -265,18 +267,14 @@ class Panel:
 
 class OneOffFigure:
     """A figure that never changes, shown by plotly's own mime type (``application/vnd.plotly.v1+json``, drawn by
-    JupyterLab's plotly renderer with zoom and hover): no widget model. As FigureWidgets, whose traces and layout
-    reach the browser in update messages after the (empty) model, the first figures of a notebook were sometimes
-    drawn with no traces and no title under load in CI (a different notebook each run); not seen since."""
+    JupyterLab's plotly renderer with zoom and hover): no widget model, as a panel's figure without its
+    ``Output`` (:mod:`widgets.live_figure`)."""
 
     def __init__(self, fig: go.Figure) -> None:
         self.figure = fig
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        import plotly.io as pio
-
-        bundle = pio.renderers["plotly_mimetype"].to_mimebundle(self.figure.to_dict())
-        return {**bundle, "text/plain": f"<figure: {self.figure.layout.title.text or 'untitled'}>"}
+        return {**figure_bundle(self.figure), "text/plain": f"<figure: {self.figure.layout.title.text or 'untitled'}>"}
 
 
 def show(fig: go.Figure, *, static: bool | None = None) -> Any:

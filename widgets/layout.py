@@ -3,8 +3,8 @@
 One place, used by :class:`widgets.base.Panel` (on the figures of ``make_figures`` and after every ``draw``)
 and by :func:`widgets.base.show`, so a figure module only says what is particular to its figure.
 
-- Size: no fixed width (``autosize``; the live figure takes the width of its output area, see
-  ``widgets/figure_widget.py``); each figure keeps its own height.
+- Size: no fixed width (``autosize``; plotly's renderer gives the figure the width of its output area); each
+  figure keeps its own height.
 - Title: left-aligned at the top, wrapped at :data:`TITLE_CHARS` characters per line (``<br>``), the top
   margin sized to its lines and to the subplot titles under it. Its position is computed in pixels and
   anchored at its middle: plotly.js places a multi-line title anchored at its top half a line too high,
@@ -78,7 +78,7 @@ def byte_unit(values: Iterable[float | None]) -> tuple[float, str]:
 
 
 def style(fig: Any) -> Any:
-    """Apply the shared defaults to a new figure (``go.Figure`` or ``FigureWidget``) in place; returns it."""
+    """Apply the shared defaults to a new figure (``go.Figure`` or ``LiveFigure``) in place; returns it."""
     layout = fig.layout
     layout.autosize = True
     layout.width = None
@@ -114,6 +114,17 @@ def _pending_trace(fig: Any, index: int, prop: str) -> Any:
     return getattr(fig.data[index], prop, None)
 
 
+def _set_text(fig: Any, obj: Any, path: str, value: str) -> None:
+    """``obj.text = value`` for layout ``path`` ("title.text"), also inside a ``batch_update()`` where ``value``
+    equals the committed text: plotly drops an edit back to the committed value and would commit the pending
+    (unwrapped) one instead, so that pending edit is removed."""
+    edits = getattr(fig, "_batch_layout_edits", None) if getattr(fig, "_in_batch_mode", False) else None
+    if edits is not None and path in edits and obj.text == value:
+        del edits[path]
+    elif _pending(fig, path, obj.text) != value:
+        obj.text = value
+
+
 def fit(fig: Any) -> None:
     """Re-fit the text of a drawn figure (after every draw, inside its ``batch_update()`` or not): wrap the
     title and subplot titles, size the top margin to them and the bottom margin to a horizontal legend, one
@@ -121,9 +132,8 @@ def fit(fig: Any) -> None:
     layout = fig.layout
     title = _pending(fig, "title.text", layout.title.text)
     if title:
-        wrapped = wrap(title)
-        if wrapped != title:
-            layout.title.text = wrapped
+        wrapped = wrap(title, getattr(fig, "_title_chars", TITLE_CHARS))  # narrower in a row of figures
+        _set_text(fig, layout.title, "title.text", wrapped)
         title = wrapped
     columns = max(1, sum(1 for name in layout if name.startswith("xaxis")))
     subplot_lines = 0
@@ -131,8 +141,7 @@ def fit(fig: Any) -> None:
         text = _pending(fig, f"annotations.{i}.text", note.text)
         if note.yref == "paper" and note.y is not None and note.y >= 0.99 and text:
             wrapped = wrap(text, max(20, SUBPLOT_CHARS // columns))
-            if wrapped != text:
-                note.text = wrapped
+            _set_text(fig, note, f"annotations.{i}.text", wrapped)
             subplot_lines = max(subplot_lines, _lines(wrapped))
     title_px = LINE_PX * _lines(title)
     title_y = round(1 - (TITLE_TOP_PX + title_px / 2) / (layout.height or HEIGHT), 4)

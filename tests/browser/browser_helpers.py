@@ -327,8 +327,7 @@ def wait_for_run_all_done(page, notebook_rel_path: str, *, timeout_s: float) -> 
 def wait_for_figures_drawn(page, *, timeout_s: float = 15.0) -> list[dict]:
     """:func:`figure_reports` once every plot has an SVG, a full layout and data (or after ``timeout_s``: the
     report then shows which one was not drawn or stayed empty). An empty figure counts as not drawn yet until
-    the deadline: a panel's FigureWidget gets its traces in messages after its model, seconds later on a loaded
-    machine."""
+    the deadline: plotly's renderer draws asynchronously, seconds later on a loaded machine."""
     deadline = time.monotonic() + timeout_s
     while True:
         figures = figure_reports(page)

@@ -1,7 +1,7 @@
 """A small notebook shaped like a workbench one, for the browser tests to check themselves on.
 
 Reference: ``shared/notes/browser-testing.md`` (a cell with an ``IntSlider`` whose observer mutates a
-``go.FigureWidget`` in ``batch_update()``) and the "Export" section of ``shared/papers/README.md`` (static
+``LiveFigure`` in ``batch_update()``) and the "Export" section of ``shared/papers/README.md`` (static
 figures with ``layout.sliders`` over frames when ``WORKBENCH_EXPORT=1``).
 """
 
@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 from IPython.display import HTML, display
 
 from widgets.base import export_mode
+from widgets.live_figure import LiveFigure
 
 x = np.linspace(0.0, 1.0, N_POINTS)
 
@@ -40,7 +41,7 @@ if export_mode():
     display(HTML(fig.to_html(full_html=False, include_plotlyjs=False, auto_play=False)))
 else:
     slider = W.IntSlider(value=FREQ, min=1, max=6, description="freq", continuous_update=False)
-    fig = go.FigureWidget(go.Figure(go.Scatter(x=x, y=curve(FREQ), name="sin"), layout=dict(title="fixture")))
+    fig = LiveFigure(go.Figure(go.Scatter(x=x, y=curve(FREQ), name="sin"), layout=dict(title="fixture")))
 
     def on_change(change):
         if not REDRAW:
@@ -49,13 +50,13 @@ else:
             fig.data[0].y = curve(change["new"])
 
     slider.observe(on_change, names="value")
-    display(W.VBox([slider, fig]))
+    display(W.VBox([slider, fig.view]))
 """
 
 
 def write_fixture_notebook(path: Path, *, redraw: bool = True, failing_cell: bool = False) -> Path:
     """Write a small notebook shaped like a workbench one: a ``parameters`` cell, smoke parameters in
-    ``metadata.workbench.smoke``, and an IntSlider whose observer mutates a FigureWidget in
+    ``metadata.workbench.smoke``, and an IntSlider whose observer mutates a LiveFigure in
     ``batch_update()`` (a static plotly figure with slider frames when ``WORKBENCH_EXPORT=1``).
 
     ``redraw=False`` makes the observer do nothing and ``failing_cell=True`` appends a cell that raises:

@@ -87,28 +87,28 @@ def test_harness_reports_a_slider_that_does_not_redraw(page, jupyter_lab):
     assert run.slider["after"]["now"] != run.slider["now"], "the slider itself should have moved"
 
 
-LATE_STATE = "_browser_fixture/late_state.ipynb"
+LATE_CHANGE = "_browser_fixture/late_change.ipynb"
 
 
-def test_a_figure_drawn_before_its_state_arrives_redraws_when_it_does(page, jupyter_lab):
-    """``widgets/figure_widget.py``: a FigureWidget's traces and layout reach the browser after its (empty) model;
-    a view drawn in between must redraw when they arrive (plotly's own view ignores them: CI caught laid-out
-    figures with no traces). Here the state is replaced seconds after the views are drawn, plain lists on one
-    figure and a numpy array (plotly's binary wire format) on the other; both must show the new points."""
+def test_a_live_figure_changed_after_it_was_drawn_shows_the_change(page, jupyter_lab):
+    """``widgets/live_figure.py``: a panel's figure is drawn by plotly's mime renderer inside an ``Output``; a
+    change seconds after it was drawn (plain lists on one figure, a numpy array, plotly's binary wire format,
+    and a new title on the other) must replace the drawing."""
     import nbformat
 
     cells = [
         "import numpy as np, plotly.graph_objects as go\n"
-        "from widgets.figure_widget import FigureWidget\n"
-        "f = FigureWidget(go.Figure(go.Scatter(y=[1, 2]), layout=dict(title='before')))\n"
-        "g = FigureWidget(go.Figure(go.Scatter(y=[1, 2]), layout=dict(title='before')))\n"
-        "display(f, g)",
+        "from widgets.live_figure import LiveFigure\n"
+        "f = LiveFigure(go.Figure(go.Scatter(y=[1, 2]), layout=dict(title='before')))\n"
+        "g = LiveFigure(go.Figure(go.Scatter(y=[1, 2]), layout=dict(title='before')))\n"
+        "display(f.view, g.view)",
         "import time\ntime.sleep(3)\n"
-        "f._widget_data = [dict(type='scatter', y=[1, 2, 3, 4, 5])]\n"
-        "f._widget_layout = dict(title=dict(text='after'))\n"
-        "g._widget_data = [dict(type='scatter', y=np.arange(7.0))]",
+        "with f.batch_update():\n"
+        "    f.data[0].y = [1, 2, 3, 4, 5]\n"
+        "    f.layout.title.text = 'after'\n"
+        "g.data[0].y = np.arange(7.0)",
     ]
-    path = jupyter_lab.root / LATE_STATE
+    path = jupyter_lab.root / LATE_CHANGE
     path.parent.mkdir(parents=True, exist_ok=True)
     kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(
@@ -119,9 +119,9 @@ def test_a_figure_drawn_before_its_state_arrives_redraws_when_it_does(page, jupy
     )
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    open_notebook(page, jupyter_lab, LATE_STATE)
-    run_all_cells(page, LATE_STATE)
-    wait_for_run_all_done(page, LATE_STATE, timeout_s=60.0)
+    open_notebook(page, jupyter_lab, LATE_CHANGE)
+    run_all_cells(page, LATE_CHANGE)
+    wait_for_run_all_done(page, LATE_CHANGE, timeout_s=60.0)
     deadline = time.monotonic() + 15.0
     while True:
         figures = figure_reports(page)

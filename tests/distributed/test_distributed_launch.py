@@ -5,6 +5,7 @@ Reference: the obvious expected values (each rank returns a function of its rank
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -73,3 +74,26 @@ def test_init_from_env_names_missing_variables(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("RANK", "0")
     with pytest.raises(ValueError, match=r"\['WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT'\] are not set: .*torchrun"):
         init_from_env()
+
+
+def _noisy(rank: int, world: int, comm, fail: bool) -> int:
+    os.write(2, f"native noise from rank {rank}\n".encode())  # as a C++ library writes, under Python's stderr
+    if fail and rank == 1:
+        raise ValueError("bad rank 1")
+    return rank
+
+
+def test_worker_stderr_is_replayed_after_a_good_run(capfd: pytest.CaptureFixture) -> None:
+    assert run_workers(_noisy, 2, False) == [0, 1]
+    err = capfd.readouterr().err
+    assert err == "native noise from rank 0\nnative noise from rank 1\n"
+
+
+def test_worker_stderr_goes_into_the_error_not_onto_the_terminal(capfd: pytest.CaptureFixture) -> None:
+    """A failing run's workers print nothing to the terminal (the CLI reports one line); their stderr travels
+    in the exception's notes."""
+    with pytest.raises(ValueError, match="bad rank 1") as err:
+        run_workers(_noisy, 2, True)
+    assert capfd.readouterr().err == ""
+    notes = "\n".join(getattr(err.value, "__notes__", []))
+    assert "stderr rank 0:\nnative noise from rank 0" in notes and "native noise from rank 1" in notes

@@ -10,7 +10,7 @@ import pytest
 from plotly.subplots import make_subplots
 
 from widgets import layout
-from widgets.figure_widget import FigureWidget
+from widgets.live_figure import LiveFigure
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def test_long_titles_wrap_and_the_top_margin_follows_title_and_subplot_titles():
 
 
 def test_fit_inside_a_batch_sees_the_pending_title_and_data():
-    fig = FigureWidget(
+    fig = LiveFigure(
         layout.style(go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout=dict(title="short", yaxis=dict(type="log"))))
     )
     with fig.batch_update():
@@ -89,3 +89,15 @@ def test_explicit_log_ticks_are_kept():
         go.Figure(go.Scatter(x=[1, 2], y=[1, 1e6]), layout=dict(yaxis=dict(type="log", tickvals=[1, 1e6])))
     )
     assert fig.layout.yaxis.dtick is None
+
+
+def test_a_redraw_that_sets_the_same_long_title_again_keeps_it_wrapped():
+    """plotly drops a batched edit back to the committed value and commits the earlier pending one: the second
+    redraw of a long title (draw sets it unwrapped, fit wraps it to the committed text) must stay wrapped."""
+    title = "word " * 30
+    fig = LiveFigure(layout.style(go.Figure(go.Scatter(y=[1, 2]), layout=dict(title="short"))))
+    for _ in range(3):
+        with fig.batch_update():
+            fig.layout.title.text = title
+            layout.fit(fig)
+        assert fig.layout.title.text == layout.wrap(title) != title

@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from widgets.base import Panel
+from widgets.live_figure import side_by_side
 from workbench.recsys.fiited.config import FiitedViewConfig
 from workbench.recsys.fiited.study import (
     PANEL_BUDGETS,
@@ -215,9 +216,9 @@ class FiitedPanel(Panel):
                 controls,
                 W.HBox([self.run_button, self.progress]),
                 self.status,
-                self.figures[0],
-                W.HBox([self.figures[1], self.figures[2]]),
-                W.HBox([self.figures[3], self.figures[4]]),
+                self.views[0],
+                side_by_side(self.figures[1], self.figures[2]),
+                side_by_side(self.figures[3], self.figures[4]),
             ]
         )
 

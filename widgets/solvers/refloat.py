@@ -294,12 +294,9 @@ class RefloatPanel(Panel):
                 controls,
                 self.status,
                 toggles,
-                self.figures[0],
-                self.figures[1],
-                self.figures[2],
-                self.figures[3],
+                *self.views[:4],
                 W.HBox([self.run_button, self.progress]),
-                self.figures[4],
+                self.views[4],
                 formula,
             ]
         )

@@ -30,6 +30,7 @@ import pickle
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -142,6 +143,11 @@ def _worker(
     """Body of one forked worker: init the group, run ``fn``, pickle its result or its exception."""
     torch.set_num_threads(1)
     out = Path(workdir)
+    # C++ libraries (gloo's "connectFullMesh" errors when a peer dies) write to fd 2 directly: keep this rank's
+    # stderr in a file; the parent replays it after a good run and attaches it to an error (one-line reports)
+    log_fd = os.open(out / f"stderr_{rank}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
     work_done = _arm_fault(*fault[1:]) if fault is not None and fault[0] == rank else (lambda: None)
 
     def record(exc: BaseException) -> None:
@@ -261,11 +267,15 @@ def run_workers(
                 break
             if any(code not in (None, 0) for code in codes):
                 codes = _settle(procs, codes)
-                raise _failure(codes, workdir, world_size, time.monotonic() - start, oom_hint)
+                raise _with_worker_stderr(
+                    _failure(codes, workdir, world_size, time.monotonic() - start, oom_hint), workdir
+                )
             if time.monotonic() - start > timeout_s:
-                raise _timeout(procs, world_size, timeout_s)
+                raise _with_worker_stderr(_timeout(procs, world_size, timeout_s), workdir)
             alive = [proc.sentinel for proc in procs if proc.exitcode is None]
             multiprocessing.connection.wait(alive, timeout=min(0.5, max(0.01, start + timeout_s - time.monotonic())))
+        for rank in range(world_size):  # what the workers printed (warnings), as if they had printed it here
+            sys.stderr.write(_worker_stderr(workdir, rank))
         return [pickle.loads((workdir / f"result_{rank}.pkl").read_bytes()) for rank in range(world_size)]
     finally:
         for proc in procs:  # SIGKILL also ends a stopped (SIGSTOP) worker; then reap it
@@ -275,6 +285,23 @@ def run_workers(
             if proc.pid is not None:
                 proc.join()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _worker_stderr(workdir: Path, rank: int) -> str:
+    """What worker ``rank`` wrote to its stderr (empty when nothing or unreadable)."""
+    try:
+        return (workdir / f"stderr_{rank}.log").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _with_worker_stderr(exc: BaseException, workdir: Path, tail_chars: int = 4000) -> BaseException:
+    """``exc`` with a note holding the end of each worker's stderr (for ``--debug``; the CLI prints one line)."""
+    for path in sorted(workdir.glob("stderr_*.log")):
+        text = path.read_text(errors="replace").strip()
+        if text:
+            exc.add_note(f"{path.stem.replace('_', ' rank ')}:\n{text[-tail_chars:]}")
+    return exc
 
 
 #: how long a failed run waits for the other workers' exit codes before naming the cause (seconds)

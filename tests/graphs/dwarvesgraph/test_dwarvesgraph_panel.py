@@ -5,6 +5,7 @@ import plotly.graph_objects as go
 import pytest
 
 from widgets.graphs.dwarvesgraph import DwarvesGraphPanel, measured_figure, motif_figure, pattern_figure, scaling_figure
+from widgets.live_figure import LiveFigure
 from workbench.graphs.dwarvesgraph.study import plan_study
 from workbench.graphs.loaders import load_graph
 from workbench.graphs.miner import Miner
@@ -26,7 +27,7 @@ def panel():
 
 def test_panel_builds_figures_with_the_chosen_plan(panel):
     assert panel.error is None, panel.error
-    assert all(isinstance(f, go.FigureWidget) for f in panel.figures)
+    assert all(isinstance(f, LiveFigure) for f in panel.figures)
     assert "chosen" in panel.status.value and len(panel.figures[1].data[0].x) > 1
     assert panel.figures[0].data[1].x is not None and len(panel.figures[0].data[1].x) == 5  # house has 5 vertices
 

@@ -14,6 +14,7 @@ import pytest
 
 from widgets.graphs.kudu import KuduPanel
 from widgets.layout import byte_unit
+from widgets.live_figure import LiveFigure
 from workbench.graphs.enumerate import count
 from workbench.graphs.kudu.model import project_all
 from workbench.graphs.kudu.study import measured_rows, pick
@@ -36,7 +37,7 @@ def panel():
 
 
 def test_panel_builds_with_measured_data(panel) -> None:
-    assert all(isinstance(f, go.FigureWidget) for f in panel.figures)
+    assert all(isinstance(f, LiveFigure) for f in panel.figures)
     assert panel.error is None
     rows = measured_rows(panel.config_of())
     expected = count(load_graph("karate").by_degree(), parse_pattern("4-cycle"), "edge").count

@@ -4,6 +4,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from widgets.live_figure import LiveFigure
 from widgets.llm.mesh_attention import MeshAttentionPanel, check_figure, headline_figure
 from workbench.llm.mesh_attention.config import MeshAttentionConfig
 from workbench.llm.mesh_attention.runner import model_results
@@ -28,8 +29,8 @@ def panel():
     return MeshAttentionPanel(gpus=16, seq=65536)
 
 
-def test_panel_builds_figure_widgets_with_data(panel):
-    assert all(isinstance(f, go.FigureWidget) for f in panel.figures)
+def test_panel_builds_live_figures_with_data(panel):
+    assert all(isinstance(f, LiveFigure) for f in panel.figures)
     assert panel.error is None
     comm = panel.figures[0]
     assert {t.name for t in comm.data} == {"ring", "ulysses", "usp", "startrail", "mesh", "node_mesh", "chosen P"}

@@ -7,6 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from widgets.live_figure import LiveFigure
 from widgets.quantum.devices import DevicesPanel, devices_figure, sweep_figure
 from workbench.quantum.devices.study import SCALES, fidelity_points, fidelity_vs_scale
 
@@ -21,7 +22,7 @@ def panel():
 
 
 def test_panel_draws_the_study_numbers(panel):
-    assert all(isinstance(f, go.FigureWidget) for f in panel.figures) and panel.error is None
+    assert all(isinstance(f, LiveFigure) for f in panel.figures) and panel.error is None
     expected = fidelity_points("fake_lima", "ghz", "device", 1.0, [2, 3], [2])
     width_fig = panel.figures[0]
     assert list(width_fig.data[0].x) == [2, 3]

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from widgets.live_figure import LiveFigure
 from widgets.quantum.quest import EDGE_BINS, QuestPanel
 from workbench.quantum.quest import study as quest_study
 from workbench.quantum.quest.algorithms import algorithm_circuit
@@ -40,7 +41,7 @@ def panel():
 
 
 def test_panel_draws_the_checkpoint_numbers(panel, ckpt):
-    assert all(isinstance(f, go.FigureWidget) for f in panel.figures) and panel.error is None
+    assert all(isinstance(f, LiveFigure) for f in panel.figures) and panel.error is None
     sweep, scatter, curves, _ = panel.figures
     test = ckpt.test
     per_model = len(FAMILIES) + 1  # y = x line, then one trace per family

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from widgets.live_figure import LiveFigure
 from widgets.solvers.refloat import RefloatPanel
 from widgets.solvers.refloat_figures import (
     block_figure,
@@ -51,8 +52,8 @@ def shared_data_module():
     return shared
 
 
-def test_panel_builds_figure_widgets(panel):
-    assert all(isinstance(f, go.FigureWidget) for f in panel.figures)
+def test_panel_builds_live_figures(panel):
+    assert all(isinstance(f, LiveFigure) for f in panel.figures)
     assert panel.error is None and "refloat (3,3 / 3,8)" in panel.status.value
     assert len(panel.figures[0].data[0].y) > 1
 

@@ -1,0 +1,87 @@
+"""A panel's live figure (``widgets/live_figure.py``): its view always shows the figure's current state, from the
+first message on, and one redraw goes out per ``batch_update()``."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from widgets import layout
+from widgets.live_figure import MIME, LiveFigure, figure_bundle, side_by_side
+
+
+def shown(fig: LiveFigure) -> dict:
+    (item,) = fig.view.outputs
+    assert item["output_type"] == "display_data"
+    return item["data"]
+
+
+def make() -> LiveFigure:
+    return LiveFigure(go.Figure([go.Scatter(y=[1, 2], name="a"), go.Bar(y=[3])], layout=dict(title="t")))
+
+
+def test_the_first_state_of_the_view_is_the_whole_figure():
+    """The Output's state at construction (what its comm opens with) already carries traces and layout."""
+    fig = make()
+    state = fig.view.get_state()
+    (item,) = state["outputs"]
+    assert item["data"] == figure_bundle(fig)
+    assert [t["type"] for t in item["data"][MIME]["data"]] == ["scatter", "bar"]
+    assert item["data"][MIME]["layout"]["title"]["text"] == "t"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda f: setattr(f.data[0], "y", [5, 6, 7]),
+        lambda f: setattr(f.layout.title, "text", "u"),
+        lambda f: f.add_trace(go.Scatter(y=np.arange(5.0))),
+        lambda f: setattr(f, "data", [f.data[1]]),
+        lambda f: f.update_layout(height=300, xaxis_title="x"),
+        lambda f: f.update_traces(marker_color="red", selector=dict(type="bar")),
+    ],
+    ids=["restyle", "relayout", "add-trace", "replace-data", "update-layout", "update-traces"],
+)
+def test_every_kind_of_change_redraws_the_current_figure(change):
+    fig = make()
+    before = shown(fig)
+    change(fig)
+    assert shown(fig) == figure_bundle(fig) != before
+
+
+def test_one_redraw_per_batch(monkeypatch):
+    fig = make()
+    sent = []
+    monkeypatch.setattr(fig.view, "send_state", lambda key=None: sent.append(key))
+    with fig.batch_update():
+        fig.data[0].y = [9, 9]
+        fig.data[1].marker.color = "green"
+        fig.layout.title.text = "new"
+        assert sent == []  # nothing while the batch is open
+    assert len(sent) == 1
+    assert shown(fig)[MIME]["layout"]["title"]["text"] == "new"
+    assert shown(fig)[MIME]["data"][1]["marker"]["color"] == "green"
+
+
+def test_a_plain_copy_has_no_view():
+    fig = make()
+    copy = go.Figure(fig)
+    assert type(copy) is go.Figure and copy.to_dict() == fig.to_dict()
+
+
+def test_figures_side_by_side_share_the_row_and_wrap_their_titles_to_it():
+    title = "Pruning schedule (gradual, warm-up 0.2, every 2 steps) to budget 0.5"  # one line at full width
+    figs = [LiveFigure(layout.style(go.Figure(go.Scatter(y=[1, 2]), layout=dict(title=title)))) for _ in range(2)]
+    assert "<br>" not in figs[0].layout.title.text
+    row = side_by_side(*figs)
+    assert list(row.children) == [f.view for f in figs]
+    for fig in figs:
+        assert fig.view.layout.flex == "1 1 0%" and fig.view.layout.min_width == "0"
+        lines = fig.layout.title.text.split("<br>")
+        assert len(lines) == 2 and max(map(len, lines)) <= layout.TITLE_CHARS // 2
+        assert shown(fig)[MIME]["layout"]["title"]["text"] == fig.layout.title.text
+        with fig.batch_update():  # a redraw keeps the narrower wrap
+            fig.layout.title.text = title
+            layout.fit(fig)
+        assert fig.layout.title.text.count("<br>") == 1
