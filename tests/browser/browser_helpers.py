@@ -144,7 +144,8 @@ _JS_SLIDERS = """
   const readout = s.querySelector('.widget-readout');
   return { label: label ? label.innerText.trim() : '', readout: readout ? (readout.innerText || readout.value || '').trim() : '',
            now: h ? h.getAttribute('aria-valuenow') : null, min: h ? h.getAttribute('aria-valuemin') : null,
-           max: h ? h.getAttribute('aria-valuemax') : null, disabled: !!s.querySelector('[disabled]') };
+           max: h ? h.getAttribute('aria-valuemax') : null,
+           disabled: !!s.querySelector('[disabled]') || s.offsetParent === null };  // hidden: not movable either
 })
 """
 

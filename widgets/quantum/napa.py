@@ -45,10 +45,17 @@ class NapaPanel(Panel):
 
     def prepare_controls(self, initial: dict[str, Any]) -> None:
         self._bond_options(initial["molecule"], initial["bond_length"])
+        self._show_noise_scale(initial["noise"])
 
     def adjust_controls(self, changed: str) -> None:
         if changed == "molecule":
             self._bond_options(self.controls["molecule"].value, None)
+        if changed == "noise":
+            self._show_noise_scale(self.controls["noise"].value)
+
+    def _show_noise_scale(self, noise: str) -> None:
+        """The noise-scale slider only where it acts: on the device's noise (``noise="device"``)."""
+        self.controls["noise_scale"].layout.display = None if noise == "device" else "none"
 
     def _bond_options(self, molecule: str, value: float | None) -> None:
         w = self.controls["bond_length"]

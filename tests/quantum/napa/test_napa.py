@@ -130,3 +130,19 @@ def test_bad_settings_name_the_parameter():
         NapaConfig(target=3)
     with pytest.raises(ValueError, match="molecule='H2O' is not allowed"):
         NapaConfig.from_dict({"molecule": "H2O"})
+
+
+def test_panel_shows_the_noise_scale_only_for_device_noise():
+    """The noise-scale slider acts on device noise only; with ``noise="none"`` it is hidden (a slider that moves
+    nothing), and it appears when the noise control picks the device."""
+    from widgets.quantum.napa import NapaPanel
+
+    panel = NapaPanel(static=False)
+    assert panel.controls["noise"].value == "none" and panel.controls["noise_scale"].layout.display == "none"
+    panel.controls["noise"].value = "device"
+    assert panel.controls["noise_scale"].layout.display is None and panel.error is None
+    before = panel.figures[2].layout.title.text
+    panel.controls["noise_scale"].value = 10.0
+    assert panel.figures[2].layout.title.text != before and "x10" in panel.figures[2].layout.title.text
+    panel.controls["noise"].value = "none"
+    assert panel.controls["noise_scale"].layout.display == "none"
