@@ -161,6 +161,7 @@ def test_notebook_is_linked_from_the_index_and_the_readme(entry):
 
 
 @pytest.mark.parametrize("entry", READY, ids=IDS)
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_panel_starts_at_the_values_it_was_given(entry):
     """A panel built with no arguments shows its defaults, and one built with a value shows that value (a control
     whose options are narrowed while the panel is built must keep its value)."""

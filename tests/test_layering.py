@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from workbench.registry import AREAS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +57,7 @@ def _graph() -> dict[str, set[str]]:
     }
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_workbench_never_imports_the_ui_floor():
     for name, path in _modules("workbench").items():
         ui = {m for m in _imports(path) if m.split(".")[0] in ("ipywidgets", "plotly", "widgets", "IPython")}
@@ -70,6 +73,7 @@ def test_area_roots_import_no_technique_package():
             assert not bad, f"{path.relative_to(REPO_ROOT)} (area root) imports {sorted(bad)}"
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_no_import_cycle_even_through_function_local_imports():
     graph = _graph()
     state: dict[str, int] = {}

@@ -50,6 +50,7 @@ def test_loaders_refuse_a_file_too_large_to_parse(monkeypatch, tmp_path):
         matrices.read_matrix_market(mtx)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_cli_refuses_with_exit_2_under_an_8_gb_limit():
     code = (
         "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (8 << 30, resource.RLIM_INFINITY)); "

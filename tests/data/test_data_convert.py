@@ -80,6 +80,7 @@ def test_spec_validation(kwargs: dict, match: str) -> None:
 
 
 @pytest.mark.parametrize("name", SPD)
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_curated_matrix_is_a_fixed_point(shared_data: Path, name: str) -> None:
     curated = (shared_data / "matrices" / "spd" / f"{name}.mtx").read_bytes()
     spec = ConvertSpec(kind="symmetric-triplets", index_base=1, size_line=True)

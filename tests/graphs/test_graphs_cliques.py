@@ -65,6 +65,7 @@ def test_counts_equal_networkx_on_random_graphs(name, k, ordered):
 
 @pytest.mark.parametrize("hubs", ["none", "some", "all"])
 @pytest.mark.parametrize("name", ["er-97", "rmat-7-6"])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_every_intersection_path_is_exact(name, hubs):
     """Hub rows for none, some or all vertices: scans, hub-row lookups and AND-popcounts all run."""
     g = RANDOM[name].by_degree()

@@ -75,6 +75,7 @@ def test_same_shape_plans_share_one_kernel():
     assert generate_source(a)[0] == generate_source(b)[0]
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_compiled_kernels_are_cached_in_process_and_on_disk(tmp_path):
     plan = schedule_plan(make_schedule(parse_pattern("wedge")))
     first = compile_plan(plan, tmp_path)

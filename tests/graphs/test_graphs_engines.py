@@ -35,6 +35,7 @@ def censuses(nx_graphs):
 
 @pytest.mark.parametrize("graph", EDGE_GRAPHS)
 @pytest.mark.parametrize("pattern", PATTERNS, ids=IDS)
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_edge_induced_counts_equal_networkx(graph, pattern, miners, nx_graphs):
     expected = edge_induced(nx_graphs[graph], nx_pattern(pattern.edges, pattern.k))
     miner = miners[graph]
@@ -43,6 +44,7 @@ def test_edge_induced_counts_equal_networkx(graph, pattern, miners, nx_graphs):
 
 
 @pytest.mark.parametrize("pattern", [p for p in PATTERNS if p.k >= 3], ids=[p.label for p in PATTERNS if p.k >= 3])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_best_decomposition_is_exact_even_where_enumeration_is_cheaper(pattern, miners, nx_graphs):
     """The cost model may prefer enumeration on tiny graphs; force the cheapest decomposition."""
     miner = miners["rmat-5-3"]
@@ -56,6 +58,7 @@ def test_best_decomposition_is_exact_even_where_enumeration_is_cheaper(pattern, 
 
 @pytest.mark.parametrize("graph", VERTEX_GRAPHS)
 @pytest.mark.parametrize("pattern", PATTERNS, ids=IDS)
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_vertex_induced_counts_equal_subset_enumeration(graph, pattern, miners, censuses):
     expected = census_count(censuses[(graph, pattern.k)], nx_pattern(pattern.edges, pattern.k))
     miner = miners[graph]

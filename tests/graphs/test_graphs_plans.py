@@ -43,6 +43,7 @@ def miner(small_graphs):
 
 
 @pytest.mark.parametrize("name, decomposition", CASES, ids=[f"{n}:{d.describe()[:60]}" for n, d in CASES])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_every_decomposition_shape_is_exact(name, decomposition, miner, small_graphs):
     expected = injective_maps(
         nx_graph(small_graphs["rmat-5-3"]), nx_pattern(decomposition.pattern.edges, decomposition.pattern.k)

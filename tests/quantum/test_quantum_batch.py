@@ -23,6 +23,7 @@ def _device_batch(count: int, seed: int):
 
 
 @pytest.mark.parametrize("dtype, tol", [(torch.complex128, 1e-12), (torch.complex64, 1e-5)])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_list_of_circuits_equals_one_by_one_with_per_circuit_noise(dtype, tol):
     circuits, cal = _device_batch(24, seed=1)
     noises = [NoiseSpec.device(cal.randomized(i), scale=0.5 + i / 8) for i in range(len(circuits))]
@@ -34,6 +35,7 @@ def test_list_of_circuits_equals_one_by_one_with_per_circuit_noise(dtype, tol):
         assert (row - single).abs().max().item() <= tol
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_batch_with_three_qubit_gates_uses_general_fusion():
     circuits = [random_circuit(4, 40, seed=s, names=AER_DM_GATES) for s in range(6)]
     spec = NoiseSpec(depolarizing=0.01, depolarizing_2q=0.03, t1=50e-6, t2=60e-6, zz=0.05, readout_p01=0.02)
@@ -55,6 +57,7 @@ def test_small_chunks_equal_one_chunk():
     )
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_batched_parameters_equal_one_by_one_under_noise():
     qc, count = parametric_circuit(3, 2, seed=4)
     theta = torch.tensor(np.random.default_rng(4).uniform(-3, 3, (5, count)))

@@ -76,6 +76,7 @@ def _device_circuit(device: str, seed: int):
 
 
 @pytest.mark.parametrize("device", ["fake_lima", "fake_jakarta", "fake_athens"])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_device_noise_equals_aer_from_backend(device):
     """Scale 1: our channels from the snapshot vs aer's own device model (readout compared separately: aer's
     from_backend uses the symmetric mean readout error, we keep the snapshot's asymmetric P(1|0), P(0|1))."""
@@ -87,6 +88,7 @@ def test_device_noise_equals_aer_from_backend(device):
 
 @pytest.mark.parametrize("device", ["fake_lima", "fake_jakarta", "fake_sherbrooke"])
 @pytest.mark.parametrize("scale", [0.5, 1.0, 3.0])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_device_noise_at_scales_equals_aer(device, scale):
     dc = transpile_to_device(family_circuit("qft", 4), device, seed=2)
     circuit = mirror(dc.circuit, 2)
@@ -120,6 +122,7 @@ def test_large_device_compacted_equals_from_backend():
 
 
 @pytest.mark.parametrize("device, scale", [("fake_jakarta", 0.5), ("fake_torino", 1.0)])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_channels_equal_aer_superops_and_mixture_form_loses_trace(device, scale):
     """Our channel of every calibrated instruction equals aer's ``SuperOp`` of aer's own error to 1e-13; aer's
     run of the mixture form loses trace (its probabilities sum to < 1), ours keeps it to round-off."""

@@ -67,6 +67,7 @@ def test_run_button_measures_and_fills_the_motif_chart():
     assert out.count == expected and f"{expected:,}" in p.status.value
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_static_mode_has_pattern_frames():
     p = DwarvesGraphPanel(static=True, graph="rmat-8-8")
     figs = p.static_figures()

@@ -82,6 +82,7 @@ def test_wiki_vote_triangles_and_karate(shared_data):
     )
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_karate_four_motifs_equal_subset_enumeration(shared_data):
     g = load_graph("karate", data_dir=shared_data)
     census = vertex_census(nx_graph(g), 4)
@@ -156,6 +157,7 @@ SHAPES = {
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_typed_result_keeps_the_json_keys(shared_data, shape):
     from workbench.graphs.dwarvesgraph.runner import PatternCountResult
 

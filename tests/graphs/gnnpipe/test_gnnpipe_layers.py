@@ -28,6 +28,7 @@ def _edge_index(data) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("name", sorted(COUNTS))
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_counts_match_pyg_published_counts(name):
     data = load_data(name)
     n, e, f, c = COUNTS[name]
@@ -39,6 +40,7 @@ def test_counts_match_pyg_published_counts(name):
     )
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_pubmed_missing_features_are_stated_and_replaced():
     data = load_data("pubmed", seed=3)
     assert "ind.pubmed.allx is missing" in data.feature_note and "N(0, 1)" in data.feature_note
@@ -48,6 +50,7 @@ def test_pubmed_missing_features_are_stated_and_replaced():
 
 
 @pytest.mark.parametrize("name", ["cora", "citeseer"])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_planetoid_matches_pyg_planetoid_from_the_same_files(tmp_path, name):
     from torch_geometric.datasets import Planetoid
 

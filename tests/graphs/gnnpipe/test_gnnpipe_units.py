@@ -57,6 +57,7 @@ def test_stale_edge_share_brute_force_and_orders():
 
 
 @pytest.mark.parametrize("name", ["cora", "citeseer", "pubmed"])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_random_halo_estimate_matches_measured_random_partitions(name):
     data = load_data(name)
     deg = np.diff(data.indptr)
@@ -148,6 +149,7 @@ def test_bad_inputs_name_the_parameter():
         (["--layers", "4", "--workers", "4", "--stages", "8"], "stages=8 is more than layers=4"),
     ],
 )
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_cli_errors_exit_2(capsys, args, message):
     assert main(["run", "gnnpipe", *args]) == 2
     err = capsys.readouterr().err

@@ -90,6 +90,7 @@ def test_model_bars_equal_the_model(panel) -> None:
     assert "MODEL" in model.layout.title.text
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_new_setting_waits_for_measure_then_shows_it(shared_data) -> None:
     p = KuduPanel(workers=2, pattern="triangle")
     before = snapshot(p)
@@ -102,6 +103,7 @@ def test_new_setting_waits_for_measure_then_shows_it(shared_data) -> None:
     assert len(p.figures[0].data[0].x) == 4 and "naive/hybrid bytes" in p.status.value
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_static_mode_has_slider_frames_over_chunk_sizes(shared_data) -> None:
     p = KuduPanel(static=True)
     figures = p.static_figures()

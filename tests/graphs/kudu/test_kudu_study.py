@@ -20,6 +20,7 @@ from workbench.graphs.loaders import load_graph
 from workbench.graphs.patterns import parse_pattern
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_study_imports_no_ui() -> None:
     code = (
         "import sys, workbench.graphs.kudu.study; "
@@ -79,6 +80,7 @@ def measured():
     return config, study.measure(config)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_measure_is_memoised_per_setting(measured) -> None:
     config, rows = measured
     assert {r["count"] for r in rows} == {45}

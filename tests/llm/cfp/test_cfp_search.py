@@ -44,6 +44,7 @@ def memory_limits(problem):
 
 @pytest.mark.parametrize("case", SMALL)
 @pytest.mark.parametrize("cluster", range(len(CLUSTERS)))
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_ilp_equals_brute_force_over_operators(case, cluster):
     problem = small_problem(case, CLUSTERS[cluster])
     for limit in memory_limits(problem):
@@ -58,6 +59,7 @@ def test_ilp_equals_brute_force_over_operators(case, cluster):
 
 @pytest.mark.parametrize("case", SMALL)
 @pytest.mark.parametrize("cluster", range(len(CLUSTERS)))
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_dp_equals_brute_force_over_blocks_with_and_without_memory(case, cluster):
     problem = small_problem(case, CLUSTERS[cluster])
     blocks = build_blocks(problem)
@@ -89,6 +91,7 @@ def test_infeasible_memory_is_reported():
 
 
 @pytest.mark.parametrize("mesh", ["2", "2x2"])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_ilp_is_never_worse_than_the_dp_and_lagrangian_plans_fit(mesh):
     shape = GPTShape(layers=2, hidden=8, heads=2, seq=4, vocab=2, ffn_mult=2)
     problem = build_problem(gpt_graph(shape, batch=4), parse_mesh(mesh), CLUSTERS[0], itemsize=4)

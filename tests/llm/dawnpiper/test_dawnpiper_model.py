@@ -30,6 +30,7 @@ def test_generated_graph_has_the_model_parameters_and_flops(model: str) -> None:
     assert flops == pytest.approx(flops_per_token(shape, backward=False) * 4 * shape.seq, rel=1e-12)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_max_batch_search_equals_a_linear_scan() -> None:
     def graph_at(b: int):
         return paper_graph("gpt-1.3b", b, 150, 1555)
@@ -58,6 +59,7 @@ def test_partitioners_keep_their_memory_rules() -> None:
     assert gpipe.in_flight == 16
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_paper_point_and_verdict() -> None:
     point = paper_point(DawnpiperConfig(mode="model", model="gpt-1.3b", stages=4, micro_batches=16, micro_batch=1))
     mb = point.max_batch

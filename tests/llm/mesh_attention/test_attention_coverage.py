@@ -37,6 +37,7 @@ from workbench.llm.mesh_attention.startrail import startrail_team_sizes
     ],
 )
 @pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_every_planned_schedule_covers_each_block_once(method, gpus, heads, extra, causal):
     counts = coverage.planned_blocks(method, gpus, heads=heads, **extra)
     # contiguous causal: blocks above the diagonal are not needed (the kernels skip them: see the executed test)

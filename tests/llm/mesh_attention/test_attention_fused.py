@@ -126,6 +126,7 @@ def test_attend_ranges_fused_equals_pure(monkeypatch, dtype, causal, q_ranges, k
 @pytest.mark.parametrize(
     "seq_q, seq_k, block", [(37, 37, 5), (16, 16, 16), (16, 16, 100), (9, 23, 4), (23, 9, 4), (1, 1, 1)]
 )
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_blockwise_attention_fused_equals_pure(monkeypatch, dtype, causal, seq_q, seq_k, block) -> None:
     q, dout = _randn(2, 3, seq_q, 8, dtype=dtype, seed=5), _randn(2, 3, seq_q, 8, dtype=dtype, seed=6)
     k, v = _randn(2, 3, seq_k, 8, dtype=dtype, seed=7), _randn(2, 3, seq_k, 8, dtype=dtype, seed=8)

@@ -51,6 +51,7 @@ def test_panel_builds_live_figures_with_data(panel):
         ("tile_a", 2),
     ],
 )
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_every_control_changes_figure_data(panel, name, value):
     before = snapshot(panel)
     panel.controls[name].value = value
@@ -87,6 +88,7 @@ def test_tile_options_follow_gpus_and_heatmap_shows_tiles():
     assert sorted(tiles[:, 0]) == list(range(12))
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_static_mode_returns_plain_figures_with_slider_frames():
     panel = MeshAttentionPanel(static=True, gpus=16, seq=65536)
     figures = panel.static_figures()

@@ -63,6 +63,7 @@ def test_model_json_is_unchanged(capsys, name, args):
     assert out == saved  # the model is deterministic: values equal too
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_check_json_keeps_its_key_structure(capsys):
     saved = json.loads((DATA / "check2.json").read_text())
     out = cli_json(

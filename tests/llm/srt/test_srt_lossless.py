@@ -58,6 +58,7 @@ SETTINGS = [  # eos 99 is outside the vocabulary: full-length rollouts; eos 6 is
 
 @pytest.mark.parametrize("sampling", SETTINGS, ids=["greedy", "t1", "t0.7-p0.9-k4", "t1-eos"])
 @pytest.mark.parametrize("drafter", [d for d in DRAFTERS if d != "none"])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_speculative_rollouts_equal_target_only_decoding_token_for_token(sampling, drafter):
     model = _peaked(_model())
     prompts = [[1, 2, 3], [4, 0, 2, 2, 5]]

@@ -47,6 +47,7 @@ def test_model_mode_rows_stand_beside_table1():
     assert "paper SRT" in format_table(result)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_cli_bad_temperature_exits_2_with_one_line():
     proc = subprocess.run([sys.executable, "-m", "workbench.cli", "run", "srt", "--temperature", "-1"],
                           capture_output=True, text=True, timeout=120)  # fmt: skip

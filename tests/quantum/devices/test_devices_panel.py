@@ -53,6 +53,7 @@ def test_every_control_changes_figure_data(panel, name, value):
     assert snapshot(panel) != before, f"moving {name} did not change any figure"
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_aer_button_fills_the_aer_traces_and_they_agree():
     panel = DevicesPanel(device="fake_lima", width=2, depth=1)
     panel.run_aer()
@@ -74,6 +75,7 @@ def test_bad_combination_shows_in_status_line():
     assert snapshot(panel) == before
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_static_mode_and_notebook_figures():
     panel = DevicesPanel(static=True, device="fake_lima", width=2, depth=1)
     figures = panel.static_figures()

@@ -57,6 +57,7 @@ def test_sweeps_are_memoised_by_setting_and_cleared_by_the_hook():
         sweep("height", key)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_aer_sweeps_agree_with_ours():
     c = config(width=2, depth=1)
     steps = []
@@ -70,6 +71,7 @@ def test_aer_sweeps_agree_with_ours():
     assert view.max_abs_diff_vs_aer <= 1e-8
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_study_imports_no_ui():
     code = (
         "import sys; sys.modules['ipywidgets'] = sys.modules['plotly'] = None; "

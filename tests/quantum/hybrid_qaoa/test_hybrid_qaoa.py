@@ -56,6 +56,7 @@ def test_bad_graphs_and_settings_are_refused():
 
 
 @pytest.mark.parametrize("spec,p", [("ring-4", 1), ("0-1,1-2,2-3,3-0,0-2", 2)])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_noiseless_gate_and_gate_equivalent_hybrid_match_the_ideal_circuit(spec, p):
     g = parse_graph(spec)
     ev = Evaluator(qaoa_layout(g, p, "fake_jakarta"), noisy=False, mixer_dt=128)
@@ -104,6 +105,7 @@ def test_folding_keeps_trace_and_reads_leakage_as_one():
         assert complex(out.trace()) == pytest.approx(1.0 if k in (0, 3) else 0.0)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_noise_lowers_the_ratio_and_the_comparison_is_cached(tmp_path, monkeypatch):
     from workbench.quantum.hybrid_qaoa import study
 

@@ -80,6 +80,7 @@ def test_ansatz_parameterisation_drops_tiny_plays(natives):
     assert sum(p.channel == "u0-1" for p in plays) == 2  # only layer 2's CR halves
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_gradient_through_the_simulator_matches_finite_differences(natives):
     dev = natives.device.noiseless()
     a = PulseAnsatz(natives, 1)

@@ -69,6 +69,7 @@ def test_bad_device_and_qubits_are_refused():
 
 
 @pytest.mark.parametrize("noisy", [False, True])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_density_matrix_matches_qutip_mesolve(pair, noisy):
     dev = pair if noisy else pair.noiseless()
     s = Schedule.of(
@@ -84,6 +85,7 @@ def test_density_matrix_matches_qutip_mesolve(pair, noisy):
     assert np.abs(ours - ref).max() <= 1e-6
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_piecewise_constant_converges_at_second_order_to_the_continuous_frames(pair):
     dev = pair.noiseless()
     s = Schedule.of([Play("d0", drag(64, 0.3, 16, 1.0, 0.3)), Play("u0-1", gaussian_square(80, 0.4, 16, 20, 1.0), 7)])

@@ -110,6 +110,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("lams,values", CASES)
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_extrapolations_match_mitiq_factories(lams, values):
     from mitiq.zne.inference import ExpFactory, LinearFactory, PolyFactory, RichardsonFactory
 

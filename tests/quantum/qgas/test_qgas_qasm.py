@@ -82,6 +82,7 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_invalid_or_malicious_proposals_are_refused_naming_the_rule(case):
     text, message = BAD[case]
     with pytest.raises(InvalidProposal, match=message) as info:

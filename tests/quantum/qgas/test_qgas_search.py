@@ -63,6 +63,7 @@ class _ReplayServer:
         self.server.server_close()
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_endpoint_run_logs_every_answer_skips_invalid_ones_and_replays_exactly(tmp_path, monkeypatch):
     monkeypatch.setenv("QGAS_TEST_KEY", "sk-test")
     out = tmp_path / "t.json"
@@ -106,6 +107,7 @@ def test_endpoint_run_logs_every_answer_skips_invalid_ones_and_replays_exactly(t
         )
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_unreachable_endpoint_and_http_errors_are_clear():
     with _ReplayServer([]) as server:
         dead = server.url
@@ -142,6 +144,7 @@ def test_budget_refusals_are_logged_and_the_local_proposer_prunes(tmp_path):
 
 
 @pytest.mark.parametrize("proposer", ["random", "evolutionary"])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_baseline_proposers_run_through_the_same_loop(tmp_path, proposer):
     run = run_search(
         QgasConfig(problem="portfolio", proposer=proposer, iterations=3, transcript=str(tmp_path / "x.json"), **FAST)

@@ -131,6 +131,7 @@ def _reference_noisy_energy(circuit, params, terms, device, *, seed=0, scale=1.0
         ("fake_fractional", "portfolio", "qaoa", 2),  # rx/rzz in the basis
     ],
 )
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_noisy_energy_on_the_machine_equals_the_density_matrix_expectation(device, problem, ansatz, seed):
     p = get_problem(problem)
     circuit = {

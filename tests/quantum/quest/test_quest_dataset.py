@@ -23,6 +23,7 @@ def tiny():
     return generate(TINY)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_sizes_kinds_and_ranges(tiny):
     assert len(tiny) == 16
     summary = dataset_summary(tiny)
@@ -92,6 +93,7 @@ def test_wide_devices_place_a_few_qubits(device, gate):
     assert encode(placed.circuit, placed.calibration).x.shape[1] == 29
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_device_table_matches_the_snapshots():
     from workbench.quantum.quest.dataset import DEVICE_KINDS, DEVICES
 

@@ -46,6 +46,7 @@ def test_pst_equals_our_simulator(noisy, gates, seed):
     assert pst([qc], noise_model(noisy))[0] == pytest.approx(float(ours), abs=1e-6)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_pst_agrees_with_sampled_shots(noisy):
     qc = random_device_circuit(3, 60, noisy.coupling_map, np.random.default_rng(9))
     exact = pst([qc], noise_model(noisy))[0]

@@ -25,6 +25,7 @@ def test_outside_programs_are_controlled_phase_circuits():
         assert ops.get("cp", 0) + ops.get("cu1", 0) >= 3
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_outside_check_on_one_unseen_device_of_each_kind():
     devices = ("fake_oslo", "fake_peekskill", "fake_prague")
     assert all(DEVICES[d][2] for d in devices)  # kept out of training
@@ -81,6 +82,7 @@ def test_the_shipped_checkpoint_on_every_outside_pair():
     assert out["all"]["rmse"] < 0.05 and out["all"]["worst"] < 0.2
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_training_is_reproducible_from_the_seed():
     spec = DatasetSpec(random_samples=24, algorithm_samples=0, seed=5)
     data = generate(spec)

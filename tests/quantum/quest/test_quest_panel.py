@@ -81,6 +81,7 @@ def test_panel_draws_the_checkpoint_numbers(panel, ckpt):
         ({"family": "random", "depth": 20}, "depth", 60),
     ],
 )
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_every_control_changes_figure_data(start, name, value):
     panel = make(**{"device": "fake_lima", "family": "ghz", "width": 3, "depth": 1, **start})
     before = snapshot(panel)
@@ -89,6 +90,7 @@ def test_every_control_changes_figure_data(start, name, value):
     assert snapshot(panel) != before, f"moving {name} did not change any figure"
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_dependent_ranges_follow_device_and_family():
     panel = make(device="fake_jakarta", family="ghz", width=7, depth=2)
     width, depth = panel.controls["width"], panel.controls["depth"]
@@ -104,6 +106,7 @@ def test_dependent_ranges_follow_device_and_family():
     assert depth.value == 60 and panel.error is None
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_simulate_button_fills_the_aer_traces_and_they_agree(monkeypatch):
     panel = make(device="fake_lima", family="ghz", width=2, depth=1)
     assert panel.simulate_button in panel.widget().children[3].children  # below the status line
@@ -151,6 +154,7 @@ def test_simulate_button_fills_the_aer_traces_and_they_agree(monkeypatch):
         ),
     ],
 )
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_bad_combination_shows_in_status_line(values, message):
     panel = make(**values)  # no exception: the message goes to the status line
     assert panel.error == message
@@ -168,12 +172,14 @@ def test_device_outside_the_encoded_basis_is_refused(device, why):
 
 
 @pytest.mark.parametrize("device", ["fake_sherbrooke", "fake_fez"])
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_todays_devices_are_offered_and_drawn(device):
     """Eagle (ecr) and Heron (cz) devices are among the panel's devices and predict without an error."""
     panel = make(device=device, family="ghz", width=3)
     assert panel.error is None and device in panel.controls["device"].options
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_static_mode():
     panel = make(static=True, device="fake_lima", family="ghz", width=2)
     figures = panel.static_figures()

@@ -175,6 +175,7 @@ def test_clear_caches_forgets_views():
     assert again is not first and np.array_equal(again.by_scale["transformer"], first.by_scale["transformer"])
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_study_imports_no_ui():
     code = (
         "import sys; sys.modules['ipywidgets'] = sys.modules['plotly'] = None; "
@@ -184,6 +185,7 @@ def test_study_imports_no_ui():
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_rank_check_simulates_fresh_circuits_and_refuses_too_few():
     from workbench.quantum.quest.study import rank_check
 

@@ -113,6 +113,7 @@ def test_sim_circuits_on_four_qubits_match_the_published_values(name):
         assert d.meyer_wallach == pytest.approx(published["meyer_wallach"], abs=1e-9)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_sim_2_meyer_wallach_agrees_with_qiskit_partial_traces_not_with_the_transcribed_value():
     from qiskit.quantum_info import Statevector
 

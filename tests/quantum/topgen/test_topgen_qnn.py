@@ -77,6 +77,7 @@ def _direct_noisy_logits(model, x, device, layout, scale=1.0):
     ("index", "device"),
     [(0, "fake_jakarta"), (1, "fake_jakarta"), (2, "fake_lima"), (1, "fake_sherbrooke"), (0, "fake_torino")],
 )
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_noisy_logits_through_the_machine_equal_the_direct_density_matrix(index, device, data):
     """cx (jakarta, lima), ecr (sherbrooke) and cz (torino) device bases."""
     _, ansatz, layout = _models()[index]

@@ -206,6 +206,7 @@ def test_parameter_shift_equals_autograd() -> None:
     np.testing.assert_allclose(ps.numpy(), grad.numpy(), atol=1e-12)  # exact rule: fp64 round-off
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_pretrain_reaches_target_and_spsa_descends() -> None:
     a = Ansatz(num_qubits=2, edges=((0, 1),), blocks=2)
     bell = torch.tensor([1, 0, 0, 1], dtype=torch.complex128) / math.sqrt(2)
@@ -302,6 +303,7 @@ def test_sampled_pauli_energy_is_within_its_exact_multinomial_spread() -> None:
     assert max(abs(v) for v in z) < 4.5 and abs(np.mean(z)) < 4.5 / math.sqrt(8)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_energy_function_and_lbfgs_restarts() -> None:
     from workbench.quantum.variational import Minimised, energy_function, lbfgs_restarts
 

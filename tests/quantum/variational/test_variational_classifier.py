@@ -72,6 +72,7 @@ def test_z_expectations_refuse_a_qubit_outside_the_distribution():
         z_expectations(torch.full((6,), 1 / 6), [0])
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_gradient_variance_of_cos_matches_the_closed_form():
     # L = sum_i cos(theta_i): dL/dtheta_i = -sin(theta_i), Var over U[0, 2 pi) = 1/2
     v = gradient_variance(lambda t: torch.cos(t).sum(), 3, draws=4000, seed=0)

@@ -70,6 +70,7 @@ def test_cached_file_round_trips_and_a_corrupt_one_is_refused(tmp_path):
         load_or_generate(spec, tmp_path)
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_zipf_fit_recovers_a_known_exponent():
     rng = np.random.default_rng(0)
     ids = zipf_sampler(50_000, 1.1)(rng, 400)

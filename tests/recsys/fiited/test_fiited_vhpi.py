@@ -29,6 +29,7 @@ def _check(table: VHPITable, ref: DictTable, keys_seen: list[int]) -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_random_operations_agree_with_a_dict(seed):
     rng = np.random.default_rng(seed)
     nc, c = int(rng.integers(1, 5)), int(rng.integers(1, 4))

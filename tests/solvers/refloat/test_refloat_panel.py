@@ -125,6 +125,7 @@ def test_sweep_button_fills_the_heatmap(shared_data_module):
     assert panel.sweep is not None and (panel.sweep.iterations == 12).any()
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_static_mode_renders_plain_figures_with_frames(shared_data_module):
     panel = RefloatPanel(static=True, matrix="mesh1e1", max_iter=100)
     figures = panel.static_figures()

@@ -17,6 +17,7 @@ from workbench.solvers.refloat.formats import make_format
 from workbench.solvers.refloat.model import solve_timing
 
 
+@pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_study_imports_no_ui():
     code = (
         "import sys, workbench.solvers.refloat.study, workbench.solvers.refloat.runner; "
