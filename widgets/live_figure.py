@@ -53,8 +53,7 @@ class LiveFigure(go.Figure):
 
     def __init__(self, fig: go.Figure) -> None:
         super().__init__(fig)
-        height = self.layout.height or 450  # plotly's default; kept while the renderer swaps the drawing
-        self._view = W.Output(layout=W.Layout(min_height=f"{height}px", width="100%"))
+        self._view = W.Output(layout=W.Layout(width="100%"))
         self._push()
 
     @property
@@ -66,26 +65,14 @@ class LiveFigure(go.Figure):
         if getattr(self, "_view", None) is None or self._in_batch_mode:
             return
         bundle = figure_bundle(self)
+        height = f"{self.layout.height or 360}px"  # the renderer's default; kept while it swaps the drawing
+        if self._view.layout.min_height != height:
+            self._view.layout.min_height = height
         self._view.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
 
+    def _changed(self, *args: Any, **kwargs: Any) -> None:
+        self._push()
+
     # plotly.py calls these after it applied a change (BaseFigure: no-ops; FigureWidget: send to the browser)
-    def _send_addTraces_msg(self, *args: Any, **kwargs: Any) -> None:
-        self._push()
-
-    def _send_moveTraces_msg(self, *args: Any, **kwargs: Any) -> None:
-        self._push()
-
-    def _send_deleteTraces_msg(self, *args: Any, **kwargs: Any) -> None:
-        self._push()
-
-    def _send_restyle_msg(self, *args: Any, **kwargs: Any) -> None:
-        self._push()
-
-    def _send_relayout_msg(self, *args: Any, **kwargs: Any) -> None:
-        self._push()
-
-    def _send_update_msg(self, *args: Any, **kwargs: Any) -> None:
-        self._push()
-
-    def _send_animate_msg(self, *args: Any, **kwargs: Any) -> None:
-        self._push()
+    _send_addTraces_msg = _send_moveTraces_msg = _send_deleteTraces_msg = _changed
+    _send_restyle_msg = _send_relayout_msg = _send_update_msg = _send_animate_msg = _changed

@@ -85,3 +85,10 @@ def test_figures_side_by_side_share_the_row_and_wrap_their_titles_to_it():
             fig.layout.title.text = title
             layout.fit(fig)
         assert fig.layout.title.text.count("<br>") == 1
+
+
+def test_the_view_keeps_the_figure_height_while_the_drawing_is_swapped():
+    fig = make()
+    assert fig.view.layout.min_height == "360px"  # jupyterlab-plotly's default height
+    fig.update_layout(height=520)
+    assert fig.view.layout.min_height == "520px"
