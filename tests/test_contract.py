@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from widgets.live_figure import figure_bundle
 from workbench.cli import _technique_parser
 from workbench.config import ParamSpec
 from workbench.registry import catalogue, get_technique
@@ -107,6 +108,13 @@ def _figure_state(panel) -> str:
     return "\n".join(states)
 
 
+def _assert_views_show_the_figures(panel) -> None:
+    """What each live figure's view holds (the browser draws it) is the figure as Python holds it."""
+    for i, fig in enumerate(panel.figures):
+        (item,) = fig.view.outputs
+        assert item["data"] == figure_bundle(fig), f"{type(panel).__name__}: figure {i}'s view is stale"
+
+
 def _other_values(widget) -> list:
     """Values a control can move to, other than its current one (a few, from both ends)."""
     value = widget.value
@@ -143,6 +151,7 @@ def test_panel_builds_live_and_static_and_every_control_changes_a_figure(entry):
         changed = False
         for value in candidates:
             widget.value = value
+            _assert_views_show_the_figures(panel)
             if panel.error is None and _figure_state(panel) != start_state:
                 changed = True
                 break

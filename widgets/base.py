@@ -8,7 +8,8 @@ A panel subclass declares
 - optionally ``static_slider = (name, values)``: the control a report animates with a plotly slider.
 
 Live mode keeps one :class:`~widgets.live_figure.LiveFigure` per figure (a ``go.Figure`` whose ``view`` widget
-redraws on every change) and redraws inside ``batch_update()`` when a control changes. An error (bad combination of values) shows in the panel's status line; the figures keep their last
+redraws on every change) and redraws inside ``batch_update()`` when a control changes. An error (bad
+combination of values) shows in the panel's status line; the figures keep their last
 good state, so nothing the user set is lost. Static mode (``static=True`` or env ``WORKBENCH_EXPORT=1``, set
 by ``workbench report``) renders plain figures as HTML, with precomputed frames over ``static_slider``.
 """
@@ -102,8 +103,6 @@ class Panel:
         self.status = W.HTML()
         base = [layout.style(f) for f in self.make_figures(initial)]
         self.figures: list[Any] = base if self.static else [LiveFigure(f) for f in base]
-        #: the widgets that show the figures (live mode), in the order of ``figures``
-        self.views: list[W.Widget] = [] if self.static else [f.view for f in self.figures]
         self.redraw()
         for widget in self.controls.values():
             widget.observe(self._on_change, names="value")
@@ -192,6 +191,11 @@ class Panel:
         return time.perf_counter() - start
 
     # ---- display ----------------------------------------------------------------------------------
+    @property
+    def views(self) -> list[W.Widget]:
+        """The widgets that show the figures (live mode; none in static mode), in the order of ``figures``."""
+        return [] if self.static else [f.view for f in self.figures]
+
     def widget(self) -> W.Widget:
         header = W.HTML(f"<b>{html.escape(self.title)}</b>")
         groups: dict[str, list[W.Widget]] = {}

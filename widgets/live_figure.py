@@ -17,6 +17,8 @@ the browser module is JupyterLab's, loaded once.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import ipywidgets as W
@@ -53,6 +55,7 @@ class LiveFigure(go.Figure):
 
     def __init__(self, fig: go.Figure) -> None:
         super().__init__(fig)
+        self._stale = False
         self._view = W.Output(layout=W.Layout(width="100%"))
         self._push()
 
@@ -61,9 +64,23 @@ class LiveFigure(go.Figure):
         """The widget to place in a panel's layout."""
         return self._view
 
+    @contextmanager
+    def batch_update(self) -> Iterator[None]:
+        """plotly's ``batch_update()``, then one redraw for what it did not report: trace additions, deletions
+        and moves inside the batch (plotly reports them at once, while the batch is open) with no restyle or
+        relayout after them."""
+        with super().batch_update():
+            yield
+        if self._stale and not self._in_batch_mode:
+            self._push()
+
     def _push(self) -> None:
-        if getattr(self, "_view", None) is None or self._in_batch_mode:
+        if getattr(self, "_view", None) is None:
             return
+        if self._in_batch_mode:  # the batch's end redraws
+            self._stale = True
+            return
+        self._stale = False
         bundle = figure_bundle(self)
         height = f"{self.layout.height or 360}px"  # the renderer's default; kept while it swaps the drawing
         if self._view.layout.min_height != height:

@@ -92,3 +92,24 @@ def test_the_view_keeps_the_figure_height_while_the_drawing_is_swapped():
     assert fig.view.layout.min_height == "360px"  # jupyterlab-plotly's default height
     fig.update_layout(height=520)
     assert fig.view.layout.min_height == "520px"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda f: f.add_trace(go.Scatter(y=[4, 5])),
+        lambda f: setattr(f, "data", []),
+        lambda f: (setattr(f, "data", []), f.add_trace(go.Bar(y=[1]))),
+    ],
+    ids=["add-trace", "clear", "replace"],
+)
+def test_trace_changes_inside_a_batch_are_shown_once_it_ends(change, monkeypatch):
+    """plotly reports added and deleted traces at once, even inside a batch; with no restyle or relayout after
+    them nothing else would report the batch's end."""
+    fig = make()
+    sent = []
+    monkeypatch.setattr(fig.view, "send_state", lambda key=None: sent.append(key))
+    with fig.batch_update():
+        change(fig)
+    assert shown(fig) == figure_bundle(fig)
+    assert sent.count("outputs") == 1

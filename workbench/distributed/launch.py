@@ -268,10 +268,10 @@ def run_workers(
             if any(code not in (None, 0) for code in codes):
                 codes = _settle(procs, codes)
                 raise _with_worker_stderr(
-                    _failure(codes, workdir, world_size, time.monotonic() - start, oom_hint), workdir
+                    _failure(codes, workdir, world_size, time.monotonic() - start, oom_hint), workdir, world_size
                 )
             if time.monotonic() - start > timeout_s:
-                raise _with_worker_stderr(_timeout(procs, world_size, timeout_s), workdir)
+                raise _with_worker_stderr(_timeout(procs, world_size, timeout_s), workdir, world_size)
             alive = [proc.sentinel for proc in procs if proc.exitcode is None]
             multiprocessing.connection.wait(alive, timeout=min(0.5, max(0.01, start + timeout_s - time.monotonic())))
         for rank in range(world_size):  # what the workers printed (warnings), as if they had printed it here
@@ -295,12 +295,12 @@ def _worker_stderr(workdir: Path, rank: int) -> str:
         return ""
 
 
-def _with_worker_stderr(exc: BaseException, workdir: Path, tail_chars: int = 4000) -> BaseException:
+def _with_worker_stderr(exc: BaseException, workdir: Path, world_size: int, tail_chars: int = 4000) -> BaseException:
     """``exc`` with a note holding the end of each worker's stderr (for ``--debug``; the CLI prints one line)."""
-    for path in sorted(workdir.glob("stderr_*.log")):
-        text = path.read_text(errors="replace").strip()
+    for rank in range(world_size):
+        text = _worker_stderr(workdir, rank).strip()
         if text:
-            exc.add_note(f"{path.stem.replace('_', ' rank ')}:\n{text[-tail_chars:]}")
+            exc.add_note(f"stderr rank {rank}:\n{text[-tail_chars:]}")
     return exc
 
 
