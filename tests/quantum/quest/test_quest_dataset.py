@@ -90,7 +90,7 @@ def test_wide_devices_place_a_few_qubits(device, gate):
     names = {inst.operation.name for inst in placed.circuit.data} - {"barrier"}
     assert names <= {"rz", "sx", "x", gate} and gate in names
     assert placed.circuit.num_qubits <= 6 and max(placed.physical) < load_calibration(device).num_qubits
-    assert encode(placed.circuit, placed.calibration).x.shape[1] == 29
+    assert encode(placed.circuit, placed.calibration).x.shape[1] == 30
 
 
 @pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute

@@ -1,5 +1,6 @@
-"""QuEst's graph encoding (version 2): the 29-d node features of a hand-built circuit (the paper's 24 columns
-widened to cx/ecr/cz, plus duration and relaxation), the relaxation infidelity against the workbench's own
+"""QuEst's graph encoding (version 3): the 30-d node features of a hand-built circuit (the paper's 24 columns
+widened to cx/ecr/cz, plus duration, relaxation and the echo cost, whose values ``test_quest_echo.py`` checks
+against qiskit), the relaxation infidelity against the workbench's own
 thermal-relaxation channel, edges and depth against qiskit's DAG, first-use qubit order, and clear errors."""
 
 from __future__ import annotations
@@ -35,11 +36,11 @@ def test_two_gate_circuit_features(lima):
     qc.cx(2, 1)
     g = encode(qc, lima)
     # nodes: in(q2), in(q1), sx, cx, out(q2), out(q1); wires renumbered in first use: q2 -> 0, q1 -> 1
-    assert g.x.shape == (6, NODE_FEATURES) == (6, 29)
+    assert g.x.shape == (6, NODE_FEATURES) == (6, 30)
     us = lambda t: t * 1e6  # noqa: E731
     sx, cx = lima.gate("sx", (2,)), lima.gate("cx", (2, 1))
     r_sx, r_cx = _relax_infidelity(lima, (2,), sx.duration), _relax_infidelity(lima, (2, 1), cx.duration)
-    expected = np.zeros((6, 29))
+    expected = np.zeros((6, 30))
     rows = [  # type, wires, qubit a, qubit b, gate error, duration, relaxation infidelity
         (0, [0], 2, None, 0.0, 0.0, 0.0),
         (0, [1], 1, None, 0.0, 0.0, 0.0),
@@ -60,13 +61,16 @@ def test_two_gate_circuit_features(lima):
         expected[i, 26] = relax
         expected[i, 27] = max(err, relax)
         expected[i, 28] = i
+    echo = g.x[:, 29]
+    assert echo[2] > 0 and echo[3] > echo[2] and not echo[[0, 1, 4, 5]].any()  # gates only; the cx costs more
+    expected[:, 29] = echo
     # float32 storage: 1e-6 relative; relaxation infidelities ~1e-4..1e-3 need an absolute 1e-9
     np.testing.assert_allclose(g.x, expected, rtol=1e-6, atol=1e-9)
     assert sorted(map(tuple, g.edges.T.tolist())) == [(0, 2), (1, 3), (2, 3), (3, 4), (3, 5)]
     gate_log = -np.log1p(-max(sx.error, r_sx)) - np.log1p(-max(cx.error, r_cx))
     readout_log = -np.log1p(-lima.readout_p01[2]) - np.log1p(-lima.readout_p01[1])
-    # depth, width, rz, x, sx, two-qubit, gate and readout sums
-    np.testing.assert_allclose(g.globals, [2, 2, 0, 0, 1, 1, gate_log, readout_log], rtol=1e-6)
+    # depth, width, rz, x, sx, two-qubit, gate, readout and echo sums
+    np.testing.assert_allclose(g.globals, [2, 2, 0, 0, 1, 1, gate_log, readout_log, echo.sum()], rtol=1e-6)
     liu = np.zeros(LIU_FEATURES)
     liu[0] = 1  # one one-qubit gate on wire 0
     liu[MAX_QUBITS + 0 * MAX_QUBITS + 1] = 1  # cx control wire 0, target wire 1

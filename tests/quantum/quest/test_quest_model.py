@@ -133,6 +133,10 @@ def test_no_noise_ablation_ignores_the_noise_columns():
     full.load_state_dict(ablated.state_dict())
     assert torch.equal(ablated(batch), ablated(noisy))
     assert not torch.allclose(full(batch), full(noisy))
+    # the paper's baselines see no noise: the calibration sums of the globals do not reach them
+    for name in ("global", "liu"):
+        baseline = build_model(name).eval()
+        assert torch.equal(baseline(batch), baseline(noisy)), name
 
 
 def test_model_init_is_seeded_by_training():

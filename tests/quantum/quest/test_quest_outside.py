@@ -59,8 +59,8 @@ def test_shorter_gates_on_fake_toronto_bring_the_error_down():
     assert [r["factor"] for r in rows] == [1.0, 16.0]
     assert rows[1]["longest_gate_ns"] == pytest.approx(rows[0]["longest_gate_ns"] / 16)
     # the checkpoint trained before duration-stretched draws missed qpe3 on fake_toronto by 0.283 (0.022 at k=16);
-    # the shipped one, trained with them, misses it by less than 0.15 at the device's own durations
-    assert rows[1]["worst"] < 0.05 and rows[0]["worst"] < 0.15
+    # the shipped one (stretched draws and the echo cost) by 0.037 at the device's own durations
+    assert rows[1]["worst"] < 0.05 and rows[0]["worst"] < 0.08
     with pytest.raises(ValueError, match="factors"):
         duration_counterfactual(load_checkpoint(), {"qpe3": programs["qpe3"]}, factors=(0,))
 
@@ -77,9 +77,10 @@ def test_the_shipped_training_stretches_gates_past_fake_torontos():
 def test_the_shipped_checkpoint_on_every_outside_pair():
     out = outside_check(load_checkpoint())
     assert out["all"]["n"] == len(outside_programs()) * sum(1 for d in DEVICES.values() if d[2])
-    # measured with the shipped checkpoint (see the notebook): the targets are RMSE 0.04, worst 0.08; these bounds
-    # catch a regression to the checkpoint trained without stretched gate durations (RMSE 0.064, worst 0.283)
-    assert out["all"]["rmse"] < 0.05 and out["all"]["worst"] < 0.2
+    # the issue's targets (RMSE <= 0.04, worst <= 0.08); the shipped checkpoint (encoding version 3, echo cost)
+    # measured RMSE 0.011, worst 0.041; version 2's (no echo cost) missed them: RMSE 0.044, worst 0.150
+    assert out["rmse_met"] and out["worst_met"], out["all"]
+    assert out["all"]["rmse"] <= 0.04 and out["all"]["worst"] <= 0.08
 
 
 @pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute

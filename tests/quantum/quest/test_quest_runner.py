@@ -332,10 +332,9 @@ def test_todays_devices_predict(device, gate):
     placed = place(read_qasm(repo / "examples" / "qft4.qasm"), device, seed=0)
     assert gate in placed.circuit.count_ops() and placed.circuit.num_qubits <= 6
     predicted = predict_pst(load_checkpoint(), [placed.circuit], [placed.calibration])["transformer"][0]
-    # fake_toronto's 7-14 us cx make this pair relaxation-dominated, the hardest regime (measured miss 0.150 with
-    # the shipped checkpoint; the other devices' misses are below 0.06)
-    tolerance = 0.2 if device == "fake_toronto" else 0.1
-    assert abs(predicted - simulate_pst(placed.circuit, placed.calibration)) < tolerance
+    # fake_toronto's 7-14 us cx make this pair relaxation-dominated, the hardest regime: the shipped checkpoint
+    # (encoding version 3) misses it by 0.041, the others by less than 0.015 (version 2: 0.150 and < 0.06)
+    assert abs(predicted - simulate_pst(placed.circuit, placed.calibration)) < 0.08
 
 
 def test_a_circuit_already_on_the_device_is_not_transpiled_again():

@@ -1,11 +1,12 @@
 """A trained QuEst checkpoint: the three models, the normaliser, the dataset spec and split seed they were trained
 on, their training curves and held-out metrics, and the test-set predictions (for the notebook's scatter plot).
 
-The repository ships one (:data:`SHIPPED`, ~0.5 MB) trained by the project's own command (stored in it as
-``command``; the dataset, 4,400 samples on cx, ecr and cz devices, takes ~25 min to generate on one core)::
+The repository ships one (:data:`SHIPPED`, ~0.6 MB) trained by the project's own command (stored in it as
+``command``; the dataset, 8,800 samples on cx, ecr and cz devices, took 7.4 min to generate on 2 workers, and the
+four models 45 min of training on one core, the transformer 33 min of it)::
 
-    workbench run quest --mode train --random-samples 3200 --algorithm-samples 1200 --workers 1 --epochs 400 \
-        --patience 25 --checkpoint workbench/quantum/quest/checkpoints/quest.pt --json
+    workbench run quest --mode train --random-samples 6400 --algorithm-samples 2400 --epochs 600 --patience 50 \
+        --checkpoint workbench/quantum/quest/checkpoints/quest.pt --json
 
 Files are read with ``torch.load(weights_only=True)`` (tensors, numbers, strings, lists and dicts only).
 """
@@ -30,8 +31,8 @@ from workbench.quantum.quest.train import TrainSettings
 __all__ = ["Checkpoint", "SHIPPED", "save_checkpoint", "load_checkpoint", "FORMAT"]
 
 SHIPPED = Path(__file__).resolve().parent / "checkpoints" / "quest.pt"
-#: 2: encoding version 2 (29-d nodes, 8 globals; cx, ecr and cz devices)
-FORMAT = 2
+#: 3: encoding version 3 (30-d nodes with the echo cost, 9 globals; cx, ecr and cz devices)
+FORMAT = 3
 
 
 @dataclass(eq=False)

@@ -5,9 +5,9 @@ Nodes are one input node per used wire, one node per gate (circuit order) and on
 barriers and final measurements are dropped, idle wires too. Edges follow the wires (predecessor -> gate),
 one per wire, so a cx after a cx on the same two wires gives two parallel edges, as in qiskit's DAG.
 
-Node feature (29, raw units; :class:`~workbench.quantum.quest.batching.Normalizer` standardises them). The
+Node feature (30, raw units; :class:`~workbench.quantum.quest.batching.Normalizer` standardises them). The
 paper's 24 columns, with the two-qubit gate widened from ``cx`` to today's ``cx``, ``ecr`` and ``cz`` (IBM's
-Eagle devices use ``ecr``, Heron devices ``cz``) and, the workbench's extension (encoding version 2), each gate's
+Eagle devices use ``ecr``, Heron devices ``cz``) and, the workbench's extension (encoding versions 2 and 3), each gate's
 calibrated duration and what relaxation over it costs::
 
     0-7    one-hot type: in, out, rz, x, sx, cx, ecr, cz
@@ -23,15 +23,24 @@ calibrated duration and what relaxation over it costs::
            relaxation leaves, so a gate whose relaxation exceeds its reported error costs r (e.g. fake_toronto's
            5-8 us cx gates)
     28     topological index (position in the order in-nodes, gates, out-nodes)
+    29     echo cost (encoding version 3): -log of the first-order survival of the echo under this gate's noise
+           channel, after the gate and after its inverse (:mod:`~workbench.quantum.quest._echo`: the ideal state's
+           reduced density matrix on the gate's qubits against aer's channel, non-unital relaxation included)
 
 Why durations: without them a device whose gates are slow for its T1/T2 looks like one whose gates are fast,
 and the model cannot tell them apart (fake_toronto's cx take 5-8 us against fake_lima's 0.3-0.5 us).
 
-Global feature (8): depth, width, the counts of rz, x, sx and two-qubit gates, and two calibration sums
-(workbench extension): ``sum_gates -log(1 - effective error)`` and ``sum_wires -log(1 - P(1|0))`` (the
-log of the estimated success probability of the circuit's gates and of reading all-zero). The Liu baseline's
-feature (110): per-wire one-qubit gate counts (10) and the two-qubit gate count of every (qubit a, qubit b)
-wire pair (10 x 10).
+Global feature (9): depth, width, the counts of rz, x, sx and two-qubit gates, and three calibration sums
+(workbench extension): ``sum_gates -log(1 - effective error)``, ``sum_wires -log(1 - P(1|0))`` (the
+log of the estimated success probability of the circuit's gates and of reading all-zero) and the sum of the echo
+costs (column 29). The paper's baselines read only the first six. The Liu baseline's feature (110): per-wire
+one-qubit gate counts (10) and the two-qubit gate count of every (qubit a, qubit b) wire pair (10 x 10).
+
+Why echo costs (version 3): a gate's average infidelity does not say what its error costs PST. On fake_toronto
+(cx of 5-14 us) the error is mostly relaxation (dephasing and amplitude damping), which costs an echo far less
+than depolarizing noise of the same average infidelity when the qubits sit near basis states; version 2's model
+read every infidelity as depolarizing and underpredicted controlled-phase circuits there by 0.10-0.15 PST. The
+echo cost depends on the state the gate meets, so it needs the rz angles (the only place the encoding reads them).
 
 :func:`encode` is the reference, one circuit at a time; :func:`encode_batch` (the prediction path) gives the same
 graphs bit for bit for a whole batch, with numpy over all gates of all circuits at once (tested feature by feature).
@@ -74,8 +83,8 @@ GATE_TYPES = ("rz", "x", "sx", "cx", "ecr", "cz")
 ONE_QUBIT_GATES = ("rz", "x", "sx")
 TWO_QUBIT_GATES = ("cx", "ecr", "cz")
 MAX_QUBITS = 10
-NODE_FEATURES = 29
-GLOBAL_FEATURES = 8
+NODE_FEATURES = 30
+GLOBAL_FEATURES = 9
 LIU_FEATURES = MAX_QUBITS + MAX_QUBITS * MAX_QUBITS
 #: first qubit one-hot column, first physical column
 QUBIT_COLUMN = len(NODE_TYPES)
@@ -83,7 +92,7 @@ PHYSICAL_COLUMN = QUBIT_COLUMN + MAX_QUBITS
 #: node-feature columns with physical values (standardised); the rest are one-hot
 CONTINUOUS_COLUMNS = tuple(range(PHYSICAL_COLUMN, NODE_FEATURES))
 #: bump when the encoding changes: cached datasets carry it in their key
-ENCODING_VERSION = 2
+ENCODING_VERSION = 3
 _IGNORED = frozenset({"barrier", "measure"})
 _CODE = {name: i for i, name in enumerate(GATE_TYPES)}
 _FIRST_TWO = GATE_TYPES.index(TWO_QUBIT_GATES[0])
@@ -92,8 +101,8 @@ _T_CAP_US = 1e4  # an unreported (infinite) T1/T2 is encoded as 10 ms
 
 @dataclass(frozen=True, eq=False)
 class CircuitGraph:
-    """``x [N, 29]`` float32 node features (raw units), ``edges [2, E]`` int64 (source, target node),
-    ``globals [8]`` and ``liu [110]`` float32."""
+    """``x [N, 30]`` float32 node features (raw units), ``edges [2, E]`` int64 (source, target node),
+    ``globals [9]`` and ``liu [110]`` float32."""
 
     x: np.ndarray
     edges: np.ndarray
@@ -106,12 +115,12 @@ def gate_count(circuit: Any) -> int:
     return sum(1 for inst in circuit.data if inst.name not in _IGNORED)
 
 
-def _gate_list(circuit: Any) -> tuple[list[int], list[int], list[int], int]:
-    """Type index (into GATE_TYPES), qubit a and qubit b (-1 for one-qubit gates) of every gate, and the
-    circuit depth over them (one pass over the instructions; the hot loop of prediction, kept tight)."""
+def _gate_list(circuit: Any) -> tuple[list[int], list[int], list[int], list[float], int]:
+    """Type index (into GATE_TYPES), qubit a, qubit b (-1 for one-qubit gates) and rz angle (0 for other gates) of
+    every gate, and the circuit depth over them (one pass over the instructions)."""
     index = {q: i for i, q in enumerate(circuit.qubits)}
     code = _CODE
-    kinds, qa, qb = [], [], []
+    kinds, qa, qb, angles = [], [], [], []
     level = [0] * circuit.num_qubits
     for inst in circuit.data:
         name = inst.name
@@ -127,6 +136,7 @@ def _gate_list(circuit: Any) -> tuple[list[int], list[int], list[int], int]:
         a = index[qubits[0]]
         kinds.append(k)
         qa.append(a)
+        angles.append(float(inst.params[0]) if k == 0 else 0.0)
         if k >= _FIRST_TWO:
             if len(qubits) != 2:
                 raise ValueError(
@@ -140,7 +150,7 @@ def _gate_list(circuit: Any) -> tuple[list[int], list[int], list[int], int]:
         else:
             qb.append(-1)
             level[a] += 1
-    return kinds, qa, qb, max(level, default=0)
+    return kinds, qa, qb, angles, max(level, default=0)
 
 
 def _wire_edges(a: np.ndarray, b: np.ndarray, remap: np.ndarray, width: int, gates: int) -> np.ndarray:
@@ -177,14 +187,14 @@ def encode(
         >>> from workbench.quantum.calibration import calibration_subset, load_calibration
         >>> qc = QuantumCircuit(2); _ = qc.sx(0); _ = qc.ecr(0, 1)
         >>> encode(qc, calibration_subset(load_calibration("fake_brisbane"), (0, 1))).x.shape
-        (6, 29)
+        (6, 30)
     """
     if circuit.num_qubits > calibration.num_qubits:
         raise ValueError(
             f"circuit has {circuit.num_qubits} qubits but the calibration {calibration.name} has "
             f"{calibration.num_qubits}: valid widths are 1..{calibration.num_qubits}"
         )
-    kinds, qa, qb, depth = _gate_list(circuit)
+    kinds, qa, qb, angles, depth = _gate_list(circuit)
     kind = np.asarray(kinds, dtype=np.int64)
     a = np.asarray(qa, dtype=np.int64)
     b = np.asarray(qb, dtype=np.int64)
@@ -221,6 +231,10 @@ def encode(
         duration, t1_s[a], t2_s[a], np.where(two, t1_s[b_or_a], np.inf), np.where(two, t2_s[b_or_a], np.inf), two
     )  # [G]
     effective = np.maximum(error, relax)
+    echo = _echo_column(
+        kind, remap[a], np.where(two, remap[b_or_a], -1), np.asarray(angles), duration, error, relax,
+        (t1_s[a], t2_s[a]), (t1_s[b_or_a], t2_s[b_or_a]), np.array([0, gates]), np.array([width]),
+    )  # fmt: skip
 
     x = np.zeros((n, NODE_FEATURES), dtype=np.float32)
     ins, outs, ops = np.arange(width), np.arange(width + gates, n), np.arange(width, width + gates)
@@ -242,12 +256,14 @@ def encode(
     x[ops, p0 + 8] = relax
     x[ops, p0 + 9] = effective
     x[:, p0 + 10] = np.arange(n)
+    x[ops, p0 + 11] = echo
 
     counts = np.bincount(kind, minlength=len(GATE_TYPES))
     gate_log = float(-np.log1p(-np.minimum(effective, 0.999)).sum())
     readout_log = float(-np.log1p(-np.minimum(p01[phys], 0.5)).sum())
     globals_ = np.array(
-        [depth, width, counts[0], counts[1], counts[2], counts[3:].sum(), gate_log, readout_log], dtype=np.float32
+        [depth, width, counts[0], counts[1], counts[2], counts[3:].sum(), gate_log, readout_log, echo.sum()],
+        dtype=np.float32,
     )
     liu = np.zeros(LIU_FEATURES, dtype=np.float32)
     np.add.at(liu, remap[a[~two]], 1)
@@ -271,6 +287,43 @@ def _relaxation_infidelity(
     f_pro = process_fidelity(t1a, t2a) * process_fidelity(t1b, t2b)
     d = np.where(two, 4.0, 2.0)
     return np.clip(1 - (d * f_pro + 1) / (d + 1), 0.0, 1.0)
+
+
+def _echo_column(
+    kind: np.ndarray,
+    wire_a: np.ndarray,
+    wire_b: np.ndarray,
+    angle: np.ndarray,
+    duration: np.ndarray,
+    error: np.ndarray,
+    relax: np.ndarray,
+    times_a: tuple[np.ndarray, np.ndarray],
+    times_b: tuple[np.ndarray, np.ndarray],
+    gate_ptr: np.ndarray,
+    width: np.ndarray,
+) -> np.ndarray:
+    """``[G]`` echo cost of every gate (column 29; :func:`~workbench.quantum.quest._echo.echo_costs`) from its
+    duration (s), error, relaxation infidelity and its qubits' (T1, T2) in seconds; ``wire_b`` -1 for one-qubit
+    gates (qubit b's values are then ignored). aer's depolarizing parameter is the error left after relaxation
+    (:func:`~workbench.quantum.noise.device_depolarizing_parameter`, here over all gates at once)."""
+    from workbench.quantum.quest._echo import echo_costs
+
+    two = wire_b >= 0
+
+    def decay(times: tuple[np.ndarray, np.ndarray], on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t1, t2 = times
+        e = np.exp(-duration / t1)
+        lam = np.exp(-duration / np.minimum(t2, 2 * t1))
+        return np.where(on, e, 1.0), np.where(on, lam, 1.0)
+
+    d = np.where(two, 4.0, 2.0)
+    fid = 1 - relax
+    err = np.minimum(error, d / (d + 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(err > relax, d * (err - relax) / (d * fid - 1), 0.0)
+    p = np.minimum(p, d * d / (d * d - 1))
+    return echo_costs(kind, wire_a, wire_b, angle, decay(times_a, duration > 0), decay(times_b, two & (duration > 0)),
+                      p, gate_ptr, width)  # fmt: skip
 
 
 def _times(calibration: DeviceCalibration) -> tuple[np.ndarray, np.ndarray]:
@@ -308,9 +361,9 @@ def _gate_tables(calibration: DeviceCalibration) -> tuple[np.ndarray, np.ndarray
 
 @dataclass(frozen=True, eq=False)
 class EncodedBatch:
-    """Graphs of a batch stacked: ``x [N, 29]`` float32 (raw units), ``edges [2, E]`` int64 with **batch** node
+    """Graphs of a batch stacked: ``x [N, 30]`` float32 (raw units), ``edges [2, E]`` int64 with **batch** node
     indices, ``node_ptr [C+1]``, ``edge_ptr [C+1]`` (graph c owns nodes ``node_ptr[c]:node_ptr[c+1]``),
-    ``globals [C, 8]`` and ``liu [C, 110]`` float32."""
+    ``globals [C, 9]`` and ``liu [C, 110]`` float32."""
 
     x: np.ndarray
     edges: np.ndarray
@@ -368,27 +421,32 @@ def _device_tables(calibration: DeviceCalibration) -> tuple[np.ndarray, ...]:
     return tables
 
 
-def _instructions(circuit: Any) -> tuple[list[int], list[int], list[int]]:
-    """Gate-type codes (-1: barrier/measure, -2: a gate QuEst does not encode), qubit counts and the flat qubit
-    indices of every instruction of ``circuit`` (the only per-instruction Python of the batch path)."""
+def _instructions(circuit: Any) -> tuple[list[int], list[int], list[int], list[float]]:
+    """Gate-type codes (-1: barrier/measure, -2: a gate QuEst does not encode), qubit counts, the flat qubit
+    indices and the rz angles (0 for other instructions) of every instruction of ``circuit`` (the only
+    per-instruction Python of the batch path)."""
     index = {q: i for i, q in enumerate(circuit.qubits)}
     code = _CODE
-    pairs = [(inst.name, inst.qubits) for inst in circuit.data]
-    kinds = [code.get(name, -2) for name, _ in pairs]
-    qubits = [qs for _, qs in pairs]
+    names, qubits, angles = [], [], []
+    for inst in circuit.data:  # one pass: qiskit builds each instruction object anew on every access
+        name = inst.name
+        names.append(name)
+        qubits.append(inst.qubits)
+        angles.append(float(inst.params[0]) if name == "rz" else 0.0)
+    kinds = [code.get(name, -2) for name in names]
     sizes = list(map(len, qubits))
     flat = [index[q] for qs in qubits for q in qs]
     if -2 in kinds:
-        for i, (name, _) in enumerate(pairs):
+        for i, name in enumerate(names):
             if kinds[i] == -2 and name in _IGNORED:
                 kinds[i] = -1
         if -2 in kinds:
-            name = pairs[kinds.index(-2)][0]
+            name = names[kinds.index(-2)]
             raise ValueError(
                 f"gate {name!r} is not in the device basis QuEst encodes: valid gates are "
                 f"{', '.join(GATE_TYPES)} (transpile the circuit to the device first)"
             )
-    return kinds, sizes, flat
+    return kinds, sizes, flat, angles
 
 
 def _checked_gates(
@@ -444,6 +502,7 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
     kinds_l: list[int] = []
     sizes_l: list[int] = []
     flat_l: list[int] = []
+    angle_l: list[float] = []
     inst_ptr = [0]
     tables = []
     for i, (circuit, cal) in enumerate(zip(circuits, calibrations)):
@@ -452,10 +511,11 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
                 f"circuit {i} has {circuit.num_qubits} qubits but the calibration {cal.name} has "
                 f"{cal.num_qubits}: valid widths are 1..{cal.num_qubits}"
             )
-        k, s, f = _instructions(circuit)
+        k, s, f, t = _instructions(circuit)
         kinds_l += k
         sizes_l += s
         flat_l += f
+        angle_l += t
         inst_ptr.append(len(kinds_l))
         tables.append(_device_tables(cal))
     kind_all = np.asarray(kinds_l, dtype=np.int64)
@@ -521,6 +581,10 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
         duration, t1_s[ga], t2_s[ga], np.where(two, t1_s[gb_or_a], np.inf), np.where(two, t2_s[gb_or_a], np.inf), two
     )
     effective = np.maximum(error, relax)
+    echo = _echo_column(
+        kind, ra, rb, np.asarray(angle_l)[keep], duration, error, relax, (t1_s[ga], t2_s[ga]),
+        (t1_s[gb_or_a], t2_s[gb_or_a]), gate_ptr, width,
+    )  # fmt: skip
 
     # nodes: per graph in-nodes (wires), gates, out-nodes (wires)
     sizes = 2 * width + gates
@@ -550,6 +614,7 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
     x[ops, p0 + 8] = relax
     x[ops, p0 + 9] = effective
     x[:, p0 + 10] = np.arange(n) - np.repeat(node_ptr[:-1], sizes)
+    x[ops, p0 + 11] = echo
 
     # edges along the wires, per graph: in-edges (by wire), inner edges (by wire, gate), out-edges (by wire)
     ev_gate = np.concatenate([np.arange(len(kind)), np.flatnonzero(two)])
@@ -586,6 +651,7 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
     glob[:, 5] = counts[:, 3:].sum(1)
     glob[:, 6] = [float(gate_terms[gate_ptr[c] : gate_ptr[c + 1]].sum()) for c in range(count)]
     glob[:, 7] = [float(read_terms[wire_ptr[c] : wire_ptr[c + 1]].sum()) for c in range(count)]
+    glob[:, 8] = [float(echo[gate_ptr[c] : gate_ptr[c + 1]].sum()) for c in range(count)]
     liu_slot = np.where(two, MAX_QUBITS + ra * MAX_QUBITS + np.maximum(rb, 0), ra)
     liu = np.bincount(gc * LIU_FEATURES + liu_slot, minlength=count * LIU_FEATURES)
     liu = liu.astype(np.float32).reshape(count, LIU_FEATURES)

@@ -21,6 +21,9 @@ from torch.nn import functional as F
 
 from workbench.quantum.quest.encoding import GLOBAL_FEATURES, LIU_FEATURES, NODE_FEATURES, PHYSICAL_COLUMN
 
+#: the paper's global features (depth, width, rz, x, sx and two-qubit counts), the only globals the baselines read
+PAPER_GLOBALS = 6
+
 __all__ = [
     "GraphBatch",
     "TransformerConv",
@@ -94,8 +97,8 @@ def _mlp(*sizes: int) -> nn.Sequential:
 
 
 class QuestTransformer(nn.Module):
-    """``layers`` x TransformerConv(29->29)+ReLU, mean pool, concat MLP(8->12->12) of the globals, then
-    MLP(41->128->128->1) (the paper's 24/6/36 widened by encoding version 2's columns). Returns ``[B]``. ``drop_columns``: node-feature columns set to 0 (their standardised
+    """``layers`` x TransformerConv(30->30)+ReLU, mean pool, concat MLP(9->12->12) of the globals, then
+    MLP(42->128->128->1) (the paper's 24/6/36 widened by encoding versions 2 and 3's columns). Returns ``[B]``. ``drop_columns``: node-feature columns set to 0 (their standardised
     mean) before the first layer, for ablations."""
 
     def __init__(self, layers: int = 2, drop_columns: tuple[int, ...] = (), drop_globals: tuple[int, ...] = ()) -> None:
@@ -122,36 +125,37 @@ class QuestTransformer(nn.Module):
 
 
 class GlobalMLP(nn.Module):
-    """Baseline: MLP(8->128->128->1) on the global features only."""
+    """Baseline: MLP(6->128->128->1) on the paper's global features only (depth, width, gate counts: no noise;
+    the calibration sums of the workbench's encoding are the transformer's)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.net = _mlp(GLOBAL_FEATURES, 128, 128, 1)
+        self.net = _mlp(PAPER_GLOBALS, 128, 128, 1)
 
     def forward(self, g: GraphBatch) -> Tensor:
-        return self.net(g.globals).squeeze(-1)
+        return self.net(g.globals[:, :PAPER_GLOBALS]).squeeze(-1)
 
 
 class LiuMLP(nn.Module):
-    """Baseline ("simple NN" of Liu and Zhou): MLP(118->128->128->1) on the globals and per-qubit / per-pair
-    gate counts."""
+    """Baseline ("simple NN" of Liu and Zhou): MLP(116->128->128->1) on the paper's globals and per-qubit /
+    per-pair gate counts (no noise)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.net = _mlp(GLOBAL_FEATURES + LIU_FEATURES, 128, 128, 1)
+        self.net = _mlp(PAPER_GLOBALS + LIU_FEATURES, 128, 128, 1)
 
     def forward(self, g: GraphBatch) -> Tensor:
-        return self.net(torch.cat([g.globals, g.liu], dim=1)).squeeze(-1)
+        return self.net(torch.cat([g.globals[:, :PAPER_GLOBALS], g.liu], dim=1)).squeeze(-1)
 
 
 MODELS = ("transformer", "global", "liu")
 #: the paper's ablation that matters most here: the transformer without the device-noise node features
 ABLATIONS = ("no-noise",)
 #: node-feature columns carrying device noise: T1/T2 of qubits a and b, gate error, readout P(0|1), P(1|0),
-#: duration, relaxation infidelity, effective error (the topological index is kept)
-NOISE_COLUMNS = tuple(range(PHYSICAL_COLUMN, PHYSICAL_COLUMN + 10))
-#: global columns carrying device noise: the two calibration sums
-NOISE_GLOBALS = (6, 7)
+#: duration, relaxation infidelity, effective error and echo cost (the topological index is kept)
+NOISE_COLUMNS = tuple(range(PHYSICAL_COLUMN, PHYSICAL_COLUMN + 10)) + (PHYSICAL_COLUMN + 11,)
+#: global columns carrying device noise: the three calibration sums
+NOISE_GLOBALS = (6, 7, 8)
 #: the raw gate duration: the transformer reads it only through the relaxation columns (r and max(error, r)).
 #: Fed raw, it let the model extrapolate wildly on a snapshot whose durations lie far outside the training
 #: devices' (fake_toronto's 5-8 us cx, 35 standard deviations out: held-out RMSE 0.38 there, 0.01-0.07 elsewhere)
@@ -211,7 +215,7 @@ def infer(model: nn.Module, g: GraphBatch) -> Tensor:
         pooled = mean_pool(x, g.batch, g.num_graphs)
         return _linear_seq(model.head, torch.cat([pooled, _linear_seq(model.global_mlp, glob)], dim=1)).squeeze(-1)
     if isinstance(model, GlobalMLP):
-        return _linear_seq(model.net, g.globals).squeeze(-1)
+        return _linear_seq(model.net, g.globals[:, :PAPER_GLOBALS]).squeeze(-1)
     if isinstance(model, LiuMLP):
-        return _linear_seq(model.net, torch.cat([g.globals, g.liu], dim=1)).squeeze(-1)
+        return _linear_seq(model.net, torch.cat([g.globals[:, :PAPER_GLOBALS], g.liu], dim=1)).squeeze(-1)
     return model(g)
