@@ -268,13 +268,47 @@ def _poll(page, what: str, check, timeout_s: float, rel: str, interval_s: float 
         page.wait_for_timeout(interval_s * 1000)
 
 
+#: JupyterLab already loaded in the page, no dialog open: the next notebook can open inside it
+_JS_LAB_READY = """
+() => !!(window.jupyterapp && window.jupyterapp.shell && window.jupyterapp.commands)
+      && !document.querySelector('.jp-Dialog')
+"""
+
+#: close every document of the main area without the "save your work?" dialog (the tests' notebooks are
+#: throwaway copies whose kernels the tests shut down), then open one notebook
+_JS_OPEN_IN_LAB = """
+async (rel) => {
+  const app = window.jupyterapp;
+  for (const w of Array.from(app.shell.widgets('main'))) {
+    if (w.context && w.context.model) w.context.model.dirty = false;
+    w.dispose();
+  }
+  await app.commands.execute('docmanager:open', { path: rel });
+}
+"""
+
+
 def open_notebook(page, lab: LabServer, notebook_rel_path: str, *, timeout_s: float = 60.0) -> dict:
     """Open ``notebook_rel_path`` (relative to the server root) and wait for its kernel to be idle.
 
-    ``reset``: a fresh workspace, so that JupyterLab does not reopen the notebooks of earlier tests (and
-    restore their kernels' widgets into this page)."""
+    When the page already shows this JupyterLab (the browser tests share one page per worker), the notebook
+    opens inside it after every open document is closed (loading JupyterLab again costs several seconds per
+    notebook on 2 cores); otherwise, or if that does not get a kernel within 30 s, the page loads
+    ``lab/tree/<notebook>`` with ``reset``: a fresh workspace, so that JupyterLab does not reopen the notebooks
+    of earlier tests (and restore their kernels' widgets into this page)."""
+    in_lab = page.url.startswith(lab.base_url) and page.evaluate(_JS_LAB_READY)
+    if in_lab:
+        page.evaluate(_JS_OPEN_IN_LAB, notebook_rel_path)
+        try:
+            return _wait_for_idle_kernel(page, notebook_rel_path, min(timeout_s, 30.0))
+        except TimeoutError:
+            pass  # load the page afresh below
     url = lab.url(f"lab/tree/{quote(notebook_rel_path)}") + "&reset"
     page.goto(url, wait_until="domcontentloaded")
+    return _wait_for_idle_kernel(page, notebook_rel_path, timeout_s)
+
+
+def _wait_for_idle_kernel(page, notebook_rel_path: str, timeout_s: float) -> dict:
     deadline = time.monotonic() + timeout_s
     state: dict = {}
     while time.monotonic() < deadline:
@@ -390,8 +424,24 @@ def drive_notebook(
     panel's status line). Raises :class:`NotebookFailed` as soon as the notebook shows an error.
     """
     run = LabRun(notebook=notebook_rel_path)
-    page.on("console", lambda m: run.console_errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: run.console_errors.append(f"pageerror: {e}"))
+
+    def on_console(m) -> None:
+        if m.type == "error":
+            run.console_errors.append(m.text)
+
+    def on_error(e) -> None:
+        run.console_errors.append(f"pageerror: {e}")
+
+    page.on("console", on_console)
+    page.on("pageerror", on_error)
+    try:
+        return _drive(page, lab, notebook_rel_path, run, plot_timeout_s, change_timeout_s, max_sliders)
+    finally:  # the page is shared by later tests
+        page.remove_listener("console", on_console)
+        page.remove_listener("pageerror", on_error)
+
+
+def _drive(page, lab, notebook_rel_path, run, plot_timeout_s, change_timeout_s, max_sliders) -> LabRun:
     t = time.monotonic()
     open_notebook(page, lab, notebook_rel_path)
     run.timings_s["open_to_idle"] = time.monotonic() - t

@@ -68,9 +68,11 @@ def browser(playwright_api, chromium_path):
     browser.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def page(browser):
-    """A page in its own context, large enough for a panel and its plots."""
+    """One page per test process, large enough for a panel and its plots, shared by the tests: JupyterLab loads
+    once and each notebook opens inside it (``browser_helpers.open_notebook``; loading JupyterLab costs 4-7 s
+    per test on 2 cores). Tests that listen to the page's events remove their listeners."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)

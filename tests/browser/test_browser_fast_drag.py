@@ -105,8 +105,16 @@ def test_fast_drag_last_setting_wins(page, jupyter_lab, area, source, label):
     rel = f"_fast_drag/{area}.ipynb"
     _write(jupyter_lab.root / rel, source)
     console: list[str] = []
-    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+
+    def on_console(m) -> None:
+        if m.type == "error":
+            console.append(m.text)
+
+    def on_error(e) -> None:
+        console.append(f"pageerror: {e}")
+
+    page.on("console", on_console)
+    page.on("pageerror", on_error)
     try:
         open_notebook(page, jupyter_lab, rel, timeout_s=120)
         run_all_cells(page, rel)
@@ -133,6 +141,8 @@ def test_fast_drag_last_setting_wins(page, jupyter_lab, area, source, label):
         errors = notebook_errors(page, rel)
     finally:
         shut_down_kernels(jupyter_lab, rel)
+        page.remove_listener("console", on_console)  # the page is shared by later tests
+        page.remove_listener("pageerror", on_error)
 
     print(
         f"\n[{area}] {label!r}: {CHANGES} changes in {drag_s:.1f} s ({len(set(values))} distinct values, "

@@ -118,16 +118,23 @@ def test_a_live_figure_changed_after_it_was_drawn_shows_the_change(page, jupyter
         path,
     )
     errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    open_notebook(page, jupyter_lab, LATE_CHANGE)
-    run_all_cells(page, LATE_CHANGE)
-    wait_for_run_all_done(page, LATE_CHANGE, timeout_s=60.0)
-    deadline = time.monotonic() + 15.0
-    while True:
-        figures = figure_reports(page)
-        got = [(f["points"], f["title"]) for f in figures]
-        if got == [(5, "after"), (7, "before")] or time.monotonic() > deadline:
-            break
-        page.wait_for_timeout(250)
+
+    def on_error(e) -> None:
+        errors.append(str(e))
+
+    page.on("pageerror", on_error)
+    try:
+        open_notebook(page, jupyter_lab, LATE_CHANGE)
+        run_all_cells(page, LATE_CHANGE)
+        wait_for_run_all_done(page, LATE_CHANGE, timeout_s=60.0)
+        deadline = time.monotonic() + 15.0
+        while True:
+            figures = figure_reports(page)
+            got = [(f["points"], f["title"]) for f in figures]
+            if got == [(5, "after"), (7, "before")] or time.monotonic() > deadline:
+                break
+            page.wait_for_timeout(250)
+    finally:
+        page.remove_listener("pageerror", on_error)  # the page is shared by later tests
     assert got == [(5, "after"), (7, "before")], got
     assert not errors, errors
