@@ -107,6 +107,19 @@ def test_optimisers_respect_the_budget_and_the_box(method):
         optimise(lambda z: 0.0, np.zeros(1), 5, "adam", Trace())
 
 
+@pytest.mark.parametrize("method", ["cobyla", "nelder-mead", "spsa"])
+def test_a_budget_below_cobylas_minimum_is_kept_without_a_warning(method):
+    """COBYLA needs d + 2 evaluations to start; a smaller budget still stops at the budget, and scipy does not warn
+    (the CLI's smoke run, budget 4, printed "Invalid MAXFUN")."""
+    import warnings
+
+    trace = Trace()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        optimise(lambda z: float(np.sum(z**2)), np.full(10, 0.5), 4, method, trace)
+    assert trace.evaluations == 4
+
+
 def test_progressive_moves_only_the_newest_layer():
     calls = []
 

@@ -158,4 +158,4 @@ def energy_and_gradient(device: PulseDevice, build, x: np.ndarray, hamiltonian: 
     h = torch.as_tensor(hamiltonian, dtype=torch.complex128)
     e = torch.einsum("ij,ji->", folded, h).real
     (g,) = torch.autograd.grad(e, xt)
-    return float(e), g.numpy().copy()
+    return float(e.detach()), g.numpy().copy()

@@ -84,8 +84,10 @@ def optimise(
     bounds = [(0.0, 1.0)] * len(x0)
     try:
         if method == "cobyla":
+            # COBYLA wants at least d + 2 evaluations (scipy warns and raises maxiter itself); the budget is
+            # kept by `counted`, which stops the run at `budget` evaluations whatever maxiter says
             scipy.optimize.minimize(counted, x0, method="COBYLA", bounds=bounds,
-                                    options={"rhobeg": 0.1, "maxiter": budget})  # fmt: skip
+                                    options={"rhobeg": 0.1, "maxiter": max(budget, len(x0) + 2)})  # fmt: skip
         elif method == "nelder-mead":
             scipy.optimize.minimize(counted, x0, method="Nelder-Mead", bounds=bounds,
                                     options={"maxfev": budget, "initial_simplex": _simplex(x0)})  # fmt: skip
