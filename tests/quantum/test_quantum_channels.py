@@ -53,6 +53,15 @@ def test_average_gate_fidelity_and_device_rule():
     combined = s @ total  # depolarizing, then relaxation
     assert 1 - ch.average_gate_fidelity(combined) == pytest.approx(0.01, rel=1e-12)  # matches the gate error
     assert device_depolarizing_parameter(1e-9, ch.average_gate_fidelity(s), 1) == 0.0
+    # arrays (the QuEst encoder's per-gate form) give each scalar's value
+    errors, fids, widths = (
+        np.array([0.01, 1e-9, 0.03, 0.85]),
+        np.array([0.995, 0.99, 0.98, 0.18]),
+        np.array([1, 1, 2, 2]),
+    )
+    many = device_depolarizing_parameter(errors, fids, widths)
+    assert list(many) == [device_depolarizing_parameter(*args) for args in zip(errors, fids, widths)]
+    assert (many >= 0).all()  # an error above the cap but below the relaxation: none, not a negative rate
 
 
 def test_unitary_power_is_over_rotation():

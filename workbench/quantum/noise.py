@@ -46,15 +46,16 @@ NOISY_GATES = tuple(sorted(set(GATES) - VIRTUAL_GATES))
 READOUT_CLIP = 0.5
 
 
-def device_depolarizing_parameter(error: float, relax_fidelity: float, num_qubits: int) -> float:
+def device_depolarizing_parameter(error: Any, relax_fidelity: Any, num_qubits: Any) -> Any:
     """Depolarizing p such that depolarizing-then-relaxation has average gate infidelity ``error``
-    (aer's rule for device models; 0 when relaxation alone already exceeds the error)."""
-    d = 2**num_qubits
-    if error <= 1 - relax_fidelity:
-        return 0.0
-    error = min(error, d / (d + 1))
-    p = d * (error - (1 - relax_fidelity)) / (d * relax_fidelity - 1)
-    return min(p, 4**num_qubits / (4**num_qubits - 1))
+    (aer's rule for device models; 0 when relaxation alone already exceeds the error). Scalars give a float;
+    arrays (broadcast together, e.g. one entry per gate) give an array."""
+    error, fid = np.asarray(error, dtype=float), np.asarray(relax_fidelity, dtype=float)
+    d = 2.0 ** np.asarray(num_qubits, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = d * (np.minimum(error, d / (d + 1)) - (1 - fid)) / (d * fid - 1)
+    p = np.where(error <= 1 - fid, 0.0, np.clip(p, 0.0, d * d / (d * d - 1)))  # >= 0 where error is capped
+    return float(p) if p.ndim == 0 else p
 
 
 def _check(name: str, value: float, lo: float, hi: float, unit: str = "") -> None:

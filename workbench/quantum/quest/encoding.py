@@ -305,7 +305,8 @@ def _echo_column(
     """``[G]`` echo cost of every gate (column 29; :func:`~workbench.quantum.quest._echo.echo_costs`) from its
     duration (s), error, relaxation infidelity and its qubits' (T1, T2) in seconds; ``wire_b`` -1 for one-qubit
     gates (qubit b's values are then ignored). aer's depolarizing parameter is the error left after relaxation
-    (:func:`~workbench.quantum.noise.device_depolarizing_parameter`, here over all gates at once)."""
+    (:func:`~workbench.quantum.noise.device_depolarizing_parameter`, over all gates at once)."""
+    from workbench.quantum.noise import device_depolarizing_parameter
     from workbench.quantum.quest._echo import echo_costs
 
     two = wire_b >= 0
@@ -316,12 +317,7 @@ def _echo_column(
         lam = np.exp(-duration / np.minimum(t2, 2 * t1))
         return np.where(on, e, 1.0), np.where(on, lam, 1.0)
 
-    d = np.where(two, 4.0, 2.0)
-    fid = 1 - relax
-    err = np.minimum(error, d / (d + 1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(err > relax, d * (err - relax) / (d * fid - 1), 0.0)
-    p = np.minimum(p, d * d / (d * d - 1))
+    p = device_depolarizing_parameter(error, 1 - relax, np.where(two, 2, 1))
     return echo_costs(kind, wire_a, wire_b, angle, decay(times_a, duration > 0), decay(times_b, two & (duration > 0)),
                       p, gate_ptr, width)  # fmt: skip
 
