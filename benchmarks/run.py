@@ -5,6 +5,10 @@ Usage (from the repository root)::
     python -m benchmarks.run               # full run, about 10 minutes on 2 cores
     python -m benchmarks.run --quick       # tiny sizes, about 20 s (what tests/test_benchmarks.py runs)
     python -m benchmarks.run --out other.md
+    python -m benchmarks.run --only quest  # one group: records its claim figures, leaves BENCHMARKS.md alone
+
+Figures that claims cite (``Section.data["claims"]``: key -> value) are merged into ``benchmarks/recorded.json``
+with the command and the date (``workbench.claims.recorded`` reads them); a quick run records nothing.
 
 Groups come from the registry (:func:`groups`): ``benchmarks/<area>/<technique>.py`` of each ready technique in
 catalogue order (Mesh-Attention's kernel and byte groups, the quantum simulator vs qiskit-aer, QuEst, graph
@@ -16,7 +20,9 @@ mining vs networkx and the C++ peers, Kudu, ReFloat vs scipy), then the panel re
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib
+import json
 import logging
 import shlex
 import sys
@@ -66,6 +72,24 @@ def render(sections: Sequence[Section], *, machine_section: Section, quick: bool
     return "\n".join(head) + "\n\n" + "\n\n".join(body) + "\n"
 
 
+def record(sections: Sequence[Section], *, command: str, path: Path | None = None) -> dict[str, float]:
+    """Merge the sections' claim figures (``data["claims"]``) into ``recorded.json``; returns what was added."""
+    from workbench.atomic import atomic_write
+    from workbench.claims import RECORDED_PATH
+
+    path = RECORDED_PATH if path is None else path
+    new = {k: float(v) for s in sections for k, v in s.data.get("claims", {}).items()}
+    if not new:
+        return new
+    old = json.loads(path.read_text()) if path.is_file() else {"values": {}}
+    when = datetime.date.today().isoformat()
+    old["values"].update({k: {"value": v, "command": command, "date": when} for k, v in new.items()})
+    old["values"] = dict(sorted(old["values"].items()))
+    with atomic_write(path, "w") as f:
+        f.write(json.dumps(old, indent=1) + "\n")
+    return new
+
+
 def command_line(argv: Sequence[str]) -> str:
     return " ".join(["python -m benchmarks.run", *(shlex.quote(a) for a in argv)])
 
@@ -74,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (about 20 s); numbers not meaningful")
     parser.add_argument("--out", type=Path, default=Path("BENCHMARKS.md"), help="Markdown file to write")
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="GROUP",
+        help="run only this group (repeatable): records its claim figures, writes no Markdown",
+    )  # fmt: skip
     args_list = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(args_list)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
@@ -83,13 +111,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     timings = {}
     sections: list[Section] = []
 
-    for label, module in groups():
+    chosen = groups()
+    unknown = set(args.only) - {label for label, _ in chosen}
+    if unknown:
+        parser.error(f"--only {sorted(unknown)[0]}: no such group (valid: {', '.join(lb for lb, _ in chosen)})")
+    if args.only:
+        chosen = [(label, m) for label, m in chosen if label in args.only]
+    for label, module in chosen:
         t = time.perf_counter()
         produced = module.run(quick=args.quick)
         sections += list(produced) if isinstance(produced, (list, tuple)) else [produced]
         timings[label] = time.perf_counter() - t
 
     wall = time.perf_counter() - start
+    if not args.quick:
+        added = record(sections, command=command_line(args_list))
+        log.info("recorded %d claim figures: %s", len(added), ", ".join(added))
+    if args.only:
+        return 0
     machine_section = machine.section(
         info, command=command_line(args_list), wall_s=wall, quick=args.quick, group_seconds=timings
     )

@@ -1,4 +1,4 @@
-"""The ``workbench`` command: lab, list, run, report, data.
+"""The ``workbench`` command: lab, list, run, claims, report, data.
 
 Every user error (bad parameter, missing file) prints ``error: <message>`` on stderr and exits 2, with no
 traceback. A fault of the run itself (a worker killed or stopped: ``WorkerFailed``; a full disk: ``WriteError``)
@@ -123,10 +123,37 @@ def cmd_lab(args: argparse.Namespace) -> int:
         return 0
 
 
+def cmd_claims(args: argparse.Namespace) -> int:
+    from workbench import claims
+
+    if args.technique:
+        claims.claims_of(args.technique)  # an unknown name fails here, before any work
+    if args.write and (args.technique or args.full):
+        raise ValueError("--write writes the whole scoreboard at the quick grid: drop --technique and --full")
+    evaluations = claims.scoreboard(args.technique, quick=not args.full)
+    if args.write:
+        for path in claims.write_verdicts(evaluations):
+            print(f"wrote {path}")
+    elif args.json:
+        print(json.dumps([ev.to_json() for ev in evaluations], indent=1))
+    elif args.markdown:
+        print(claims.markdown(evaluations))
+    else:
+        for row in claims.rows(evaluations):
+            print(f"{row['technique']}: {row['claim']}")
+            print(f"    paper {row['paper']}; ours {row['ours']}; baseline {row['baseline']}")
+            print(f"    verdict: {row['verdict']}")
+        print(", ".join(f"{n} {s}" for s, n in claims.counts(evaluations).items()))
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from workbench.report import export_report, parse_overrides
 
-    out = export_report(Path(args.notebook), Path(args.out), parse_overrides(args.param), timeout_s=args.timeout)
+    if args.claims == (args.notebook is not None):
+        raise ValueError("report takes a notebook path or --claims (the scoreboard notebook), not both or neither")
+    notebook = REPO_ROOT / "notebooks" / "verdicts.ipynb" if args.claims else Path(args.notebook)
+    out = export_report(notebook, Path(args.out), parse_overrides(args.param), timeout_s=args.timeout)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
     return 0
 
@@ -164,8 +191,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("rest", nargs=argparse.REMAINDER, help="technique parameters; `workbench run NAME --help`")
     p.set_defaults(func=cmd_run)
 
+    p = sub.add_parser(
+        "claims",
+        help="the scoreboard: every paper claim, our figure, the baseline and the computed verdict",
+        description="Every claim of every technique (workbench/<area>/<technique>/claims.py) evaluated at the "
+        "paper's settings and over each inferred assumption's range; the verdict is computed by one rule "
+        "(workbench/claims.py).",
+    )
+    p.add_argument("--technique", metavar="NAME", help="only this technique's claims")
+    p.add_argument("--json", action="store_true", help="one JSON object per claim, with the sensitivity sweeps")
+    p.add_argument("--markdown", action="store_true", help="the Markdown table (VERDICTS.md's)")
+    p.add_argument("--full", action="store_true", help="the full sensitivity grid (7 points) instead of the quick one")
+    p.add_argument(
+        "--write", action="store_true", help="write VERDICTS.md and VERDICTS.json (the committed scoreboard)"
+    )
+    p.set_defaults(func=cmd_claims)
+
     p = sub.add_parser("report", help="execute a notebook with parameters and write a self-contained HTML report")
-    p.add_argument("notebook", help="path of the notebook, e.g. notebooks/llm/mesh_attention.ipynb")
+    p.add_argument("notebook", nargs="?", help="path of the notebook, e.g. notebooks/llm/mesh_attention.ipynb")
+    p.add_argument(
+        "--claims", action="store_true",
+        help="report the scoreboard (notebooks/verdicts.ipynb): every claim, its sensitivity and verdict",
+    )  # fmt: skip
     p.add_argument(
         "--out",
         required=True,

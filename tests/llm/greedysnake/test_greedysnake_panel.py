@@ -30,11 +30,3 @@ def test_view_has_the_models_label_and_a_speedup():
     assert view["label"] == "MODEL" and view["speedup"] > 0
     assert view["traffic"]["horizontal"]["weights"][-1] > view["traffic"]["vertical"]["weights"][-1]
     study.clear_caches()
-
-
-def test_verdict_rows_carry_the_papers_numbers_and_ours():
-    rows = study.verdict_rows(mbs=(4, 1), max_m=1)
-    assert [r["paper"] for r in rows] == [1.96, 1.93, 2.53]
-    for r in rows:
-        assert r["paper version"].startswith("arXiv 2512.17570") and "(MODEL)" in r["verdict"]
-        assert r["ours (MODEL, micro-batch 4)"] > 0 and r["ours (MODEL, micro-batch 1)"] > 0

@@ -35,8 +35,8 @@ from workbench.llm.greedysnake.reference import train_in_memory
 from workbench.llm.greedysnake.schedule import SCHEDULES
 from workbench.llm.greedysnake.volume import iteration_bytes, run_bytes
 
-__all__ = ["PAPER_CLAIMS", "check_run", "model_point", "rates_of", "check_fits", "steady_state", "ViewConfig",
-           "panel_view", "verdict_rows", "traffic_vs_micro_batches", "throughput_vs_batch", "clear_caches"]  # fmt: skip
+__all__ = ["check_run", "model_point", "rates_of", "check_fits", "steady_state", "ViewConfig", "panel_view",
+           "saturated", "traffic_vs_micro_batches", "throughput_vs_batch", "clear_caches"]  # fmt: skip
 
 
 def compute_device() -> str:
@@ -45,21 +45,14 @@ def compute_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-#: arXiv 2512.17570 v1 abstract: saturated training throughput vs ZeRO-Infinity on A100
-PAPER_CLAIMS = [
-    {"claim": "GPT-65B, 1 GPU: speed-up over ZeRO-Infinity", "model": "gpt-65b", "gpus": 1, "speedup": 1.96},
-    {"claim": "GPT-65B, 4 GPUs: speed-up over ZeRO-Infinity", "model": "gpt-65b", "gpus": 4, "speedup": 1.93},
-    {"claim": "GPT-175B, 1 GPU: speed-up over ZeRO-Infinity", "model": "gpt-175b", "gpus": 1, "speedup": 2.53},
-]
-PAPER_VERSION = "arXiv 2512.17570 v1 (abstract)"
 PAPER_WIDTHS = Widths()
 
 
 def _paper_speedup(model: str, gpus: int) -> float | None:
-    for c in PAPER_CLAIMS:
-        if c["model"] == model and c["gpus"] == gpus:
-            return c["speedup"]
-    return None
+    """The paper's speed-up at this model and GPU count (from the claims), None where it gives none."""
+    from workbench.llm.greedysnake.claims import PAPER_SPEEDUPS  # the claims import this module
+
+    return PAPER_SPEEDUPS.get((model, gpus))
 
 
 # ---- check mode: the real thing --------------------------------------------------------------------------
@@ -397,7 +390,7 @@ def panel_view(view: ViewConfig) -> dict[str, Any]:
     }
 
 
-# ---- verdicts ----------------------------------------------------------------------------------------------
+# ---- saturated throughput (what the claims read) ------------------------------------------------------
 @functools.lru_cache(maxsize=16)
 def saturated(model: str, gpus: int, mbs: int = 4, alpha: float = 0.25, max_m: int = 32) -> dict[str, Any]:
     """Saturated throughput (max over M = 1, 2, 4, ..., max_m micro-batches per GPU) of each schedule (DES)."""
@@ -411,40 +404,6 @@ def saturated(model: str, gpus: int, mbs: int = 4, alpha: float = 0.25, max_m: i
                 best[s["name"]] = (s["throughput"], m)
         m *= 2
     return {name: {"throughput": t, "micro_batches": mm} for name, (t, mm) in best.items()}
-
-
-def verdict_rows(*, mbs: int | tuple[int, ...] = (4, 1), max_m: int = 32) -> list[dict[str, Any]]:
-    """The verdict table: each of the paper's speed-ups beside the MODEL's saturated-throughput ratio, for each
-    micro-batch size in ``mbs`` (samples of 2048 tokens; the paper's is not readable, so it is a stated condition).
-
-    GreedySnake is the snake with the LP's alpha; the LP's grid includes 0, so it is the better of alpha 0 and
-    0.25 here. Verdict: reproduced when the first micro-batch size gives >= 85 % of the paper's ratio; only under
-    stated conditions when another one does; only the direction when vertical is faster by less; else not.
-    """
-    sizes = (mbs,) if isinstance(mbs, int) else tuple(mbs)
-    rows = []
-    for c in PAPER_CLAIMS:
-        ours = {}
-        for b in sizes:
-            sat = saturated(c["model"], c["gpus"], b, 0.25, max_m)
-            best = max(sat["vertical"]["throughput"], sat["vertical-overlap"]["throughput"])
-            ours[b] = best / sat["horizontal"]["throughput"]
-        good = [b for b in sizes if ours[b] >= 0.85 * c["speedup"]]
-        if sizes[0] in good:
-            verdict = "reproduced (MODEL)"
-        elif good:
-            verdict = f"only under stated conditions: micro-batch {good[0]} (MODEL)"
-        elif max(ours.values()) > 1.05:
-            verdict = "only the direction: vertical faster, by less (MODEL)"
-        else:
-            verdict = "not reproduced (MODEL)"
-        row = {"claim": c["claim"], "paper version": PAPER_VERSION, "paper": c["speedup"]}
-        row.update({f"ours (MODEL, micro-batch {b})": round(ours[b], 2) for b in sizes})
-        row.update({"verdict": verdict,
-                    "why": "MODEL on inferred A100 + one Gen4 NVMe (paper testbed not readable); same LP placement for "
-                           "both schedules; saturated = best over M <= " + str(max_m)})  # fmt: skip
-        rows.append(row)
-    return rows
 
 
 def clear_caches() -> None:
