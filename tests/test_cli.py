@@ -9,6 +9,9 @@ import pytest
 from workbench.cli import main
 from workbench.registry import catalogue
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True, timeout=300)

@@ -47,6 +47,7 @@ def test_notebook_is_stored_without_outputs_or_widget_state(path):
             assert cell["outputs"] == [] and cell["execution_count"] is None, f"outputs stored in {path.name}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
 def test_notebook_runs_top_to_bottom_with_small_parameters(path):
     nb = nbformat.read(path, as_version=4)

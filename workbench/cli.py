@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from workbench.config import ParamSpec
+from workbench.config import add_config_flag
 from workbench.registry import AREAS, catalogue, get_technique, markdown_table
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -34,17 +34,6 @@ def _technique_parser(name: str) -> argparse.ArgumentParser:
         add_config_flag(parser, spec, aliases.get(spec.name, []))
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return parser
-
-
-def add_config_flag(parser: argparse.ArgumentParser, spec: ParamSpec, old_flags: Sequence[str] = ()) -> None:
-    """One flag per parameter (a group's as ``--cluster.inter-node-bw-gbps``), plus its old spellings."""
-    text = f"{spec.help} [{spec.describe_range()}; default {spec.default!r}]"
-    flags = [spec.flag, *old_flags]
-    if spec.type is bool:
-        parser.add_argument(*flags, dest=spec.name, action=argparse.BooleanOptionalAction, default=None, help=text)
-    else:
-        metavar = spec.name.rpartition(".")[2].upper()
-        parser.add_argument(*flags, dest=spec.name, default=None, metavar=metavar, help=text)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -82,6 +71,9 @@ LAB_OPTIONS = (
     "--ServerApp.answer_yes=True",  # Ctrl-C stops the server at once (no y/n prompt)
     "--LabApp.news_url=None",  # no "get notified about official Jupyter news?" toast
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    # the settings JupyterLab would otherwise ask about on first start ("get notified about official Jupyter
+    # news?"): news off, no update checks (workbench/lab_settings/overrides.json)
+    f"--LabApp.app_settings_dir={Path(__file__).resolve().parent / 'lab_settings'}",
 )
 
 

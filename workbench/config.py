@@ -22,13 +22,14 @@ mapping ``{"cluster": {...}}``). Old spellings of a renamed parameter stay accep
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-__all__ = ["Config", "ParamSpec", "param", "group", "param_specs", "coerce"]
+__all__ = ["Config", "ParamSpec", "param", "group", "param_specs", "coerce", "add_config_flag"]
 
 _TYPES = (bool, int, float, str)
 
@@ -279,3 +280,14 @@ class Config:
     def replace(self, **changes: Any):
         """A copy with ``changes`` applied (validated again; a group takes a config or a mapping)."""
         return type(self).from_dict({**self.to_flat_dict(), **changes})
+
+
+def add_config_flag(parser: argparse.ArgumentParser, spec: ParamSpec, old_flags: Sequence[str] = ()) -> None:
+    """One flag per parameter (a group's as ``--cluster.inter-node-bw-gbps``), plus its old spellings."""
+    text = f"{spec.help} [{spec.describe_range()}; default {spec.default!r}]"
+    flags = [spec.flag, *old_flags]
+    if spec.type is bool:
+        parser.add_argument(*flags, dest=spec.name, action=argparse.BooleanOptionalAction, default=None, help=text)
+    else:
+        metavar = spec.name.rpartition(".")[2].upper()
+        parser.add_argument(*flags, dest=spec.name, default=None, metavar=metavar, help=text)

@@ -11,6 +11,9 @@ import torch
 
 from workbench.distributed import run_workers
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 
 def _ring_p2p(rank: int, world: int, comm, dtype: torch.dtype) -> dict:
     mine = torch.full((3, 5), float(rank), dtype=dtype)

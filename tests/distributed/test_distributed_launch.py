@@ -13,6 +13,9 @@ import torch
 
 from workbench.distributed import init_from_env, run_workers
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 
 def _rank_info(rank: int, world: int, comm, offset: int) -> tuple[int, int, int, int]:
     total = torch.tensor([float(rank)])

@@ -10,6 +10,9 @@ from __future__ import annotations
 import pytest
 from kudu_cases import EXTRA_MOTIFS, NAMED_UP_TO_5, launch, reference
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 ALL = ("hybrid", "dfs", "bfs", "naive")
 
 

@@ -17,6 +17,9 @@ from workbench.graphs.kudu.count import count_jobs
 from workbench.graphs.kudu.engine import EngineOptions, embedding_bound
 from workbench.graphs.patterns import parse_pattern
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 PATTERNS = ("triangle", "4-clique", "house", "4-cycle")
 VARIANTS = (
     ("naive", 32, 1 << 16),

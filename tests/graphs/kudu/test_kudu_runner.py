@@ -20,6 +20,9 @@ from workbench.graphs.loaders import load_graph
 from workbench.graphs.patterns import parse_pattern
 from workbench.registry import get_technique
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 
 def test_run_schema_and_table(shared_data) -> None:
     out = run(KuduConfig(graph="karate", pattern="triangle", workers=2, chunk_size=8)).to_json()

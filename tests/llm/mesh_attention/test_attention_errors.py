@@ -16,6 +16,9 @@ from workbench.llm.mesh_attention.ring import ring_attention
 from workbench.llm.mesh_attention.ulysses import ulysses_attention
 from workbench.llm.mesh_attention.usp import usp_attention
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 BASE = {"gpus": 4, "seq": 16, "heads": 4, "head_dim": 4, "causal": False, "dtype": "float64"}
 
 

@@ -19,6 +19,9 @@ from workbench.llm.mesh_attention.check import KERNELS, make_inputs
 from workbench.llm.mesh_attention.layout import shard_sequence
 from workbench.llm.mesh_attention.plan import local_length, rank_ranges, resolve_order
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 TOL_OUT = {"float64": 1e-10, "float32": 1e-5}
 TOL_GRAD = {"float64": 1e-10, "float32": 1e-4}
 

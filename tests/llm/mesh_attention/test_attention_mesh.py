@@ -17,6 +17,9 @@ from workbench.llm.mesh_attention.mesh import mesh_attention
 from workbench.llm.mesh_attention.plan import factor_pairs
 from workbench.llm.mesh_attention.ring import ring_attention
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 
 def _ring_vs_mesh(rank: int, world: int, comm, seq: int, causal: bool) -> tuple:
     order = "zigzag" if causal else "contiguous"

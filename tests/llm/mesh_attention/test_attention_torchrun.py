@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[3]
 
 

@@ -16,6 +16,9 @@ from attention_cases import CASES, check_results, ids
 
 from workbench.llm.mesh_attention.volume import predict_bytes_per_rank
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("case", CASES, ids=ids(CASES))
 def test_counted_bytes_equal_prediction(case) -> None:

@@ -19,6 +19,9 @@ from workbench.quantum.calibration import calibration_subset, device_names, list
 from workbench.quantum.circuits import family_circuit, mirror, native_inverse, transpile_to_device
 from workbench.registry import get_technique
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 
 def test_jakarta_snapshot_values():
     cal = load_calibration("FakeJakartaV2")

@@ -18,6 +18,9 @@ from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simul
 from workbench.quantum.quest.runner import EXAMPLE_QASM, PredictResult, format_table, run
 from workbench.registry import get_technique
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 SIZES = ["--random-samples", "24", "--algorithm-samples", "8", "--noise-draws", "4", "--workers", "1"]
 GHZ2 = 'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[3];\ncreg c[3];\nh q[0];\ncx q[0],q[1];\ncx q[1],q[2];\nmeasure q -> c;\n'
 BELL3 = 'OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[2] q;\nbit[2] c;\nh q[0];\ncx q[0], q[1];\nc = measure q;\n'

@@ -21,6 +21,9 @@ from workbench.solvers.refloat.formats import make_format
 from workbench.solvers.refloat.runner import TECHNIQUE, RefloatResult, format_table, run
 from workbench.solvers.refloat.study import prepare, solve_format
 
+# worker processes, subprocesses or whole CLI runs: the slow lane
+pytestmark = pytest.mark.slow
+
 SCHEMA = {
     "technique": str,
     "matrix": str,

@@ -18,7 +18,7 @@ from dataclasses import asdict
 
 import torch.distributed as dist
 
-from workbench.cli import add_config_flag
+from workbench.config import add_config_flag
 from workbench.distributed import init_from_env
 from workbench.graphs.enumerate import make_schedule
 from workbench.graphs.kudu import sets

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import torch
 import torch.distributed as dist
 
-from workbench.cli import add_config_flag
+from workbench.config import add_config_flag
 from workbench.distributed import init_from_env
 from workbench.llm.mesh_attention.check import check_worker, combine, make_inputs, make_spec
 from workbench.llm.mesh_attention.config import CHECK_DTYPES, MeshAttentionConfig
