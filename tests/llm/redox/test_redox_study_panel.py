@@ -56,14 +56,3 @@ def test_randomness_sweep_and_markdown() -> None:
     assert full[0]["label_kl"] == full[1]["label_kl"]
     text = study.markdown_table(rows)
     assert text.count("\n") == len(rows) + 1 and "| resident | order |" in text
-
-
-def test_verdict_rows_quote_the_paper_and_state_conditions() -> None:
-    (row,) = study.verdict_rows()
-    assert row["paper"] == "v1+v2 abstract" and "4.57x" in row["claim"]
-    assert row["verdict"] == "only under stated conditions" and "MODEL" in row["ours"]
-    learning = [
-        dict(order="full-shuffle", resident=1, final_mean=0.91, final_std=0.01, seeds=3),
-        dict(order="redox", resident=1, final_mean=0.50, final_std=0.01, seeds=3),
-    ]
-    assert study.verdict_rows(None, learning)[-1]["verdict"] == "not reproduced"  # the verdict can fail

@@ -1,4 +1,4 @@
-"""Views, sweeps and claims of Redox: what the panel draws and the notebook shows.
+"""Views and sweeps of Redox: what the panel draws and the notebook shows (its claims: ``claims.py``).
 
 Live views are computed from the served orders alone (the same functions the loaders run, over the chunk table
 the generator would write: nothing on disk), so they redraw in well under 100 ms; the measured run (real files,
@@ -24,13 +24,6 @@ from workbench.llm.redox.randomness import Randomness, batch_label_kl, randomnes
 from workbench.llm.redox.redox import epoch_seed, first_request_order, partition_chunks, plan_local, request_stream
 from workbench.llm.redox.sizes import record_sizes
 
-#: what the paper claims (arXiv 2505.16280; both v1 "Brand" and v2 "Redox" abstracts)
-PAPER_CLAIMS = {
-    "speedup_end_to_end_max": 4.57,  # "up to 4.57x" over the PyTorch DataLoader (v1 and v2 abstract)
-    "chunk_read_once": True,  # "once loaded, all files in the chunk will be consumed without being loaded again"
-    "randomness_little_effect": True,  # "has little effects on training efficiency" (v2 abstract)
-    "imagenet21k_bytes": 1.1e12,  # v2 section 1
-}
 ORDER_NAMES = ("redox", "random-sampler", "block-shuffle", "ffcv-quasi-random")
 
 
@@ -213,72 +206,6 @@ def learning_summary(curves: dict) -> list[dict]:
             dict(order=kind, resident=k, final_mean=float(final.mean()), final_std=float(final.std()), seeds=len(cs))
         )
     return out
-
-
-# ---- verdict ----------------------------------------------------------------------------------------------------
-def verdict_rows(result: dict | None = None, learning: list[dict] | None = None) -> list[dict]:
-    """The verdict table: claim, paper version, ours, verdict, why. ``result``: a check run's JSON."""
-    table = paper_scale_table()
-
-    def span(storage: str) -> str:
-        x = [r["speedup"] for r in table if r["storage"] == storage]
-        return f"{min(x):.2f}-{max(x):.2f}x"
-
-    rows = [
-        dict(
-            claim="up to 4.57x end-to-end over the PyTorch DataLoader",
-            paper="v1+v2 abstract",
-            ours=f"MODEL, 8 GPUs, ImageNet-1k/21k and LibriSpeech: HDD {span('hdd')}, network FS {span('network-fs')}, "
-            f"SATA SSD {span('sata-ssd')}, NVMe {span('nvme-ssd')}",
-            verdict="only under stated conditions",
-            why="a speed-up of 4.57x needs a loader that is latency-bound (small random reads on HDD or a network "
-            "file system) while compute is fast; on NVMe the PyTorch loader keeps up with 8 GPUs. The paper's "
-            "machines are not readable, so the storage kinds are typical values (inferred)",
-        )
-    ]
-    if result is not None:
-        by = {r["name"]: r for r in result["loaders"]}
-        rows.append(
-            dict(
-                claim="a chunk is read once and all its files consumed before eviction",
-                paper="v2 abstract",
-                ours=f"measured: exactly once {str(result['exactly_once']).lower()}, chunks read once "
-                f"{str(result['chunks_read_once']).lower()}, read amplification {by['redox']['read_amplification']:.3f}"
-                f" vs random-packed {by['random-packed']['read_amplification']:.2f} ({result['bytes_source']})",
-                verdict="reproduced" if result["exactly_once"] and result["chunks_read_once"] else "not reproduced",
-                why="local and P-process protocol checked on real files with cold reads",
-            )
-        )
-        rows.append(
-            dict(
-                claim="randomness close to a full shuffle",
-                paper="v2 abstract (analysis not readable)",
-                ours=f"batch label KL {by['redox']['label_kl']:.3f} (tail {by['redox']['label_kl_tail']:.3f}) vs "
-                f"RandomSampler {by['random-files']['label_kl']:.3f} (tail {by['random-files']['label_kl_tail']:.3f})",
-                verdict="reproduced"
-                if by["redox"]["label_kl"] < 1.5 * by["random-files"]["label_kl"] + 0.02
-                else "only under stated conditions",
-                why="criterion: Redox's mean per-batch KL within 1.5x + 0.02 nats of RandomSampler's; with labels "
-                "shuffled once on disk (a class-sorted layout makes K-chunk batches label-skewed)",
-            )
-        )
-    if learning is not None:
-        full = next(r for r in learning if r["order"] == "full-shuffle")
-        redox = [r for r in learning if r["order"] == "redox"]
-        worst = min(redox, key=lambda r: r["final_mean"])
-        rows.append(
-            dict(
-                claim="convergence preserved",
-                paper="third-party summary of v2",
-                ours=f"digits MLP test accuracy: full shuffle {full['final_mean']:.3f}+-{full['final_std']:.3f}, Redox "
-                f"worst K={worst['resident']} {worst['final_mean']:.3f}+-{worst['final_std']:.3f}",
-                verdict="reproduced"
-                if worst["final_mean"] >= full["final_mean"] - 2 * max(full["final_std"], 0.01)
-                else "not reproduced",
-                why="small MLP, shipped (label-mixed) layout; class-sorted layouts break it (see the notebook)",
-            )
-        )
-    return rows
 
 
 def clear_caches() -> None:

@@ -47,7 +47,6 @@ from workbench.llm.srt.threads import one_thread
 
 __all__ = [
     "BASELINES",
-    "PAPER_CLAIMS",
     "SrtViewConfig",
     "clear_caches",
     "policy",
@@ -66,14 +65,6 @@ __all__ = [
 #: the drafters compared (SRT's chain, the workbench's tree extension, and the baselines)
 BASELINES = ("srt", "srt-tree", "global-suffix", "prompt-lookup")
 MAX_NEW = 47  # 5 x 9 lines + eos fit; prompt 6 + 47 <= the policy's 53-token context
-
-#: the paper's claims this study answers (arXiv 2601.09083v1, Table 1 / abstract; Table 3 for the n=10 figure)
-PAPER_CLAIMS = {
-    "gen_speedup": {"ppo": 2.07, "grpo": 2.06, "dapo": 1.40, "retool": 1.71, "source": "v1 Table 1 (31.5/15.2 ...)"},
-    "suffix_slower_on_dapo": {"baseline_s": 44.1, "suffix_s": 62.5, "source": "v1 Table 1 DAPO generation"},
-    "lossless": {"source": "v1 section 3: verification 'following classic speculative decoding'"},
-    "vs_suffix_n10": {"gen_improvement_pct": 33.1, "source": "v1 Table 3 (GRPO n=10: 30.5 s -> 20.4 s)"},
-}
 
 
 def _sampling(cfg: SrtConfig, temperature: float | None = None) -> Sampling:
