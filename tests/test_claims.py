@@ -49,6 +49,9 @@ def inferred(name="d", value=24, lo=8, hi=32, **kw) -> Assumption:
         ("error", 0.05, 0.04, True),
         ("error", 0.051, 0.04, False),
         ("speedup", math.nan, 2.0, False),
+        ("better", 1.01, 1.0, True),  # "outperforms": a direction, no figure
+        ("better", 1.0, 1.0, False),
+        ("better", 0.9, 1.0, False),
     ],
 )
 def test_tolerance_is_declared_per_kind(kind, ours, paper, expected):
@@ -104,7 +107,7 @@ def test_a_plan_over_the_devices_memory_is_refused():
 
 def test_refuted_when_no_better_than_the_baseline_anywhere():
     ev = evaluate(claim(lambda d: 0.4 + d / 100, assumptions=[inferred()]))
-    assert ev.verdict.status == "refuted" and "no faster than batched decoding" in str(ev.verdict)
+    assert ev.verdict.status == "refuted" and "no better than batched decoding" in str(ev.verdict)
     assert evaluate(claim(lambda: 1.3)).verdict.status == "not reproduced"
 
 
@@ -158,3 +161,9 @@ def test_to_json_has_every_field():
                 "tolerance", "sensitivity", "verdict"):  # fmt: skip
         assert key in out
     json.dumps(out)
+
+
+def test_a_direction_claim_states_no_figure():
+    with pytest.raises(ValueError, match="paper must be 1.0"):
+        claim(lambda: 1.2, kind="better", paper=2.0)
+    assert evaluate(claim(lambda: 0.95, kind="better", paper=1.0)).verdict.status == "refuted"

@@ -66,7 +66,7 @@ __all__ = [
     "verdict",
 ]
 
-ClaimKind = Literal["speedup", "gain", "accuracy", "error"]
+ClaimKind = Literal["speedup", "gain", "accuracy", "error", "better"]
 Status = Literal["reproduced", "depends on", "not reproduced", "refuted", "not tested here"]
 
 
@@ -86,6 +86,7 @@ class Tolerance:
     abs: float = 0.0
     parity: float | None = None
     meaning: str = ""
+    strict: bool = False
 
 
 #: The declared tolerance of each kind of claim (the only place a tolerance is written).
@@ -98,6 +99,12 @@ TOLERANCES: Mapping[str, Tolerance] = {
     ),
     "accuracy": Tolerance(True, abs=0.01, meaning="an accuracy, fidelity or AUC in [0, 1]: ours >= paper - 0.01"),
     "error": Tolerance(False, rel=0.25, meaning="an error (RMSE, mHa): ours <= 1.25 x paper"),
+    "better": Tolerance(
+        True,
+        parity=1.0,
+        strict=True,
+        meaning='a direction with no figure ("outperforms"): ours, a ratio to the baseline, > 1 (paper = 1)',
+    ),
 }
 
 #: A cut-off assumption's sweep has saturated when its last two grid points differ by at most this (relative).
@@ -109,6 +116,8 @@ def passes(kind: str, ours: float, paper: float) -> bool:
     tol = TOLERANCES[kind]
     if not math.isfinite(ours) and math.isnan(ours):
         return False
+    if tol.strict:
+        return ours > paper if tol.higher_is_better else ours < paper
     if tol.higher_is_better:
         return ours >= paper - abs(paper) * tol.rel - tol.abs
     return ours <= paper + abs(paper) * tol.rel + tol.abs
@@ -283,6 +292,8 @@ class Claim:
     def __post_init__(self) -> None:
         if self.kind not in TOLERANCES:
             raise ValueError(f"claim {self.key!r}: kind={self.kind!r} is not one of {', '.join(TOLERANCES)}")
+        if self.kind == "better" and self.paper != 1.0:
+            raise ValueError(f"claim {self.key!r}: kind 'better' states a direction only: paper must be 1.0")
         if not self.evidence:
             raise ValueError(f"claim {self.key!r} names no evidence (a test or benchmark that produces our figure)")
         names = [a.name for a in self.assumptions]
@@ -423,8 +434,7 @@ def verdict(claim: Claim, at_source: Point, sweeps: Mapping[str, Sequence[Point]
             return Verdict("not reproduced", f"against {claim.baseline.name}, weaker than {claim.baseline.stronger}")
         return Verdict("reproduced")
     if all(not _beats_parity(claim.kind, p.ours) for p in everything):
-        side = "no faster than" if claim.kind == "speedup" else "no better than"
-        return Verdict("refuted", f"{side} {claim.baseline.name}: ours {fmt(at_source.ours, 3)}")
+        return Verdict("refuted", f"no better than {claim.baseline.name}: ours {fmt(at_source.ours, 3)}")
     return Verdict("not reproduced", f"ours {fmt(at_source.ours, 3)} vs paper {fmt(claim.paper, 3)}")
 
 

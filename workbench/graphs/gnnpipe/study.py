@@ -1,6 +1,6 @@
 """GNNPipe studies: memoised real runs (full-graph, graph-parallel, GNNPipe), the byte model over depth, stale-edge
-shares of chunk orders, the staleness schedule, paper-scale projections and ``PAPER_CLAIMS``: what the panel
-draws and the notebook shows. :func:`clear_caches` empties every memo.
+shares of chunk orders, the staleness schedule, paper-scale projections: what the panel draws, the notebook shows and the claims
+(:mod:`workbench.graphs.gnnpipe.claims`) measure. :func:`clear_caches` empties every memo.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes,
 from workbench.threads import one_thread
 
 __all__ = [
-    "PAPER_CLAIMS",
     "MethodRun",
     "CheckOutcome",
     "dataset",
@@ -49,32 +48,8 @@ __all__ = [
     "chunk_sweep",
     "clear_caches",
     "METHODS",
-    "verdict_rows",
 ]
 
-#: the abstract's numbers, per arXiv version (2308.10087; see the paper brief and its corrections)
-PAPER_CLAIMS = {
-    "v2": {
-        "title": "GNNPipe: Scaling Deep GNN Training with Pipelined Model Parallelism",
-        "time_speedup_max": 2.45,
-        "time_speedup_avg": 1.58,
-        "volume_reduction_max": 22.89,
-        "volume_reduction_avg": 8.69,
-        "overhead_reduction_max": 27.21,
-        "overhead_reduction_avg": 11.60,
-    },
-    "v1": {
-        "title": "GNNPipe: Accelerating Distributed Full-Graph GNN Training with Pipelined Model Parallelism",
-        "time_speedup_max": 2.45,
-        "time_speedup_avg": 2.03,
-        "volume_reduction_max": 22.51,
-        "volume_reduction_avg": 10.27,
-        "overhead_reduction_max": 27.21,
-        "overhead_reduction_avg": 14.96,
-    },
-    "accuracy": "comparable level of model accuracy and convergence speed compared to graph parallelism (v2)",
-    "volume_factor": "reduces the communication volume by a factor of the number of GNN layers (v2 abstract)",
-}
 METHODS = ("full", "graph-parallel", "gnnpipe", "gnnpipe-k1", "hybrid")
 
 _DATA: dict[tuple, GraphData] = {}
@@ -583,82 +558,4 @@ def chunk_sweep(
                     "always_stale": share["always"],
                 }
             )
-    return rows
-
-
-def verdict_rows(
-    cfg: GnnpipeConfig,
-    outcome: CheckOutcome,
-    depth_rows: list[dict[str, Any]],
-    paper_rows: list[dict[str, Any]],
-    accuracy: dict[str, dict[str, Any]] | None = None,
-) -> list[dict[str, str]]:
-    """The verdict table: claim, paper version, ours, verdict, why."""
-    v2 = PAPER_CLAIMS["v2"]
-    ratios = [r for r in depth_rows if r["ratio"]]
-    slope = np.polyfit([r["layers"] for r in ratios], [r["ratio"] for r in ratios], 1)[0] if len(ratios) > 1 else 0
-    metis = [r for r in paper_rows if r["partition"] == "metis-like"]
-    rand = [r for r in paper_rows if r["partition"] == "random"]
-    best_m = max(metis, key=lambda r: r["volume_ratio"]) if metis else None
-    best_r = max(rand, key=lambda r: r["volume_ratio"]) if rand else None
-    runs = outcome.runs
-    rows = [
-        {
-            "claim": "communication volume reduced by a factor of the number of layers",
-            "version": "v1, v2 abstract",
-            "ours": f"counted bytes GP/GNNPipe grow linearly in L ({slope:.3f} per layer on this graph); "
-            f"{runs['graph-parallel'].bytes_per_epoch / max(runs['gnnpipe'].bytes_per_epoch, 1):.2f}x at "
-            f"L = {cfg.layers}, P = {cfg.workers} on {cfg.dataset}",
-            "verdict": "reproduced (shape)",
-            "why": "closed form = counter on every run; the constant depends on the halo",
-        },
-        {
-            "claim": f"communication volume reduced up to {v2['volume_reduction_max']}x "
-            f"(v1: {PAPER_CLAIMS['v1']['volume_reduction_max']}x)",
-            "version": "v2 (v1)",
-            "ours": (
-                f"MODEL {best_m['graph']}: METIS-like up to {best_m['volume_ratio']:.1f}x, random up to "
-                f"{best_r['volume_ratio']:.1f}x (L <= {best_r['layers']})"
-            )
-            if best_m and best_r
-            else "n/a",
-            "verdict": "only under stated conditions",
-            "why": "needs deep models and large halos; the paper's L, P and partitioner are unknown",
-        },
-        {
-            "claim": f"communication overhead reduced up to {v2['overhead_reduction_max']}x",
-            "version": "v1, v2",
-            "ours": (f"MODEL up to {max(r['overhead_ratio'] for r in paper_rows):.1f}x") if paper_rows else "n/a",
-            "verdict": "only under stated conditions",
-            "why": "bandwidth/latency model, nothing overlapped",
-        },
-        {
-            "claim": f"per-epoch time reduced up to {v2['time_speedup_max']}x (avg {v2['time_speedup_avg']}x; v1 avg "
-            f"{PAPER_CLAIMS['v1']['time_speedup_avg']}x)",
-            "version": "v2 (v1)",
-            "ours": (
-                f"MODEL up to {max(r['time_ratio'] for r in paper_rows):.2f}x; here (2 cores, gloo) "
-                f"GP {runs['graph-parallel'].seconds_per_epoch * 1e3:.0f} ms vs GNNPipe "
-                f"{runs['gnnpipe'].seconds_per_epoch * 1e3:.0f} ms per epoch"
-            ),
-            "verdict": "not reproduced here",
-            "why": "this machine has 2 shared cores, no GPUs; the model is no measurement",
-        },
-    ]
-    if accuracy:
-        finals = {k: (float(np.mean(v["final"])), float(np.std(v["final"]))) for k, v in accuracy.items()}
-        text = "; ".join(f"{k} {m:.3f}+-{s:.3f}" for k, (m, s) in finals.items())
-        gp = finals["graph parallel"]
-        pipes = [v for k, v in finals.items() if k.startswith("GNNPipe")]
-        close = all(abs(m - gp[0]) <= max(0.01, 2 * max(s, gp[1])) for m, s in pipes)
-        rows.append(
-            {
-                "claim": "accuracy and convergence comparable to graph parallelism",
-                "version": "v2 abstract",
-                "ours": text,
-                "verdict": "reproduced at this scale" if close else "not reproduced at this scale",
-                "why": f"final test accuracy over {len(next(iter(accuracy.values()))['final'])} seeds on "
-                f"{cfg.dataset}, L = {cfg.layers} (within 2 std or 1 point counts as comparable)",
-            }
-        )
     return rows

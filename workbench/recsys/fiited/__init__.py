@@ -11,6 +11,7 @@ virtually-hashed physically-indexed (VHPI) chunk table.
 | ``train.py`` | one training run of a method on a data set (DLRM from ``workbench.recsys.dlrm``) |
 | ``reference.py`` | a dict-of-lists VHPI reference and a slow per-id lookup (for the tests) |
 | ``model.py`` | analytic memory accounting at paper scale (billion-row tables), labelled MODEL |
-| ``study.py`` | data sets, memoised runs and sweeps over budgets and seeds, the panel's view, ``PAPER_CLAIMS``, verdicts |
+| ``study.py`` | data sets, memoised runs and sweeps over budgets and seeds, the panel's view, the equal-AUC comparison behind the claims |
+| ``claims.py`` | the paper's claims as data (``CLAIMS``), each with its baseline, assumptions and measure |
 | ``runner.py`` | ``run(config)`` for the CLI, ``TECHNIQUE`` |
 """

@@ -1,5 +1,5 @@
-"""Data sets, memoised training runs, sweeps over budgets and seeds, the panel's view, the paper's claims and the
-verdicts of FIITED.
+"""Data sets, memoised training runs, sweeps over budgets and seeds, the panel's view and the equal-AUC comparison
+behind FIITED's claims (the claims and their verdicts live in :mod:`workbench.recsys.fiited.claims`).
 
 Caches: every memo of this technique lives here (generated data sets, runs keyed by everything they depend
 on, sweeps); :func:`clear_caches` empties them. Synthetic data sets of 500,000 rows or more are also stored in
@@ -25,7 +25,8 @@ from workbench.recsys.samples import CTRData, load_sample
 from workbench.recsys.synthetic import CTRDataset, SyntheticSpec, expected_counts, load_or_generate
 
 __all__ = [
-    "PAPER_CLAIMS",
+    "EqualAuc",
+    "equal_auc",
     "DataSplit",
     "data_split",
     "settings_of",
@@ -38,29 +39,8 @@ __all__ = [
     "mean_ci",
     "PANEL_BUDGETS",
     "PANEL_SEEDS",
-    "verdict_rows",
 ]
 
-#: the paper's claims, by version (arXiv 2401.04408; only the abstracts were readable)
-PAPER_CLAIMS = {
-    "industrial_reduction": {
-        "value": "> 65 %",
-        "versions": "v1, v2",
-        "text": "two industry models, months of data: embedding size reduced by more than 65 % "
-        "with model quality preserved",
-    },
-    "public_reduction_v2": {
-        "value": (2.1, 800.0),
-        "versions": "v2",
-        "text": "public CTR datasets: tables 2.1x to 800x smaller with negligible accuracy drop, throughput improved",
-    },
-    "public_pruning_v1": {
-        "value": (0.9375, 0.9975),
-        "versions": "v1",
-        "text": "public CTR datasets: up to 93.75 %-99.75 % of embeddings pruned (16x-400x) "
-        "without significant accuracy loss",
-    },
-}
 PANEL_BUDGETS = (0.35, 0.5, 0.75, 1.0)
 PANEL_SEEDS = (0, 1, 2)
 DISK_CACHE_ROWS = 500_000
@@ -335,65 +315,78 @@ def dims_by_frequency(dims: np.ndarray, freq: np.ndarray, bins: int = 12) -> tup
     return np.array(centre), np.array(mean)
 
 
-def verdict_rows(result: Sweep, *, model_rows: Sequence[Any] = ()) -> list[tuple[str, str, str, str, str]]:
-    """(claim, paper version, paper, ours, verdict) for the verdict table."""
-    rows = []
-    fi, full = result.auc["fiited"], result.auc["full"]
-    ratios = result.full_bytes / result.bytes["fiited"]
-    best = None
-    for i, b in enumerate(result.budgets):
-        drop = full[i, 0] - fi[i, 0]
-        within = drop <= 0.001 + full[i, 1] + fi[i, 1]
-        if within and (best is None or ratios[i] > best[0]):
-            best = (ratios[i], drop, b)
-    ours = (
-        f"{best[0]:.2f}x smaller at AUC drop {best[1]:+.4f} (budget {best[2]})"
-        if best
-        else "no budget within 0.001 AUC of the full table"
-    )
-    floor = max(ratios)
-    rows.append(
-        (
-            "public data: 2.1x-800x smaller tables, negligible accuracy drop",
-            "v2",
-            "2.1x-800x",
-            ours + f"; our floor (one chunk per id + pointers) allows at most "
-            f"{result.full_bytes / (result.full_bytes * min(result.budgets)):.2f}x at the smallest budget run",
-            "reproduced at the low end only"
-            if best and best[0] >= 2.1
-            else "not reproduced (at these budgets)"
-            if floor < 2.1
-            else "not reproduced",
-        )
-    )
-    rows.append(
-        (
-            "industrial: > 65 % smaller embeddings, quality preserved",
-            "v1, v2",
-            "> 65 % (2.9x)",
-            (f"{(1 - 1 / best[0]) * 100:.0f} % smaller on synthetic Criteo-shaped data" if best else "-"),
-            "only under stated conditions (synthetic data, not the industrial models)"
-            if best and best[0] >= 1 / 0.35
-            else "not reproduced here (no industrial data)",
-        )
-    )
-    if "elem-prune" in result.auc:
-        i = int(np.argmin(result.budgets))
-        a, e = result.auc["fiited"][i], result.auc["elem-prune"][i]
-        clear = a[0] - a[1] > e[0] + e[1]
-        rows.append(
-            (
-                "outperforms a state-of-the-art in-training pruning method",
-                "v1, v2",
-                "yes (method unnamed)",
-                f"AUC {a[0]:.4f} +- {a[1]:.4f} vs elem-prune (inferred stand-in) {e[0]:.4f} +- {e[1]:.4f} at "
-                f"budget {result.budgets[i]:g}",
-                "holds (intervals apart)" if clear else "not distinguishable here (95 % intervals overlap)",
+@dataclass(frozen=True)
+class EqualAuc:
+    """Which tables reach the full table's AUC (within ``tolerance``, mean over ``seeds``), and at what share of
+    the full table's bytes. ``rows``: (method, label, share of full bytes, mean AUC) per run setting; the
+    shares are the smallest within tolerance of ``full_auc`` (NaN when none is)."""
+
+    seeds: tuple[int, ...]
+    full_auc: float
+    tolerance: float
+    rows: tuple[tuple[str, str, float, float], ...]
+    uniform_share: float
+    fiited_share: float
+    elem_share: float
+
+    def smallest(self, method: str) -> float:
+        ok = [share for m, _, share, auc in self.rows if m == method and auc >= self.full_auc - self.tolerance]
+        return min(ok) if ok else float("nan")
+
+
+_EQUAL: dict[tuple, EqualAuc] = {}
+
+
+def equal_auc(
+    config: FiitedConfig,
+    *,
+    seeds: Sequence[int] = PANEL_SEEDS,
+    uniform_dims: Sequence[int] = (1, 2, 3, 4, 8, 16),
+    tolerance: float | None = None,
+) -> EqualAuc:
+    """The full table, uniform tables of ``uniform_dims`` floats (below FIITED's floor too), and FIITED and
+    elem-prune at the smallest budget FIITED can hold (its floor, rounded up to 0.01), over ``seeds``
+    (memoised). ``tolerance``: the AUC drop that counts as the same AUC (default: the declared accuracy
+    tolerance of :data:`workbench.claims.TOLERANCES`)."""
+    from workbench.claims import TOLERANCES
+
+    tol = TOLERANCES["accuracy"].abs if tolerance is None else float(tolerance)
+    key = (config, tuple(seeds), tuple(uniform_dims), tol)
+    if key in _EQUAL:
+        return _EQUAL[key]
+    rows_total = int(sum(data_split(config).train.cardinalities))
+    s = settings_of(config)
+    floor, _ = fiited_floor(rows_total, s)
+    budget = math.ceil(floor / (rows_total * s.dim * 4) * 100) / 100
+
+    def mean_run(method: str, fraction: float, check: bool = True) -> tuple[float, float]:
+        runs = []
+        for seed in seeds:
+            c = config.replace(budget_fraction=fraction, seed=seed, baselines="none")
+            split = data_split(c)
+            runs.append(
+                train_method(method, split.train, split.test, settings_of(c), fraction, floor_check=check)
+                if not check
+                else run_method(c, method)
             )
-        )
-    for r in model_rows:
-        rows.append(r)
-    return rows
+        full = rows_total * s.dim * 4
+        return float(np.mean([r.embedding_bytes for r in runs])) / full, float(np.mean([r.auc for r in runs]))
+
+    out = [("full", "full", *mean_run("full", 1.0))]
+    for k in uniform_dims:
+        out.append(("uniform", f"uniform d={k}", *mean_run("uniform", (k + 0.5) / s.dim, check=False)))
+    out.append(("fiited", f"fiited budget {budget:g}", *mean_run("fiited", budget)))
+    out.append(("elem-prune", f"elem-prune budget {budget:g}", *mean_run("elem-prune", budget)))
+    full_auc = out[0][3]
+    probe = EqualAuc(tuple(seeds), full_auc, tol, tuple(out), math.nan, math.nan, math.nan)
+    result = dataclasses.replace(
+        probe,
+        uniform_share=probe.smallest("uniform"),
+        fiited_share=probe.smallest("fiited"),
+        elem_share=probe.smallest("elem-prune"),
+    )
+    _EQUAL[key] = result
+    return result
 
 
 def clear_caches() -> None:
@@ -402,6 +395,7 @@ def clear_caches() -> None:
     _SPLITS.clear()
     _RUNS.clear()
     _SWEEPS.clear()
+    _EQUAL.clear()
 
 
 def exactness_report(n: int = 37, dim: int = 12, chunk: int = 4, seed: int = 0) -> dict[str, float]:
