@@ -1,5 +1,5 @@
 """What the hybrid-qaoa panel, notebook and CLI show: both ansaetze trained on one instance, the mixer-duration
-sweep, noiseless vs noisy, the pulses, and the paper's claims beside ours.
+sweep, noiseless vs noisy, the pulses (the paper's claims: :mod:`workbench.quantum.hybrid_qaoa.claims`).
 
 Caches: :func:`compare` is memoised here and on disk (``cache_dir("hybrid_qaoa")``, JSON written atomically,
 keyed by every config field and :data:`CACHE_VERSION`); :func:`clear_caches` empties the memory caches.
@@ -28,7 +28,6 @@ from workbench.quantum.pulse.waveforms import drag
 
 __all__ = [
     "CACHE_VERSION",
-    "PAPER_CLAIMS",
     "Comparison",
     "compare",
     "cached_comparison",
@@ -36,15 +35,10 @@ __all__ = [
     "MixerView",
     "mixer_view",
     "graph_view",
-    "verdict",
     "clear_caches",
 ]
 
 CACHE_VERSION = 1
-
-#: Liang et al., "Hybrid gate-pulse model for variational quantum algorithms", arXiv 2212.00661 v1 (abstract):
-#: "performance boost at most 8% with 60% shorter pulse duration in the problem-agnostic layer"
-PAPER_CLAIMS = {"max_gain": 0.08, "mixer_reduction": 0.60, "version": "arXiv 2212.00661 v1 (abstract)"}
 
 
 @dataclass(frozen=True)
@@ -248,41 +242,6 @@ def graph_view(graph_spec: str) -> dict:
     return {"x": [float(pos[i][0]) for i in range(g.n)], "y": [float(pos[i][1]) for i in range(g.n)],
             "edges": [(u, v) for u, v, _ in g.edges], "side": side, "optimum": opt,
             "cut_values": cut_values(g)}  # fmt: skip
-
-
-def verdict(noisy: list[Comparison], noiseless: list[Comparison] | None = None) -> list[dict[str, str]]:
-    """The paper's claims (:data:`PAPER_CLAIMS`) beside ours over a set of instances (the paper's "up to" is a
-    maximum over its instances, so ours is too), in words."""
-    gains = [c.gain for c in noisy]
-    best = max(gains)
-    rows = [
-        {
-            "claim": "hybrid mixer up to 8 % better (approximation ratio, at equal p)",
-            "paper": f"<= +{PAPER_CLAIMS['max_gain']:.0%} ({PAPER_CLAIMS['version']})",
-            "ours": f"max {best:+.1%}, mean {np.mean(gains):+.1%} over {len(gains)} instances (device noise)",
-            "reproduced": "yes"
-            if best >= 0.5 * PAPER_CLAIMS["max_gain"]
-            else ("partly: a gain, smaller than the paper's" if best > 0 else "no: the hybrid is not better here"),
-        },
-        {
-            "claim": "60 % shorter mixer",
-            "paper": f"{PAPER_CLAIMS['mixer_reduction']:.0%} shorter",
-            "ours": f"{noisy[0].mixer_reduction:.0%} shorter ({noisy[0].mixer_ns_gate:.1f} -> "
-            f"{noisy[0].mixer_ns_hybrid:.1f} ns)",
-            "reproduced": "yes (a setting: one DRAG pulse of 128 dt reaches every QAOA mixer angle)",
-        },
-    ]
-    if noiseless:
-        quiet = [c.gain for c in noiseless]
-        rows.append({
-            "claim": "the gain comes from the shorter duration under noise",
-            "paper": "(the paper's motivation)",
-            "ours": f"mean gain noiseless {np.mean(quiet):+.2%} vs device noise {np.mean(gains):+.2%}",
-            "reproduced": "yes" if np.mean(gains) > np.mean(quiet) + 0.002 else
-            "no: the noise saved by 43 ns of mixer is small at these T1/T2; the gain (if any) is the pulse's "
-            "extra freedom (per-qubit angle and phase), present without noise too",
-        })  # fmt: skip
-    return rows
 
 
 def clear_caches() -> None:

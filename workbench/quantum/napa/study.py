@@ -1,6 +1,6 @@
 """What the NAPA panel, notebook and CLI show: VQE runs of the native-pulse ansatz and of the gate baselines on
 one device pair, progressive vs all-at-once, trainable frequency vs amplitude only, error vs schedule duration,
-and the paper's figures beside ours.
+and the raw figures the claims (:mod:`workbench.quantum.napa.claims`) read.
 
 Caches: :func:`vqe` and :func:`baseline` are memoised and written to ``cache_dir("napa")`` (JSON, atomic, keyed
 by every setting and :data:`CACHE_VERSION`); :func:`clear_caches` empties the memory caches.
@@ -28,27 +28,15 @@ from workbench.quantum.pulse.device import PulseDevice
 
 __all__ = [
     "CACHE_VERSION",
-    "PAPER_CLAIMS",
     "VqeRun",
     "vqe",
     "baseline",
     "cached",
     "accuracy",
-    "verdict",
     "clear_caches",
 ]
 
 CACHE_VERSION = 1
-
-#: PAN (the earlier NAPA), per the first author's QCE 2023 tutorial slide 48 and the PAN abstracts (the brief
-#: swaps H2 and HeH+; ../shared/papers/further/napa.md settles it): average VQE accuracy and latency reduction
-PAPER_CLAIMS = {
-    "HeH+": 0.99336,
-    "HeH+ best": 0.99895,
-    "H2": 0.96482,
-    "latency_reduction": 0.86,
-    "version": "PAN (arXiv 2208.01215 earlier version) abstract + QCE 2023 slides",
-}
 
 
 @dataclass(frozen=True)
@@ -182,35 +170,6 @@ def baseline(config: NapaConfig, kind: str) -> VqeRun:
     run = VqeRun(kind, best, h.exact, abs(best - h.exact), ansatz.duration_ns, trace.evaluations,
                  tuple(float(v) for v in trace.best), tuple(float(v) for v in x))  # fmt: skip
     return _store(kind, config, run)
-
-
-def verdict(h2: list[VqeRun], heh: list[VqeRun], reductions: list[float]) -> list[dict[str, str]]:
-    """PAN's figures (:data:`PAPER_CLAIMS`) beside ours; ``h2``/``heh`` NAPA runs, ``reductions`` the latency
-    reductions against the gate baselines."""
-
-    def row(name: str, runs: list[VqeRun]) -> dict[str, str]:
-        acc = float(np.mean([r.accuracy for r in runs]))
-        paper = PAPER_CLAIMS[name]
-        return {
-            "claim": f"{name} average VQE accuracy",
-            "paper": f"{paper:.3%} ({PAPER_CLAIMS['version']})",
-            "ours": f"{acc:.3%} over {len(runs)} runs (mean |error| {np.mean([r.error_hartree for r in runs]) * 1e3:.2f} mHa)",
-            "reproduced": "yes" if acc >= paper - 0.005 else "no: lower accuracy here",
-        }
-
-    red = float(np.mean(reductions))
-    return [
-        *([row("H2", h2)] if h2 else []),
-        *([row("HeH+", heh)] if heh else []),
-        {
-            "claim": "average latency reduction vs gate ansaetze",
-            "paper": f"{PAPER_CLAIMS['latency_reduction']:.0%}",
-            "ours": f"{red:.0%} (NAPA schedule vs HEA/UCCSD compiled to the same calibrated pulses)",
-            "reproduced": "yes"
-            if red >= PAPER_CLAIMS["latency_reduction"] - 0.1
-            else ("partly: shorter, by less" if red > 0 else "no"),
-        },
-    ]
 
 
 def clear_caches() -> None:

@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.quantum.pulse_zne.claims import PAPER
 from workbench.quantum.pulse_zne.config import PulseZneConfig
 from workbench.quantum.pulse_zne.estimator import nominal_unitary, process_fidelity, return_probability
 from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS, extrapolate
 from workbench.quantum.pulse_zne.model import decay_per_fold
 from workbench.quantum.pulse_zne.model import reduction as model_reduction
-from workbench.quantum.pulse_zne.study import PAPER_CLAIMS, _problem, trained
+from workbench.quantum.pulse_zne.study import _problem, trained
 from workbench.quantum.pulse_zne.zne import gate_zne, scaled_energies
 from workbench.registry import Technique
 from workbench.results import Result
@@ -110,7 +111,7 @@ def run(config: PulseZneConfig) -> PulseZneResult:
         true_fidelity=process_fidelity(noisy, schedule, nominal_unitary(noisy, schedule)) if config.true_fidelity else None,
         duration_ns=schedule.duration * dev.dt,
         training_evaluations=tr.evaluations, readout=config.readout,
-        paper_reduction=PAPER_CLAIMS["zne_reduction"]["value"], gate_zne=gate, model=predicted,
+        paper_reduction=PAPER["zne_reduction"], gate_zne=gate, model=predicted,
     )  # fmt: skip
 
 

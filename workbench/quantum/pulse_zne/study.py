@@ -1,4 +1,5 @@
-"""What the pulse-ZNE panel, notebook and CLI show: reversal exactness, estimator validity, ZNE sweeps, verdict.
+"""What the pulse-ZNE panel, notebook and CLI show: reversal exactness, estimator validity, ZNE sweeps
+(the paper's claims: :mod:`workbench.quantum.pulse_zne.claims`).
 
 Caches: :func:`sweep` (``E(lambda)`` for folding at 1, 3, 5, 7 and stretching at 1..5 for one noise setting) and
 :func:`trained` are memoised in memory and kept as JSON under ``cache_dir("pulse_zne")`` (atomic writes); the
@@ -36,7 +37,6 @@ from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS, extrapolat
 from workbench.quantum.pulse_zne.zne import TrainedAnsatz, scaled_energies, trained_ansatz
 
 __all__ = [
-    "PAPER_CLAIMS",
     "FOLD_GRID",
     "STRETCH_GRID",
     "trained",
@@ -46,14 +46,9 @@ __all__ = [
     "reversal_exactness",
     "estimator_validity",
     "echo_decay_scan",
-    "verdict",
-    "verdict_markdown",
     "clear_caches",
 ]
 
-#: quoted from arXiv 2305.12597 v1 (abstract); the rest of the paper is not retrievable (see the brief)
-PAPER_CLAIMS = {"zne_reduction": {"value": 0.541, "version": "arXiv 2305.12597v1 abstract",
-                                  "text": "54.1% average reduction of the VQE energy deviation"}}  # fmt: skip
 FOLD_GRID = (1, 3, 5, 7)
 STRETCH_GRID = (1.0, 2.0, 3.0, 4.0, 5.0)
 SWEEP_VERSION = 2
@@ -269,67 +264,6 @@ def echo_decay_scan(
         p = echo_decay(dev.scaled_noise(eta), _test_pulse(), reps)
         out[eta] = {"repetitions": list(reps), "p_return": p.tolist(), **fit_echo_decay(np.array(reps), p, 2)}
     return out
-
-
-def verdict(
-    views: dict[tuple[float, str, str], ZneView], exactness: dict[str, float], validity: dict, gate: dict | None = None
-) -> list[dict[str, str]]:
-    """The notebook's verdict rows (claim, paper, ours, verdict, why) from the ZNE views keyed by
-    ``(noise_scale, method, extrapolation)`` at factors 1, 3, 5, :func:`reversal_exactness`,
-    :func:`estimator_validity` and optionally the runner's ``gate_zne`` dict (errors in Ha)."""
-    claim = PAPER_CLAIMS["zne_reduction"]
-    scales = sorted({k[0] for k in views})
-    red = [views[(eta, "folding", "richardson")].reduction for eta in scales]
-    avg = float(np.mean(red))
-    red_s = float(np.mean([views[(eta, "stretching", "richardson")].reduction for eta in scales]))
-    red_e = float(np.mean([views[(eta, "folding", "exponential")].reduction for eta in scales]))
-    curve = views[(scales[0], "folding", "richardson")].curve
-    bias = {m: curve[m]["noiseless"][curve[m]["scale_factors"].index(3)] - curve[m]["noiseless"][0]
-            for m in ("folding", "stretching")}  # fmt: skip
-    corr = validity["correlation"]
-    rows = [
-        {"claim": claim["text"], "paper": f"{claim['value']:.1%} ({claim['version']})",
-         "ours": f"{avg:.1%} average over T1/T2 / {', '.join(f'{e:g}' for e in scales)} (folding 1,3,5, Richardson: "
-                 + ", ".join(f"{r:.0%}" for r in red) + f"); exponential fit {red_e:.1%}",
-         "verdict": "reproduced only under stated conditions" if avg >= 0.4 else "not reproduced",
-         "why": "H2 two-layer NAPA ansatz on fake_jakarta, T1/T2 scaled up, readout error excluded; the reduction falls "
-                "as the noise grows (MODEL: an exponential decay); the paper's setup is not in the abstract"},
-        {"claim": "reversed pulses make the noiseless final state the initial state", "paper": claim["version"],
-         "ours": f"max abs(U(S S^R) - I) {exactness['two_level_max_abs']:.1e} without drift; echo infidelity "
-                 f"{exactness['detuned_1mhz_infidelity']:.1e} (1 MHz detuning), "
-                 f"{exactness['three_level_infidelity']:.1e} (3 levels), {exactness['coupled_pair_infidelity']:.1e} "
-                 "(coupled 3-level pair)",
-         "verdict": "reproduced only without drift",
-         "why": "detuning, anharmonicity and coupling are drift that negating the amplitude cannot reverse"},
-        {"claim": "reversed pulses serve as a fidelity estimator", "paper": claim["version"],
-         "ours": f"Pearson r = {corr['noise']:.4f} (T1/T2), {corr['detuning']:.4f} (detuning), "
-                 f"{corr['amplitude']:.2f} (amplitude error)",
-         "verdict": "reproduced only under stated conditions",
-         "why": "blind to coherent errors the reversal undoes: an amplitude error on S is undone by S^R"},
-        {"claim": "folding vs stretching at equal lambda", "paper": "not in the abstract",
-         "ours": f"Richardson average: folding {avg:.1%}, stretching {red_s:.1%}; noiseless E(3) - E(1): folding "
-                 f"{bias['folding']:+.4f} Ha, stretching {bias['stretching']:+.4f} Ha",
-         "verdict": "ours (no paper number)",
-         "why": "folding carries the drift the reversal leaves (a coherent bias); stretching is exact only in a "
-                "simulator and needs recalibration on hardware"},
-    ]  # fmt: skip
-    if gate is not None:
-        rows.append({
-            "claim": "gate-level ZNE (mitiq fold_global, Richardson) on the same Hamiltonian", "paper": "not in the abstract",
-            "ours": f"{gate['unmitigated_error']:.4f} -> {gate['mitigated_error']:.4f} Ha "
-                    f"({1 - gate['mitigated_error'] / gate['unmitigated_error']:.1%}) at T1/T2 / {scales[0]:g}, vs pulse "
-                    f"{views[(scales[0], 'folding', 'richardson')].reduction:.1%}",
-            "verdict": "baseline", "why": "a 4-parameter RY/CX circuit compiled to the calibrated X/SX/ECR pulses",
-        })  # fmt: skip
-    return rows
-
-
-def verdict_markdown(rows: list[dict[str, str]]) -> str:
-    """The verdict rows as a Markdown table."""
-    keys = ("claim", "paper", "ours", "verdict", "why")
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(r[k].replace("|", "/") for k in keys) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def clear_caches() -> None:
