@@ -7,7 +7,7 @@ import pytest
 from widgets.llm.cfp import CfpPanel
 from workbench.llm.cfp.config import CfpConfig
 from workbench.llm.cfp.search import search
-from workbench.llm.cfp.study import PAPER_CLAIMS, CfpViewConfig, clear_caches, panel_view, verdict
+from workbench.llm.cfp.study import CfpViewConfig, clear_caches, panel_view
 
 
 def test_panel_view_equals_a_direct_search():
@@ -28,18 +28,6 @@ def test_panel_view_equals_a_direct_search():
 def test_view_config_refuses_a_mesh_that_does_not_divide():
     with pytest.raises(ValueError, match="mesh_rows=3 does not divide gpus=8"):
         CfpViewConfig(gpus=8, mesh_rows=3)
-
-
-def test_verdict_quotes_the_version_and_the_paper_numbers():
-    class Row:
-        def __init__(self, model, s):
-            self.model, self.speedup_vs_alpa = model, s
-
-    rows = verdict([Row("gpt-6.7b", 1.0), Row("llama-7b", 1.3), Row("moe-16e", 2.0)])
-    assert [r["paper"] for r in rows] == [1.51, 1.31, 3.43] and PAPER_CLAIMS["version"].startswith(
-        "arXiv 2504.00598 v1"
-    )
-    assert [r["status"] for r in rows] == ["not", "reproduced", "only under stated conditions"]
 
 
 def test_panel_draws_the_study_and_shows_errors_in_the_status_line():

@@ -1,10 +1,12 @@
-"""CFP study: memoised searches, sweeps and views for the panel and the notebook, the paper's claims as data.
+"""CFP study: memoised searches, sweeps and views for the panel and the notebook (the paper's claims and their
+computed verdicts are in :mod:`workbench.llm.cfp.claims`).
 
 Everything here is cached by its (frozen) arguments; :func:`clear_caches` empties the caches.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -21,12 +23,11 @@ from workbench.llm.cfp.model import MODEL_LABEL, PAPER_SETTING, PaperRow, paper_
 from workbench.llm.cfp.problem import build_problem
 from workbench.llm.cfp.profile import profile_blocks
 from workbench.llm.cfp.reference import brute_force_ops
-from workbench.llm.cfp.search import search
+from workbench.llm.cfp.search import _ilp_plan, _price, search
 from workbench.llm.cfp.sharding import parse_mesh
 from workbench.llm.gpt import GPTShape
 
 __all__ = [
-    "PAPER_CLAIMS",
     "CfpViewConfig",
     "PanelView",
     "panel_view",
@@ -35,18 +36,11 @@ __all__ = [
     "paper_rows",
     "check_small",
     "block_optimality",
-    "verdict",
+    "alpa_speedup",
     "clear_caches",
 ]
 
-#: the paper's numbers, with their version (CFP v1 abstract; v2's abstract gives no number)
-PAPER_CLAIMS = {
-    "version": "arXiv 2504.00598 v1 (1 Apr 2025), abstract",
-    "speedup_vs_alpa": {"gpt": 1.51, "llama": 1.31, "moe": 3.43},
-    "v2": "arXiv 2504.00598 v2 (7 Jul 2025): 'significant speedups', no number",
-}
 FAMILY_MODEL = {"gpt": "gpt-6.7b", "llama": "llama-7b", "moe": "moe-16e"}
-FAMILY_NAME = {"gpt": "GPT", "llama": "LLaMA", "moe": "MoE"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,37 +226,55 @@ def block_optimality(meshes: tuple[str, ...] = ("2", "4", "2x2", "2x3"), fractio
     return rows
 
 
-def verdict(rows: list[PaperRow]) -> list[dict]:
-    """One row per family: the paper's speed-up over Alpa (v1) beside ours under the cost model."""
-    out = []
-    for row, fam in zip(rows, ("gpt", "llama", "moe")):
-        paper = PAPER_CLAIMS["speedup_vs_alpa"][fam]
-        ours = row.speedup_vs_alpa
-        if ours is None:
-            status, why = "not", "the Alpa-objective ILP found no plan"
-        elif ours >= paper * 0.9:
-            status, why = "reproduced", "within 10% of the paper's figure"
-        elif ours > 1.05:
-            status, why = (
-                "only under stated conditions",
-                ("CFP beats Alpa's objective, by less: one shared cost model, our mesh and batch"),
-            )
-        else:
-            status, why = (
-                "not",
-                (
-                    "under one cost model Alpa's ILP finds the same plan (Megatron + data parallel); the paper's gain "
-                    "would come from profiled costs Alpa's model misses, which a cost model cannot show"
-                ),
-            )
-        out.append({
-            "claim": f"CFP over Alpa, {FAMILY_NAME[fam]} ({row.model})",
-            "paper_version": "v1", "paper": paper, "ours": ours, "status": status, "why": why,
-        })  # fmt: skip
-    return out
+@functools.lru_cache(maxsize=64)
+def _alpa_assignment(config: CfpConfig) -> tuple[int, ...] | None:
+    """The Alpa-objective ILP's plan (one layer, tiled over the depth) of ``config``. Alpa's objective has no
+    compute term, so the plan does not depend on ``cluster.gpu_tflops``: callers key it with the default rate."""
+    out = search(config, with_oracles=False)
+    try:
+        a, _, _ = _ilp_plan(config, out.graph, out.problem, out.memory_limit, alpa=True)
+    except ValueError:  # some heavy operator cannot be split on every axis: Alpa's space is empty
+        return None
+    return None if a is None else tuple(a)
+
+
+@functools.lru_cache(maxsize=256)
+def alpa_speedup(
+    model: str, *, gpus: int, mesh: str, batch: int, cluster: ClusterSpec | None = None, ilp_layers: int = 1
+) -> dict:
+    """CFP's plan against the Alpa-objective ILP's plan (MODEL): both priced by one cost model on ``cluster``
+    (seconds per training step), the limit the cluster's GPU memory. Returns ``cfp_seconds``, ``alpa_seconds``
+    (None when Alpa's space is empty or infeasible), ``speedup`` (alpa / cfp), ``same_plan``, ``dp_method``
+    (``unconstrained``, or the memory-constrained search the DP fell back to), ``cfp_memory`` (bytes per device)
+    and ``memory_limit`` (bytes)."""
+    config = CfpConfig(
+        mode="search", model=model, layers=0, gpus=gpus, mesh=mesh, batch=batch, ilp_layers=ilp_layers,
+        brute_force_limit=0, ilp=False, cluster=cluster or ClusterSpec(),
+    )  # fmt: skip
+    out = search(config, with_oracles=False)
+    links = dataclasses.replace(
+        config, cluster=dataclasses.replace(config.cluster, gpu_tflops=ClusterSpec().gpu_tflops)
+    )
+    a = _alpa_assignment(links)
+    alpa = None if a is None else _price(out.problem, "alpa", list(a), out.memory_limit)
+    return {
+        "cfp_seconds": out.plan_cost.seconds, "alpa_seconds": None if alpa is None else alpa.seconds,
+        "speedup": None if alpa is None else alpa.seconds / out.plan_cost.seconds,
+        "same_plan": a is not None and list(a) == out.plan, "dp_method": out.dp.method,
+        "cfp_memory": out.plan_cost.memory_bytes, "memory_limit": out.memory_limit,
+    }  # fmt: skip
 
 
 def clear_caches() -> None:
     """Empty every memoised view and sweep."""
-    for fn in (panel_view, search_time_sweep, profile_sweep, paper_rows, check_small, block_optimality):
+    for fn in (
+        panel_view,
+        search_time_sweep,
+        profile_sweep,
+        paper_rows,
+        check_small,
+        block_optimality,
+        alpa_speedup,
+        _alpa_assignment,
+    ):
         fn.cache_clear()
