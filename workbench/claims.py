@@ -219,7 +219,8 @@ class Fit:
     def describe(self) -> str:
         parts = ", ".join(f"{k} {fmt_bytes(v)}" for k, v in self.live.items())
         at = f" on {self.where}" if self.where else ""
-        return f"needs {fmt_bytes(self.required)}{at} ({parts}) > {fmt_bytes(self.device_bytes)}"
+        sign = "<=" if self.fits else ">"
+        return f"needs {fmt_bytes(self.required)}{at} ({parts}) {sign} {fmt_bytes(self.device_bytes)}"
 
 
 class PlanDoesNotFit(ValueError):
@@ -511,22 +512,25 @@ def scoreboard(technique: str | None = None, *, quick: bool = True) -> tuple[Eva
 def _figure(x: float | None, unit: str) -> str:
     if x is None:
         return "-"
+    if not math.isfinite(x):
+        return "unbounded" if x > 0 else str(x)
     return f"{fmt(x, 3)}{'x' if unit == 'x' else (' ' + unit if unit else '')}"
 
 
-def rows(evaluations: Sequence[Evaluation]) -> list[dict[str, str]]:
-    """One row of text per claim: technique, claim, paper (with source), ours, baseline, verdict."""
+def rows(evaluations: Sequence[Evaluation | dict[str, Any]]) -> list[dict[str, str]]:
+    """One row of text per claim (an evaluation or its JSON record): technique, claim, paper (with source), ours,
+    baseline, verdict."""
     out = []
-    for ev in evaluations:
-        c = ev.claim
-        ours = None if ev.at_source is None else ev.at_source.ours
+    for item in evaluations:
+        r = item.to_json() if isinstance(item, Evaluation) else item
+        b = r["baseline"]
         out.append({
-            "technique": c.technique,
-            "claim": c.text + (" (up to)" if c.up_to and "up to" not in c.text else ""),
-            "paper": f"{_figure(c.paper, c.unit)} ({c.paper_source})",
-            "ours": _figure(ours, c.unit) + (" MODEL" if c.scale == "model" else ""),
-            "baseline": c.baseline.name + ("" if c.baseline.strongest else f" (weaker than {c.baseline.stronger})"),
-            "verdict": str(ev.verdict),
+            "technique": r["technique"],
+            "claim": r["claim"] + (" (up to)" if r["up_to"] and "up to" not in r["claim"] else ""),
+            "paper": f"{_figure(r['paper'], r['unit'])} ({r['paper_source']})",
+            "ours": _figure(r["ours"], r["unit"]) + (" MODEL" if r["scale"] == "model" else ""),
+            "baseline": b["name"] + ("" if b["strongest"] else f" (weaker than {b['stronger']})"),
+            "verdict": r["verdict"],
         })  # fmt: skip
     return out
 
@@ -552,12 +556,15 @@ def counts(evaluations: Sequence[Evaluation]) -> dict[str, int]:
     return out
 
 
-def table(technique: str | None = None, *, quick: bool = True) -> Any:
+def table(technique: str | None = None, *, live: bool = False, quick: bool = True) -> Any:
     """The scoreboard of one technique (or all) as a pandas DataFrame: what a notebook shows as its verdict
-    table (no notebook or study writes a verdict of its own)."""
+    table (no notebook or study writes a verdict of its own). By default the committed scoreboard
+    (``VERDICTS.json``, computed by the same rule and tested to be current); ``live=True`` evaluates now."""
     import pandas as pd
 
-    return pd.DataFrame(rows(scoreboard(technique, quick=quick)))
+    if live:
+        return pd.DataFrame(rows(scoreboard(technique, quick=quick)))
+    return pd.DataFrame(rows(committed(technique)))
 
 
 # ---- the committed scoreboard: VERDICTS.md and VERDICTS.json ------------------------------------------------
@@ -626,3 +633,11 @@ def load_verdicts(path: Path | None = None) -> list[dict[str, Any]]:
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: run {WRITE_COMMAND}")
     return json.loads(path.read_text())
+
+
+def committed(technique: str | None = None, path: Path | None = None) -> list[dict[str, Any]]:
+    """The committed records of one technique (or all): :func:`load_verdicts` filtered by its CLI name."""
+    from workbench.registry import entry
+
+    name = entry(technique).name if technique else None
+    return [r for r in load_verdicts(path) if name is None or r["technique"] == name]

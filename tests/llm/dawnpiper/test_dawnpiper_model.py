@@ -1,5 +1,5 @@
 """Paper-scale MODEL: generated graphs (sizes from the shape formulas in gpt.py), the max-batch search against a
-linear scan, the peers' memory rules, and the verdict rows. References: gpt.param_count, brute-force scans."""
+linear scan, the peers' memory rules, and a paper-scale point. References: gpt.param_count, brute-force scans."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from workbench.llm.dawnpiper.config import DawnpiperConfig
 from workbench.llm.dawnpiper.costs import StageCache
 from workbench.llm.dawnpiper.model import PARTITIONERS, max_batch, paper_graph, paper_hardware, run_partitioner
-from workbench.llm.dawnpiper.study import paper_point, verdict_rows
+from workbench.llm.dawnpiper.study import paper_point
 from workbench.llm.gpt import PAPER_SHAPES, flops_per_token, param_count
 
 HW = paper_hardware(40, 25, 300, 5, 125)
@@ -60,15 +60,11 @@ def test_partitioners_keep_their_memory_rules() -> None:
 
 
 @pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
-def test_paper_point_and_verdict() -> None:
+def test_paper_point() -> None:
     point = paper_point(DawnpiperConfig(mode="model", model="gpt-1.3b", stages=4, micro_batches=16, micro_batch=1))
     mb = point.max_batch
     assert mb["dawnpiper"] >= mb["vpipe"] >= 1 and mb["dawnpiper"] > mb["pipedream"] > 0
     assert point.equal_batch == mb["vpipe"] and point.speedup_vs_vpipe is not None and point.speedup_vs_vpipe >= 1
     assert 0 <= point.compute_balanced_idle < 1
     assert 1 <= point.max_batch_layer_cuts <= mb["dawnpiper"]
-    rows = verdict_rows([point])
-    assert [r["paper"] for r in rows] == [4.0, 11.0, 1.5] and all(r["paper_version"] == "v1" for r in rows)
-    assert rows[0]["ours"] == pytest.approx(mb["dawnpiper"] / mb["vpipe"])
-    assert all(r["verdict"] in ("reproduced", "only under stated conditions", "not") for r in rows)
-    assert math.isfinite(rows[1]["ours"])
+    assert math.isfinite(mb["dawnpiper"] / mb["pipedream"])

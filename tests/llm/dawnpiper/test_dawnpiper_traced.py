@@ -27,6 +27,7 @@ def test_generated_graph_equals_traced(shape: dict) -> None:
     assert g.names == q.names and g.value_names == q.value_names and g.value_savers == q.value_savers
     assert (g.value_bytes == q.value_bytes).all() and (g.crossing_bytes == q.crossing_bytes).all()
     assert (g.param_bytes == q.param_bytes).all() and g.value_inputs == q.value_inputs
+    assert (g.value_last_use == q.value_last_use).all()  # the lifetimes the live-memory count walks
     assert (g.fwd_s > 0).all() and (g.bwd_s[g.param_bytes > 0] > 0).all()
 
 

@@ -177,4 +177,5 @@ def generate_graph(
         micro_batch=micro_batch,
         source="generated",
         param_elem_bytes=param_elem_bytes,
+        value_last_use=np.array([max([v["producer"], *v["users"], *v["savers"]]) for v in values]),
     )

@@ -34,7 +34,9 @@ class NodeGraph:
     parameter element of the weights as stored (8 fp64, 4 fp32, 2 fp16); ``pack_sequence[i]`` the value id of
     every tensor unit i's autograd nodes save, in the order they save them (-1 a parameter; traced graphs only:
     the pipeline uses it to know which value a saved tensor is); ``optimizer_bytes[i]`` Adam's state of unit i's
-    parameters as measured after a real ``torch.optim.Adam`` step (traced graphs; None: priced per parameter).
+    parameters as measured after a real ``torch.optim.Adam`` step (traced graphs; None: priced per parameter);
+    ``value_last_use[v]`` the last unit whose forward reads or saves value v (its producer when nothing does; None:
+    not recorded), which bounds the value's forward lifetime (see :mod:`~workbench.llm.dawnpiper.feasibility`).
     """
 
     names: tuple[str, ...]
@@ -54,6 +56,7 @@ class NodeGraph:
     param_elem_bytes: int
     pack_sequence: tuple[tuple[int, ...], ...] = ()
     optimizer_bytes: np.ndarray | None = None
+    value_last_use: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -89,6 +92,7 @@ class NodeGraph:
             param_elem_bytes=self.param_elem_bytes,
             pack_sequence=self.pack_sequence,
             optimizer_bytes=self.optimizer_bytes,
+            value_last_use=self.value_last_use,
         )
 
     def saved_in(self, a: int, b: int) -> np.ndarray:

@@ -14,17 +14,17 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from workbench.llm.dawnpiper.claims import PAPER_CLAIMS, PAPER_VERSION
 from workbench.llm.dawnpiper.config import DawnpiperConfig
 from workbench.llm.dawnpiper.model import MODEL_LABEL
 from workbench.llm.dawnpiper.study import (
-    PAPER_CLAIMS,
+    PaperPoint,
     check,
     exhaustive_gap,
     graph_of,
     max_batches,
     paper_point,
     partitions,
-    verdict_rows,
 )
 from workbench.llm.gpt import PAPER_SHAPES
 from workbench.registry import Technique
@@ -55,7 +55,7 @@ class DawnpiperResult(Result):
 
     OMIT_NONE: ClassVar[tuple[str, ...]] = (
         "exhaustive", "interval", "stages_check", "max_abs_loss_diff", "max_abs_grad_diff", "max_rel_grad_diff",
-        "verdict", "check_seconds", "step_seconds", "reference_seconds", "cuts", "paper_point",
+        "ratios", "check_seconds", "step_seconds", "reference_seconds", "cuts", "paper_point",
     )  # fmt: skip
 
     technique: str = "dawnpiper"
@@ -80,7 +80,7 @@ class DawnpiperResult(Result):
     step_seconds: float | None = None
     reference_seconds: float | None = None
     paper_point: dict | None = None
-    verdict: list[dict] | None = None
+    ratios: list[dict] | None = None
     paper_claims: dict | None = None
 
 
@@ -105,6 +105,24 @@ def _rows(config: DawnpiperConfig, with_max_batch: bool) -> list[PartitionerRow]
             )
         )
     return rows
+
+
+def _ratios(p: PaperPoint) -> list[dict]:
+    """This setting's ratios beside the abstract's "up to" numbers (MODEL; the verdicts, over the family of
+    settings and with each plan's fit on the device, are computed in :mod:`~workbench.llm.dawnpiper.claims`)."""
+    mb = p.max_batch
+
+    def ratio(a: int, b: int) -> float | None:
+        return a / b if b else None
+
+    return [
+        {"claim": "max trainable batch vs vPipe", "paper": PAPER_CLAIMS["max_batch_vs_vpipe"],
+         "ours": ratio(mb["dawnpiper"], mb["vpipe"])},
+        {"claim": "max trainable batch vs PipeDream", "paper": PAPER_CLAIMS["max_batch_vs_pipedream"],
+         "ours": ratio(mb["dawnpiper"], mb["pipedream"])},
+        {"claim": "speed-up vs vPipe at equal batch", "paper": PAPER_CLAIMS["speedup_vs_vpipe"],
+         "ours": p.speedup_vs_vpipe},
+    ]  # fmt: skip
 
 
 def run(config: DawnpiperConfig) -> DawnpiperResult:
@@ -139,7 +157,7 @@ def run(config: DawnpiperConfig) -> DawnpiperResult:
         exhaustive=exhaustive_gap(config),
         interval=account.get("interval"),
         paper_point=point,
-        verdict=verdict_rows([point]) if point is not None else None,
+        ratios=_ratios(point) if point is not None else None,
         **common,
     )
 
@@ -183,10 +201,10 @@ def format_table(result: dict[str, Any]) -> str:
         if p["compute_balanced_idle"] is not None:
             lines.append(f"  compute-balanced at its largest batch leaves {p['compute_balanced_idle']:.0%} of the budget idle "
                          "on its most idle stage")  # fmt: skip
-    for v in result.get("verdict") or []:
-        lines.append(
-            f"  {v['claim']}: paper ({v['paper_version']}) {v['paper']}x, ours {fmt(v['ours'])}x: {v['verdict']}"
-        )
+    for v in result.get("ratios") or []:
+        lines.append(f"  {v['claim']}: paper (up to, {PAPER_VERSION}) {v['paper']}x, ours here {fmt(v['ours'])}x")
+    if result.get("ratios"):
+        lines.append("  verdicts (every setting, with each plan's fit on the device): workbench claims dawnpiper")
     return "\n".join(lines)
 
 

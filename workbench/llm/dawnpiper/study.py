@@ -1,5 +1,6 @@
 """DawnPiper studies: memoised traced graphs, partitions, max-batch searches and the real check, the panel's
-view, ``PAPER_CLAIMS`` and the verdict rows. :func:`clear_caches` empties every memo.
+view and the paper-scale points. The paper's claims and their verdicts are in :mod:`~workbench.llm.dawnpiper.claims`.
+:func:`clear_caches` empties every memo.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from workbench.llm.dawnpiper.check import CheckOutcome, run_check
 from workbench.llm.dawnpiper.config import A100, HBM_GBPS, DawnpiperConfig
 from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition, theorem_interval
+from workbench.llm.dawnpiper.feasibility import partition_peaks
 from workbench.llm.dawnpiper.generate import generate_graph
 from workbench.llm.dawnpiper.graph import NodeGraph, static_bytes
 from workbench.llm.dawnpiper.model import (
@@ -30,7 +32,6 @@ from workbench.llm.dawnpiper.trace import TracedGPT, profile, trace_gpt
 from workbench.llm.gpt import PAPER_SHAPES
 
 __all__ = [
-    "PAPER_CLAIMS",
     "traced",
     "graph_of",
     "hardware_of",
@@ -41,25 +42,16 @@ __all__ = [
     "check",
     "DawnpiperView",
     "dawnpiper_view",
-    "verdict_rows",
     "theorem_sweep",
     "theorem_sweep_slice",
     "PaperPoint",
+    "stage_fit_rows",
     "paper_point",
     "paper_points",
     "PAPER_SWEEP",
     "clear_caches",
 ]
 
-#: the abstract's numbers (arXiv 2505.05856 v1, 9 May 2025)
-PAPER_CLAIMS = {
-    "v1": {
-        "title": "DawnPiper: A Memory-scablable Pipeline Parallel Training Framework",
-        "max_batch_vs_vpipe": 4.0,
-        "max_batch_vs_pipedream": 11.0,
-        "speedup_vs_vpipe": 1.5,
-    }
-}
 EXHAUSTIVE_MAX_UNITS, EXHAUSTIVE_MAX_STAGES = 30, 4
 
 
@@ -345,7 +337,8 @@ def paper_point(config: DawnpiperConfig) -> PaperPoint:
     )  # fmt: skip
 
 
-#: the settings of the verdict (the paper's models and GPU counts are not readable: GPT shapes on 4 and 8 A100s)
+#: the paper-scale settings an "up to" claim is the maximum over (the paper's models and GPU counts are not
+#: readable: GPT shapes on 4 and 8 A100s)
 PAPER_SWEEP = (("gpt-1.3b", 4), ("gpt-6.7b", 4), ("gpt-6.7b", 8), ("gpt-13b", 8))
 
 
@@ -361,57 +354,19 @@ def paper_points(settings=PAPER_SWEEP, *, micro_batches: int = 16, memory_gb: fl
     ]
 
 
-def _ratio(a: int, b: int) -> float:
-    return a / b if b else math.inf
-
-
-def verdict_rows(points: list[PaperPoint]) -> list[dict]:
-    """The verdict table: each abstract claim ("up to", arXiv v1) beside the largest ratio over ``points``
-    (MODEL), with where it occurs. Reproduced: ours reaches the paper's number and is at most twice it; only under
-    stated conditions: DawnPiper wins by less, or by far more (then the magnitude is our models', not the paper's);
-    not: DawnPiper does not win."""
-    claims = PAPER_CLAIMS["v1"]
-    rows = []
-
-    def row(claim: str, paper: float, values: list[tuple[float, PaperPoint]], why: str) -> None:
-        finite = [(v, p) for v, p in values if v is not None]
-        if not finite:
-            rows.append({"claim": claim, "paper_version": "v1", "paper": paper, "ours": None, "where": "-",
-                         "verdict": "not", "why": "no setting where both train"})  # fmt: skip
-            return
-        best, at = max(finite, key=lambda x: x[0])
-        where = f"{at.model}, {at.stages} stages, M={at.micro_batches}"
-        bounded = [(v, p) for v, p in finite if math.isfinite(v)]
-        if not math.isfinite(best) and bounded:
-            v, p = max(bounded, key=lambda x: x[0])
-            why = f"{why}; largest finite ratio {v:.3g}x ({p.model}, {p.stages} stages)"
-        if paper <= best <= 2 * paper:
-            verdict = "reproduced"
-        elif best > 1:
-            verdict = "only under stated conditions"
-            if best > 2 * paper:
-                why = f"{why}; DawnPiper wins, but by far more than the paper says: the size depends on our peer models"
-        else:
-            verdict = "not"
-        rows.append({"claim": claim, "paper_version": "v1", "paper": paper, "ours": best, "where": where,
-                     "verdict": verdict, "why": why})  # fmt: skip
-
-    row(
-        "max trainable batch vs vPipe (up to)", claims["max_batch_vs_vpipe"],
-        [(_ratio(p.max_batch["dawnpiper"], p.max_batch["vpipe"]), p) for p in points],
-        "MODEL; vPipe modelled from its paper (layer cuts, per-layer swap/recompute), DawnPiper per tensor",
-    )  # fmt: skip
-    row(
-        "max trainable batch vs PipeDream (up to)", claims["max_batch_vs_pipedream"],
-        [(_ratio(p.max_batch["dawnpiper"], p.max_batch["pipedream"]), p) for p in points],
-        "MODEL; PipeDream stashes weights and neither swaps nor recomputes (inf: PipeDream cannot train at all)",
-    )  # fmt: skip
-    row(
-        "speed-up vs vPipe at equal batch (up to)", claims["speedup_vs_vpipe"],
-        [(p.speedup_vs_vpipe, p) for p in points],
-        "MODEL; at vPipe's largest micro-batch, where both need swap/recompute",
-    )  # fmt: skip
-    return rows
+def stage_fit_rows(config: DawnpiperConfig, name: str, micro_batch: int) -> list[dict]:
+    """Partitioner ``name``'s plan at ``micro_batch`` (MODEL), per stage: the cost model's peak (saved tensors
+    only) and the independent count of every tensor live at the stage's peak
+    (:func:`~workbench.llm.dawnpiper.feasibility.stage_peak`), in GB, against the device."""
+    hw = hardware_of(config)
+    graph = graph_of(config, micro_batch)
+    part = run_partitioner(name, graph, config.stages, config.micro_batches, hw, config.schedule)
+    return [
+        {"partitioner": name, "micro-batch": micro_batch, "stage": s.stage, "model peak GB": s.peak_bytes / 1e9,
+         "live peak GB": pk.total / 1e9, "device GB": config.memory_gb, "fits": pk.total <= hw.memory_bytes,
+         "at": pk.phase}
+        for s, pk in zip(part.stages, partition_peaks(graph, part), strict=True)
+    ]  # fmt: skip
 
 
 def clear_caches() -> None:

@@ -302,6 +302,12 @@ def profile(traced: TracedGPT, *, repeats: int = 5, seed: int = 0) -> NodeGraph:
             if last > u:
                 size = sum(t.numel() * t.element_size() for t in _tensors(env[node.name]))
                 crossing[u:last] += size
+    # last forward use of each value: its producer, its savers, and the units of every fx node reading its storage
+    last_use = np.array([max([producer[v], *savers[v]]) for v in range(len(names))])
+    for node in gm.graph.nodes:
+        v = node_value.get(node.name)
+        if v is not None:
+            last_use[v] = max([int(last_use[v]), *(node_unit[u.name] for u in node.users if u.name in node_unit)])
     # parameters per unit
     pbytes = np.array(
         [sum(gm.get_parameter(p).numel() * gm.get_parameter(p).element_size() for p in ps) for ps in traced.unit_params]
@@ -332,6 +338,7 @@ def profile(traced: TracedGPT, *, repeats: int = 5, seed: int = 0) -> NodeGraph:
         param_elem_bytes=traced.config.torch_dtype.itemsize,
         pack_sequence=tuple(tuple(seq) for seq in sequence),
         optimizer_bytes=_adam_state_bytes(traced),
+        value_last_use=last_use,
     )
 
 

@@ -25,7 +25,6 @@ __all__ = [
     "MODEL_METHODS",
     "SWEEP_GPUS",
     "HEAT_MAX",
-    "PAPER_CLAIMS",
     "BlockMap",
     "MeshAttentionView",
     "model_point",
@@ -46,15 +45,6 @@ __all__ = [
 SWEEP_GPUS: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 #: block maps show at most the first HEAT_MAX x HEAT_MAX blocks
 HEAT_MAX = 128
-
-#: what the paper reports (Chen et al., arXiv 2512.20968 v2 abstract, measured on up to 256 GPUs);
-#: per method: (average speed-up, largest speed-up) of Mesh over it; volume: v1's average byte reduction
-PAPER_CLAIMS: Mapping[str, Any] = {
-    "speedup": {"ring": (17.00, 32.27), "usp": (2.62, 4.36), "startrail": (2.94, 4.59)},
-    "usp_ulysses_degree": 8,
-    "volume_reduction_v1": 0.790,
-    "max_gpus": 256,
-}
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -236,9 +226,10 @@ def headline_speedups(
 
 
 def paper_comparison(model_run: Mapping[str, Any]) -> dict[str, float]:
-    """Ratios of a ``mode='model'`` run (its JSON) to set beside :data:`PAPER_CLAIMS`: ``bytes_ratio`` (Ring /
-    Mesh, max bytes per rank), ``expected_bytes_ratio`` ((sqrt(P)+1)/2), ``speedup_<method>`` (step time of the
-    method / Mesh's) and ``memory_ratio`` (peak memory, Mesh / Ring). Methods that could not run are left out."""
+    """Ratios of a ``mode='model'`` run (its JSON) to set beside the paper's
+    (:data:`~workbench.llm.mesh_attention.claims.PAPER_CLAIMS`): ``bytes_ratio`` (Ring / Mesh, max bytes per
+    rank), ``expected_bytes_ratio`` ((sqrt(P)+1)/2), ``speedup_<method>`` (step time of the method / Mesh's) and
+    ``memory_ratio`` (peak memory, Mesh / Ring). Methods that could not run are left out."""
     by = {r["method"]: r for r in model_run["results"] if "error" not in r}
     out = {"expected_bytes_ratio": (model_run["gpus"] ** 0.5 + 1) / 2}
     if "mesh" not in by:
@@ -260,7 +251,8 @@ def max_count_difference(check_run: Mapping[str, Any]) -> int:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# the verdict: plausible 256-GPU settings, flat and node-level Mesh against the baselines
+# the speed-up sweep over plausible 256-GPU settings, flat and node-level Mesh against the baselines (the
+# verdicts are computed from it by the claim rule: :mod:`~workbench.llm.mesh_attention.claims`)
 # ----------------------------------------------------------------------------------------------------------
 #: the settings a 256-GPU paper would plausibly use (8 GPUs per node, NVLink, 25-50 GB/s per GPU across nodes;
 #: effective attention rate 400 (FlashAttention-2-like) or 600 (FlashAttention-3-like) TFLOP/s on Hopper)
@@ -282,7 +274,7 @@ class VerdictPoint:
     speedup_node_mesh: dict[str, float]  # baseline -> baseline time / node-level Mesh time
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=256)
 def verdict_sweep(
     gpus: int = 256,
     heads: int = 32,
@@ -291,13 +283,19 @@ def verdict_sweep(
     seqs: tuple[int, ...] = VERDICT_SEQS,
     inter_bw: tuple[float, ...] = VERDICT_INTER_BW,
     tflops: tuple[float, ...] = VERDICT_TFLOPS,
+    cluster: ClusterSpec | None = None,
+    ulysses_degree: int | None = None,
 ) -> tuple[VerdictPoint, ...]:
-    """Model every method at each (S, network bandwidth, TFLOP/s) on 8-GPU NVLink nodes, bf16 (memoised)."""
+    """Model every method at each (S, network bandwidth, TFLOP/s), bf16 (memoised): on ``cluster`` (NVLink,
+    node size; default 8-GPU nodes) with its network bandwidth and FLOP rate replaced by each grid value; USP at
+    ``ulysses_degree`` (None: the automatic degree). The claims (:mod:`~workbench.llm.mesh_attention.claims`)
+    read their speed-ups from here."""
+    base = ClusterSpec(gpus_per_node=8) if cluster is None else cluster
     points = []
     for seq in seqs:
         for bw in inter_bw:
             for tf in tflops:
-                cluster = ClusterSpec(inter_node_bw_gbps=bw, gpu_tflops=tf, gpus_per_node=8)
+                spec = base.replace(inter_node_bw_gbps=bw, gpu_tflops=tf)
                 sec = {
                     m: model_attention(
                         m,
@@ -307,7 +305,8 @@ def verdict_sweep(
                         head_dim=head_dim,
                         causal=causal,
                         dtype_bytes=2,
-                        cluster=cluster,
+                        cluster=spec,
+                        ulysses_degree=ulysses_degree if m == "usp" else None,
                     ).total_seconds
                     for m in (*VERDICT_BASELINES, "mesh", "node_mesh")
                 }
