@@ -23,8 +23,9 @@ from widgets.base import Panel
 from widgets.layout import byte_unit
 from workbench.cluster import ClusterSpec
 from workbench.distributed.errors import WorkerFailed
+from workbench.graphs.kudu.claims import PAPER_FIGURES
 from workbench.graphs.kudu.config import KuduConfig
-from workbench.graphs.kudu.model import MODEL_LABEL, PAPER_CLAIMS, Projection, cluster_summary
+from workbench.graphs.kudu.model import MODEL_LABEL, Projection, cluster_summary
 from workbench.graphs.kudu.study import CHUNKS, KuduView, kudu_view, measure, pick, scaling_projections
 
 WORKERS = (1, 2, 3, 4)
@@ -388,7 +389,7 @@ class KuduPanel(Panel):
                 f"<br><small>model: hybrid {hybrid.seconds:.3g} s and {hybrid.memory_bytes / 1e9:.3g} GB per "
                 f"machine; replicated graph needs {rep.memory_bytes / 1e9:.3g} GB per machine "
                 f"({'fits' if rep.fits else 'does not fit'}); paper: graphs of more than "
-                f"{PAPER_CLAIMS['largest_graph_edges']:.0e} edges on a commodity cluster</small>"
+                f"{PAPER_FIGURES['largest_graph_edges']:.0e} edges on a commodity cluster</small>"
             )
         else:
             text += "<br><small>model: needs a run with P >= 2</small>"

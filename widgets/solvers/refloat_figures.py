@@ -1,5 +1,5 @@
 """ReFloat figures and tables for the notebook and the panel: residual histories, sparsity with the block grid,
-per-block exponent bases and saturation, modelled time, (e, f) sweeps, per-matrix overviews and verdict tables.
+per-block exponent bases and saturation, modelled time, (e, f) sweeps, per-matrix overviews and tables.
 
 Pure functions of results computed in ``workbench.solvers.refloat.study`` (nothing is solved, swept or
 decided here: the figures and tables only draw and format what the study returns).
@@ -14,15 +14,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from workbench.solvers.refloat.block_format import QuantisedMatrix
-from workbench.solvers.refloat.study import (
-    PAPER_CLAIMS,
-    FormatRun,
-    MatrixSummary,
-    PaperComparison,
-    Sweep,
-    block_grids,
-    sweep_limits,
-)
+from workbench.solvers.refloat.claims import PAPER_SPEEDUP_RANGE
+from workbench.solvers.refloat.study import FormatRun, MatrixSummary, Sweep, block_grids, sweep_limits
 
 #: the block figures' two heatmaps: the gap between them holds the left one's colourbar (BLOCK_COLORBAR_X,
 #: just right of its plot) and, clear of it, the right one's plot (its y-axis title is the left one's)
@@ -294,15 +287,6 @@ def speedup_markdown(summaries: Sequence[MatrixSummary]) -> str:
     return "\n".join(lines)
 
 
-def verdict_markdown(summaries: Sequence[MatrixSummary]) -> str:
-    """Markdown list: per matrix, per quantised format, the verdict on the paper's claim."""
-    out = []
-    for s in summaries:
-        out.append(f"- **{s.name}** ({s.solver}):")
-        out += [f"  - {label}: {text}" for label, text in s.verdicts.items()]
-    return "\n".join(out)
-
-
 def overview_figure(summaries: Sequence[MatrixSummary], *, max_iter: int = 1000) -> go.Figure:
     """Iterations per matrix and format (log scale); runs that did not converge drawn hatched, at ``max_iter``
     unless they stopped on the stored matrix with a wrong solution (then at their iterations)."""
@@ -362,7 +346,7 @@ def speedup_figure(summaries: Sequence[MatrixSummary]) -> go.Figure:
                 ),
             )
         )
-    lo, hi = PAPER_CLAIMS["speedup_range"]
+    lo, hi = PAPER_SPEEDUP_RANGE
     fig.add_hrect(
         y0=lo,
         y1=hi,
@@ -410,65 +394,3 @@ def sweep_limits_markdown(sweeps: dict[tuple[str, str], Sweep]) -> str:
                 cells.append(f"none of e in {list(got)}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def paper_comparison_markdown(comparison: PaperComparison) -> str:
-    """The claim-by-claim comparison with the paper (from ``study.paper_comparison``): on how many matrices
-    convergence and speed-up hold, for the faithful format and for the published code's behaviour, and what the
-    model gives per SpMV."""
-    c = comparison
-    tested = len(c.tested)
-
-    def cell(label: str) -> str:
-        got = c.holds.get(label, ())
-        return f"{len(got)} of {tested}" + (f": {', '.join(got)}" if got else "")
-
-    lo, hi = PAPER_CLAIMS["speedup_range"]
-    base_engines, refloat_engines = c.engines
-    if c.gains:
-        (g0, n0, l0), (g1, n1, l1) = c.gains
-        rng = f"{g0:.2f}x ({n0}, {l0}) to {g1:.2f}x ({n1}, {l1})"
-    else:
-        rng = "none (no quantised run converged)"
-    big = [f"{name} ({blocks:,} blocks)" for name, blocks in c.multi_round]
-    rounds = (
-        f"Only {', '.join(big)} need{'s' if len(big) == 1 else ''} more than one round of the baseline's "
-        f"{base_engines:,} engines, so the baseline rewrites its crossbars every SpMV there; that is where "
-        "the gain grows past the per-SpMV figure, towards the paper's range"
-        if big
-        else f"No matrix here needs more than one round of the baseline's {base_engines:,} engines, so the gain "
-        "cannot exceed the per-SpMV figure"
-    )
-    faithful = c.count("refloat (3,3 / 3,8)", "refloat (3,3 / 3,16)")
-    artifact = c.count("refloat-artifact (3,3 / 3,8)", "refloat-artifact (3,3 / 3,16)")
-    if faithful < artifact:
-        conclusion = (
-            f"The speed-up side of the claim follows from the formula, but the convergence side does not "
-            f"survive the format: the published code's behaviour holds in {artifact} (matrix, vector "
-            f"width) cases, the format as the paper describes it in {faithful}. The published convergence "
-            "results rest on the code's behaviour, not on the format."
-        )
-    else:
-        conclusion = (
-            f"Here the format as described holds in {faithful} (matrix, vector width) cases and the "
-            f"published code's behaviour in {artifact}."
-        )
-    cycles_base, cycles_refloat = c.cycles
-    return f"""
-**How this compares with the paper** (claim: CG/BiCGSTAB still converge at matrix (3, 3) and vectors (3, 8)
-or (3, 16), with a {lo}x-{hi}x solver-time gain over the baseline accelerator).
-
-Float64 itself converges within {c.max_iter} iterations on {tested} of the {tested + len(c.untested)} matrices
-(not on: {", ".join(c.untested) or "none"}); the claim can only be tested there. It holds (converges, to the
-right solution, faster than the baseline) on:
-
-| | vectors (3, 8) | vectors (3, 16) |
-|---|---|---|
-| ReFloat as the paper describes it | {cell("refloat (3,3 / 3,8)")} | {cell("refloat (3,3 / 3,16)")} |
-| the published code's behaviour | {cell("refloat-artifact (3,3 / 3,8)")} | {cell("refloat-artifact (3,3 / 3,16)")} |
-
-Modelled speed-ups (model, not measured) of the quantised runs that reach the right solution range from {rng}. Per SpMV,
-(3, 3 / 3, 8) is {c.per_spmv:.2f}x faster than the baseline's (6, 52 / 6, 52) when both fit on the chip in one
-round ({refloat_engines:,} ReFloat engines vs {base_engines:,} baseline engines; {cycles_base} vs
-{cycles_refloat} cycles per MVM). {rounds}; extra iterations eat into it. {conclusion}
-"""

@@ -90,19 +90,15 @@ def test_block_grids_against_the_entries(shared_data):
     assert np.isnan(base).sum() == rows * cols - stored.num_blocks
 
 
-def test_summary_paper_comparison_and_limits(shared_data):
+def test_summary_and_limits(shared_data):
     summaries = [study.summarise(name, max_iter=200) for name in ("mesh1e1", "bcsstk02")]
     for s in summaries:
         for label, run in s.runs.items():
             assert s.speedups[label] == study.speedup(run, s.runs["baseline"])
     mesh = summaries[0]
     assert mesh.wrong["refloat (3,3 / 3,8)"] and not mesh.wrong["float64"]
-    assert mesh.verdicts["refloat (3,3 / 3,8)"].startswith("wrong solution: stops on the stored matrix")
-    comparison = study.paper_comparison(summaries, max_iter=200)
-    assert comparison.tested == ("mesh1e1", "bcsstk02") and comparison.untested == ()
-    assert "mesh1e1" in comparison.holds["refloat-artifact (3,3 / 3,8)"]
-    assert "mesh1e1" not in comparison.holds["refloat (3,3 / 3,8)"]
-    assert comparison.per_spmv > 1 and comparison.gains is not None
+    assert mesh.runs["refloat-artifact (3,3 / 3,8)"].converged and not mesh.runs["refloat (3,3 / 3,8)"].converged
+    assert mesh.speedups["refloat-artifact (3,3 / 3,8)"] > 1
     rows = study.summary_rows(summaries)
     assert len(rows) == 12 and {r["matrix"] for r in rows} == {"mesh1e1", "bcsstk02"}
     sweeps = study.sweep_axes(["mesh1e1"], e_values=(2, 11), f_values=(0, 52), max_iter=50)
@@ -134,7 +130,7 @@ def test_caches_follow_the_data_directory_and_clear(shared_data, tmp_path, monke
 
 def test_a_stop_on_the_quantised_matrix_is_not_convergence(shared_data):
     """Issue 11: mesh1e1 at ReFloat (3,3 / 3,8) stops in 12 iterations on the stored matrix with
-    ||b - A x||^2 = 0.117 for the original A; the study, its sweeps and its verdicts call that not converged."""
+    ||b - A x||^2 = 0.117 for the original A; the study and its sweeps call that not converged."""
     s = study.summarise("mesh1e1", max_iter=200)
     run = s.runs["refloat (3,3 / 3,8)"]
     assert run.stopped_on_quantised and not run.converged and run.wrong_solution
@@ -142,7 +138,6 @@ def test_a_stop_on_the_quantised_matrix_is_not_convergence(shared_data):
     assert run.true_residual == pytest.approx(0.1165, abs=1e-3) and run.stored_residual <= 1e-8
     assert s.speedups["refloat (3,3 / 3,8)"] is None and s.wrong["refloat (3,3 / 3,8)"]
     assert s.runs["float64"].converged and not s.runs["float64"].wrong_solution
-    assert "not converged" in s.verdicts["refloat (3,3 / 3,8)"]
     sweep = study.sweep_bits("mesh1e1", "cg", axis="vector", e_values=(11,), f_values=(52,), max_iter=50)
     assert sweep.iterations[0, 0] == 12 and not sweep.converged[0, 0] and sweep.wrong()[0, 0]
     assert np.isnan(sweep.seconds[0, 0])  # no time to solution without a solution

@@ -41,18 +41,11 @@ __all__ = [
     "replicated",
     "project_all",
     "cluster_summary",
-    "PAPER_CLAIMS",
     "MODEL_LABEL",
 ]
 
 MODEL_LABEL = "MODEL: measured per-edge costs extrapolated to a paper-scale graph and cluster (not a measurement)"
 ID_BYTES = 4
-PAPER_CLAIMS = {
-    "speedup_vs_partitioned_max": 75.5,  # over G-thinker-class systems (abstract)
-    "speedup_vs_partitioned_mean": 19.0,
-    "largest_graph_edges": 1.0e11,  # "more than one hundred billion edges", commodity cluster (abstract)
-    "wikivote_6chain_embeddings": 3.0e13,  # "more than 30 trillion" edge-induced 6-chains (introduction)
-}
 
 
 def _check_machines(machines: int) -> int:

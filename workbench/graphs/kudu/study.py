@@ -8,8 +8,8 @@ the hybrid sits in between and the chunk size tunes it; the naive baseline moves
 
 On top of the rows: :func:`measure` (the sweep of one :class:`~.config.KuduConfig` setting, memoised per
 setting and resolved data directory; :func:`measured_rows` looks it up without running, :func:`clear_caches`
-forgets), :func:`pick` (the four runs compared at one chunk size), :func:`headline_ratios` (the paper's
-claims as measured ratios), :func:`projections` / :func:`scaling_projections` (the paper-scale model on a
+forgets), :func:`pick` (the four runs compared at one chunk size), :func:`headline_ratios` (the ratios the paper's
+argument predicts; the claims themselves are in :mod:`workbench.graphs.kudu.claims`), :func:`projections` / :func:`scaling_projections` (the paper-scale model on a
 :class:`~workbench.cluster.ClusterSpec`), :func:`kudu_view` (one panel redraw) and :func:`check_counts` (every
 P against the single-process engine).
 """
@@ -29,7 +29,7 @@ from workbench.graphs.graph import Graph
 from workbench.graphs.kudu.config import KuduConfig
 from workbench.graphs.kudu.count import KuduResult, count_jobs
 from workbench.graphs.kudu.engine import EngineOptions
-from workbench.graphs.kudu.model import PAPER_CLAIMS, Measured, Projection, project_all
+from workbench.graphs.kudu.model import Measured, Projection, project_all
 from workbench.graphs.loaders import load_graph
 from workbench.graphs.patterns import Pattern, parse_pattern
 
@@ -40,7 +40,6 @@ __all__ = [
     "DEFAULT_CHUNKS",
     "CHUNKS",
     "STRATEGY_ORDER",
-    "PAPER_CLAIMS",
     "setting_key",
     "measure",
     "measured_rows",

@@ -8,6 +8,7 @@
 | ``formats.py`` | the named formats: float64, refloat, refloat-artifact (the published code), baseline (Feinberg) |
 | ``spmv.py`` | block SpMV with one partial sum per (row, block column), as a crossbar computes |
 | ``model.py`` | the artifact's ReRAM performance model (crossbars, cycles, rounds, write time) |
-| ``study.py`` | one solve in a format, format comparisons, (e, f) sweeps, the panel's memoised view, per-block grids, ``PAPER_CLAIMS``, verdicts, ``clear_caches()`` |
+| ``study.py`` | one solve in a format, format comparisons, (e, f) sweeps, the panel's memoised view, per-block grids, ``clear_caches()`` |
+| ``claims.py`` | the paper's claims as data (``CLAIMS``), verdicts computed by ``workbench.claims`` |
 | ``runner.py`` | ``run(config)`` for the CLI, ``TECHNIQUE`` |
 """

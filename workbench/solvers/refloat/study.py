@@ -1,11 +1,11 @@
 """One solve in a named format, and everything the notebook, the panel and the CLI show of it: format
-comparisons, bit sweeps, the panel's view, per-block grids, the paper's claims and the verdicts.
+comparisons, bit sweeps, the panel's view and per-block grids (the paper's claims and their computed verdicts are in
+:mod:`workbench.solvers.refloat.claims`).
 
 ``solve_format`` prepares the system (b = ones, optional symmetric Jacobi scaling), stores the matrix in the
 format, runs CG or BiCGSTAB with the format's search-direction quantiser and prices the run on the ReRAM model.
 ``compare_formats`` does that for several formats, ``sweep_bits`` / ``sweep_config`` over a grid of (e, f),
-``refloat_view`` every format at one configuration (what the panel draws), and ``verdict`` /
-``paper_comparison`` say in words and numbers whether the paper's claims (:data:`PAPER_CLAIMS`) hold.
+``refloat_view`` every format at one configuration (what the panel draws).
 
 Caches: every memo of this technique lives here (the prepared systems, the stored matrices, the solves and
 the sparsity pictures), keyed by everything it depends on, the data directory included (resolved when the
@@ -30,22 +30,11 @@ from workbench.solvers.matrices import LoadedMatrix, load_matrix, matrix_names
 from workbench.solvers.refloat.block_format import QuantisedMatrix
 from workbench.solvers.refloat.config import FORMATS, RefloatConfig
 from workbench.solvers.refloat.formats import Format, make_format
-from workbench.solvers.refloat.model import ReramTiming, cycles_per_mvm, engines, solve_timing, spmv_seconds
+from workbench.solvers.refloat.model import ReramTiming, solve_timing
 from workbench.solvers.refloat.spmv import BlockSpMV
 from workbench.solvers.spectrum import extreme_eigenvalues
 
 log = logging.getLogger(__name__)
-
-#: what the paper claims (Song et al., SC'23): CG and BiCGSTAB still converge with the matrix at (e, f) =
-#: ``matrix_bits`` and the vectors at one of ``vector_bits``, with a solver-time gain over the baseline accelerator
-#: (Feinberg et al.) between ``speedup_range[0]`` and ``speedup_range[1]`` (x)
-PAPER_CLAIMS = {
-    "matrix_bits": (3, 3),
-    "vector_bits": ((3, 8), (3, 16)),
-    "speedup_range": (5.02, 84.28),
-    "threshold": 1e-8,
-    "max_iter": 1000,
-}
 
 #: the paper's settings: matrix (3, 3), vectors (3, 8), and (3, 16) as its run script uses for some matrices
 PAPER_FORMATS = (
@@ -386,7 +375,6 @@ class MatrixSummary:
     nnz: int
     blocks: int
     runs: dict[str, FormatRun]
-    verdicts: dict[str, str]
     threshold: float
     #: per label: modelled speed-up over the baseline (None: no convergence) and "solved the stored system only"
     speedups: dict[str, float | None]
@@ -415,7 +403,7 @@ def summarise(
     max_iter: int = 1000,
     threshold: float = 1e-8,
 ) -> MatrixSummary:
-    """All ``formats`` on ``matrix`` (absolute criterion, as the paper), with the verdicts; solver chosen by
+    """All ``formats`` on ``matrix`` (absolute criterion, as the paper); solver chosen by
     :func:`default_solver` unless given."""
     problem = prepare(matrix, precondition=precondition, seed=seed)
     solver = solver or default_solver(problem.matrix)
@@ -434,50 +422,10 @@ def summarise(
         problem.A.nnz,
         blocks,
         runs,
-        verdict(runs, max_iter=max_iter),
         threshold,
         speedups,
         wrong,
     )
-
-
-def verdict(runs: dict[str, FormatRun], *, max_iter: int) -> dict[str, str]:
-    """Per quantised format: does the paper's claim (converges like float64, to the solution of the original
-    system, and faster than the baseline on the ReRAM model) hold on this matrix? ``runs`` maps labels to runs
-    and holds 'float64' and 'baseline'."""
-    ref, base = runs["float64"], runs["baseline"]
-    out = {}
-    for label, run in runs.items():
-        if label in ("float64", "baseline"):
-            continue
-        if not ref.converged:
-            out[label] = (
-                f"untestable: float64 itself does not converge in {max_iter} iterations "
-                f"({ref.status}); this format: {run.status} after {run.iterations}"
-            )
-            continue
-        if run.wrong_solution:
-            out[label] = (
-                f"wrong solution: stops on the stored matrix after {run.iterations} iterations "
-                f"({run.iterations / max(ref.iterations, 1):.2f}x float64's {ref.iterations}), but the true "
-                f"||b - A x||^2 = {run.true_residual:.2g} misses the criterion: not converged, no time to "
-                "solution"
-            )
-            continue
-        if not run.converged:
-            out[label] = (
-                f"fails: {run.status} after {run.iterations} iterations, where float64 converges in {ref.iterations}"
-            )
-            continue
-        s = speedup(run, base)
-        extra = "" if base.converged else " (baseline did not converge: a lower bound)"
-        ratio = run.iterations / max(ref.iterations, 1)
-        head = "holds" if s is not None and s >= 1 else "converges, no speed-up"
-        out[label] = (
-            f"{head}: {run.iterations} iterations ({ratio:.2f}x float64's {ref.iterations}), true "
-            f"||b - A x||^2 = {run.true_residual:.2g}, modelled speed-up {s:.2f}x over the baseline{extra}"
-        )
-    return out
 
 
 def summary_rows(summaries: Sequence[MatrixSummary]) -> list[dict[str, Any]]:
@@ -501,62 +449,6 @@ def summary_rows(summaries: Sequence[MatrixSummary]) -> list[dict[str, Any]]:
                 }
             )
     return rows
-
-
-# ---- the claim-by-claim comparison with the paper --------------------------------------------------------------
-@dataclass(frozen=True)
-class PaperComparison:
-    """Where the paper's claims (:data:`PAPER_CLAIMS`) hold over a set of matrices.
-
-    tested / untested: matrices where float64 itself converges (the claim is testable) or not; holds: per
-    quantised format label, the tested matrices where the verdict is 'holds'; gains: (speed-up, matrix, label)
-    of the slowest and fastest quantised run that reached the right solution (None: none did); per_spmv: the
-    model's baseline / ReFloat (3,3 / 3,8) time per SpMV in one round; engines / cycles: (baseline, ReFloat);
-    multi_round: (matrix, blocks) of matrices that need more than one round of the baseline's engines.
-    """
-
-    tested: tuple[str, ...]
-    untested: tuple[str, ...]
-    holds: dict[str, tuple[str, ...]]
-    gains: tuple[tuple[float, str, str], tuple[float, str, str]] | None
-    per_spmv: float
-    engines: tuple[int, int]
-    cycles: tuple[int, int]
-    multi_round: tuple[tuple[str, int], ...]
-    max_iter: int
-
-    def count(self, *labels: str) -> int:
-        """Cases (matrix, format) among ``labels`` where the claim holds."""
-        return sum(len(self.holds.get(label, ())) for label in labels)
-
-
-def paper_comparison(summaries: Sequence[MatrixSummary], *, max_iter: int) -> PaperComparison:
-    """The claim-by-claim comparison of ``summaries`` (from :func:`summarise`) with :data:`PAPER_CLAIMS`."""
-    tested = [s for s in summaries if s.runs["float64"].converged]
-    labels = dict.fromkeys(label for s in summaries for label in s.verdicts)
-    holds = {label: tuple(s.name for s in tested if s.verdicts.get(label, "").startswith("holds")) for label in labels}
-    (em, fm), (ev, fv) = PAPER_CLAIMS["matrix_bits"], PAPER_CLAIMS["vector_bits"][0]
-    per_spmv = spmv_seconds(num_blocks=1, bsize=128, e_m=6, f_m=52, e_v=6, f_v=52) / spmv_seconds(
-        num_blocks=1, bsize=128, e_m=em, f_m=fm, e_v=ev, f_v=fv
-    )
-    base_engines = engines(6, 52)
-    gains = [
-        (s.speedups[k], s.name, k)
-        for s in tested
-        for k, r in s.runs.items()
-        if r.format.name in ("refloat", "refloat-artifact") and not s.wrong[k] and s.speedups[k] is not None
-    ]
-    return PaperComparison(
-        tested=tuple(s.name for s in tested),
-        untested=tuple(s.name for s in summaries if s not in tested),
-        holds=holds,
-        gains=(min(gains), max(gains)) if gains else None,
-        per_spmv=per_spmv,
-        engines=(base_engines, engines(em, fm)),
-        cycles=(cycles_per_mvm(6, 52, 6, 52), cycles_per_mvm(em, fm, ev, fv)),
-        multi_round=tuple((s.name, s.blocks) for s in summaries if s.blocks > base_engines),
-        max_iter=max_iter,
-    )
 
 
 def sweep_limits(
