@@ -1,4 +1,4 @@
-"""QGAS study and panel: a small comparison (every searcher, references, device noise), the verdict table, the
+"""QGAS study and panel: a small comparison (every searcher, references, device noise), the claims' summary, the
 caches, the panel's redraw latency and its error line.
 
 References: the searches' own transcripts (the disk cache must give back exactly what was computed), exact
@@ -55,13 +55,19 @@ def test_disk_cache_gives_back_the_same_records(comparison):
     assert study.is_computed("h2", iterations=N)
 
 
-def test_verdicts_set_each_claim_beside_ours(comparison):
-    rows = study.verdicts([comparison])
-    assert [r["claim"] for r in rows] == [c["claim"] for c in study.PAPER_CLAIMS]
-    for r in rows:
-        assert r["version"].startswith("arXiv 2307.08191v1") and r["verdict"] and r["why"]
-    table = study.verdict_markdown(rows)
-    assert table.count("\n") == len(rows) + 1
+def test_claim_summary_holds_what_the_claims_read(comparison):
+    summary = study.claim_summary([comparison])
+    h2 = summary["problems"]["h2"]
+    assert h2["target"] == study.CHEMICAL_ACCURACY and set(h2["curves"]) == set(study.SEARCHERS)
+    assert all(len(curve) == N for curve in h2["curves"].values())
+    best = comparison.best("local")
+    assert h2["local_best"] == {
+        "error": best.energy_error,
+        "noisy_error": comparison.noisy["local"][best.iteration],
+        "cnots": best.cnots,
+    }
+    excess, where = study.excess_over_baselines(summary, N)
+    assert excess >= 0 and where == "h2"
 
 
 def test_view_without_a_comparison_is_empty_and_bad_iteration_is_refused():
@@ -110,4 +116,3 @@ def test_seed_and_guideline_tables(comparison):
         assert r["median best error"] == best.energy_error and r["median CNOTs of best"] == best.cnots
     guide = study.guideline_table("h2", iterations=N)
     assert [r["guideline"] for r in guide] == ["none", "fewer-cnots"]
-    assert "target reached over seeds" in study.verdicts([comparison], rows)[0]["ours"]

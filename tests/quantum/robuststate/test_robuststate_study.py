@@ -1,5 +1,5 @@
 """Study views and verdicts (fast): the cost MODEL's closed forms, config refusals, the panel's view, and the
-summary / verdicts of a hand-made study (numbers checked by hand)."""
+summary of a hand-made study (numbers checked by hand)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def _run(group, method, n, f0, f1, c0, c1, steps=10, execs=1000):
     }
 
 
-def test_summary_and_verdicts_by_hand() -> None:
+def test_summary_by_hand() -> None:
     data = {
         "settings": {"compare_budget": 1000},
         "runs": [
@@ -77,15 +77,7 @@ def test_summary_and_verdicts_by_hand() -> None:
     assert s["by_qubits"][4]["fidelity_gain_mean"] == pytest.approx(0.05)
     assert s["by_qubits"][5]["infidelity_removed_mean"] == pytest.approx(0.1)
     assert s["incoherent-only"]["gain_mean"] == pytest.approx(-0.01)
-    rows = study.verdicts(data)
-    assert [r["verdict"] for r in rows] == [
-        "only under stated conditions",  # 4x < 0.7 * 7.1
-        "not reproduced in size",
-        "not reproduced in size",
-        "reproduced",
-        "reproduced",
-    ]
-    assert all(r["paper_version"] == study.PAPER_VERSION for r in rows)
+    assert s["compare"]["robuststate"]["fidelity_gain_mean"] == pytest.approx(0.1)
 
 
 @pytest.mark.slow

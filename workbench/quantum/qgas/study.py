@@ -1,5 +1,5 @@
 """What the notebook and the panel show of QGAS: searches by every proposer beside fixed reference ansaetze,
-noiseless and under a device's noise, the panel's view, the paper's claims and the verdicts.
+noiseless and under a device's noise, the panel's view and the figures behind the paper's claims.
 
 - :func:`search` runs (or loads) one search through the loop; its transcript in the qgas cache folder *is*
   the disk cache (a transcript is reused only when its stored config equals the requested one).
@@ -9,7 +9,8 @@ noiseless and under a device's noise, the panel's view, the paper's claims and t
   (:func:`~workbench.quantum.qgas.vqe.noisy_energy`).
 - :func:`compare` puts them together for one problem (what the notebook's figures and the panel draw);
   :func:`qgas_view` is the panel's view (cached comparisons only: a missing one is computed behind the panel's
-  button); :func:`verdicts` sets the results beside :data:`PAPER_CLAIMS`.
+  button); :func:`claim_summary` keeps what the paper's claims need (shipped as ``study_default.json``; the
+  claims and their computed verdicts: :mod:`workbench.quantum.qgas.claims`).
 
 Every memo lives here; :func:`clear_caches` empties the in-memory ones. On disk (the qgas cache folder) stay the
 transcripts (they are logs, and the searches' cache), the trained references and the noisy scores, each file
@@ -41,7 +42,6 @@ from workbench.quantum.qgas.vqe import noisy_energy, train
 
 __all__ = [
     "PAPER",
-    "PAPER_CLAIMS",
     "STUDY",
     "SEARCHERS",
     "Reference",
@@ -54,41 +54,15 @@ __all__ = [
     "compare",
     "is_computed",
     "qgas_view",
-    "verdicts",
+    "claim_summary",
+    "default_summary",
+    "excess_over_baselines",
     "clear_caches",
 ]
 
 log = logging.getLogger(__name__)
 
 PAPER = "Liang et al., 'Unleashing the Potential of LLMs for Quantum Computing: A Study in Quantum Architecture Design', arXiv 2307.08191v1 (2023-07-17)"
-#: the paper's claims (qualitative only: the abstract has no numbers), with where each is sourced from
-PAPER_CLAIMS = (
-    {
-        "claim": "after a few iterations the proposed ansatz is comparable to state-of-the-art quantum architecture search",
-        "paper": "comparable (no number in the abstract)",
-        "version": "arXiv 2307.08191v1 abstract",
-        "key": "comparable",
-    },
-    {
-        "claim": "evaluated on quantum chemistry (LiH, H2O) and finance (portfolio) / MaxCut benchmarks",
-        "paper": "LiH, H2O, portfolio, MaxCut, TSP",
-        "version": "arXiv 2307.08191v1 abstract; benchmark list from third-party summaries",
-        "key": "benchmarks",
-    },
-    {
-        "claim": "results hold mainly in noiseless settings; noise sensitivity is a limitation",
-        "paper": "noise sensitivity noted (qualitative)",
-        "version": "arXiv 2307.08191v1, limitations as reported by third-party summaries",
-        "key": "noise",
-    },
-    {
-        "claim": "a language model's proposals need validation (it cannot reason about physics, may be biased)",
-        "paper": "qualitative limitation",
-        "version": "arXiv 2307.08191v1, limitations as reported by third-party summaries",
-        "key": "validity",
-    },
-)
-
 #: the study's default search settings (the notebook and the panel): small enough for a laptop
 STUDY = dict(iterations=12, train_steps=20, restarts=2, device="fake_jakarta")
 SEARCHERS = ("local", "random", "evolutionary")
@@ -421,117 +395,61 @@ def qgas_view(config: QgasViewConfig, *, compute: bool = False) -> QgasView:
     return QgasView(config, p, comparison, refs, record, best)
 
 
-# ---- verdicts -----------------------------------------------------------------------------------------------
+# ---- the figures behind the paper's claims (the claims: workbench.quantum.qgas.claims) -----------------------
 
 
 def _target(p: Problem) -> float:
     return CHEMICAL_ACCURACY if p.kind == "vqe" else 1e-3
 
 
-def verdicts(comparisons: Sequence[Comparison], seed_rows: Sequence[dict[str, Any]] = ()) -> list[dict[str, str]]:
-    """The paper's claims (:data:`PAPER_CLAIMS`) beside ours, each with a verdict and why; ``seed_rows``
-    (from :func:`seed_table`) add how often each searcher reached the target over seeds."""
-    rows = []
-    lines, noise_lines, validity = [], [], []
-    comparable = True
-    noise_worse = True
+#: the claims' figures from the study's comparisons (every problem, seed 0, the study's settings); made by
+#: ``python -m workbench.quantum.qgas.study`` (about a minute on 2 cores)
+SUMMARY_FILE = Path(__file__).with_name("study_default.json")
+
+
+def claim_summary(comparisons: Sequence[Comparison]) -> dict[str, Any]:
+    """Per problem: the target error, each searcher's best-error curve (best error after k proposals), and the
+    local proposer's best proposal noiseless and under the device's noise; plus each searcher's validity."""
+    out: dict[str, Any] = {"settings": {**STUDY, "seed": 0}, "problems": {}}
     for c in comparisons:
-        p = c.problem
-        best = {n: c.best(n) for n in SEARCHERS}
-        errs = {n: (b.energy_error if b else float("inf")) for n, b in best.items()}
-        ref_best = min(c.references, key=lambda r: r.error)
-        ok = errs["local"] <= max(_target(p), min(errs["random"], errs["evolutionary"]) + _target(p))
-        comparable &= ok
-        lines.append(
-            f"{p.name}: "
-            + ", ".join(f"{n} {errs[n]:.1e} ({best[n].cnots if best[n] else '-'} CNOTs)" for n in SEARCHERS)
-            + f" {p.unit}; best reference {ref_best.name} {ref_best.error:.1e} ({ref_best.cnots} CNOTs)"
-        )
-        b = best["local"]
-        if b is not None and b.iteration in c.noisy["local"]:
-            noisy = c.noisy["local"][b.iteration]
-            noise_worse &= noisy > b.energy_error
-            ranked = [r for r in c.references if r.noisy_error is not None]
-            clean_best = min(ranked, key=lambda r: r.error)
-            noisy_best = min(ranked, key=lambda r: r.noisy_error)
-            noise_lines.append(
-                f"{p.name}: local best {b.energy_error:.1e} -> {noisy:.1e} {p.unit} on {c.device}; references: "
-                f"noiseless best {clean_best.name} ({clean_best.error:.1e} -> {clean_best.noisy_error:.1e}), "
-                f"noisy best {noisy_best.name} ({noisy_best.noisy_error:.1e})"
-            )
-        for n in SEARCHERS:
-            validity.append(f"{p.name}/{n} {c.searches[n].valid_fraction:.0%}")
-    if seed_rows:
-        tally = {}
-        for r in seed_rows:
-            hit, total = (int(x) for x in r["seeds reaching target"].split("/"))
-            a, b = tally.get(r["searcher"], (0, 0))
-            tally[r["searcher"]] = (a + hit, b + total)
-        lines.append(
-            "target reached over seeds and problems: " + ", ".join(f"{n} {a}/{b}" for n, (a, b) in tally.items())
-        )
-    rows.append(
-        {
-            **_claim("comparable"),
-            "ours": "; ".join(lines),
-            "verdict": "reproduced only under stated conditions" if comparable else "not reproduced",
-            "why": "with a local mutation proposer in place of GPT-4 (no model called) and 4-5 qubit problems, the "
-            "search reaches the random/evolutionary baselines' error (or the target: 1.6 mHa, 1e-3) within "
-            f"{STUDY['iterations']} proposals; at this size every method, and the fixed HEA, is near exact, so "
-            "'comparable' says little; QuantumNAS itself was not run (random and evolutionary search stand in)",
+        b = c.best("local")
+        noisy = c.noisy["local"].get(b.iteration) if b is not None else None
+        out["problems"][c.problem.name] = {
+            "target": _target(c.problem),
+            "unit": c.problem.unit,
+            "curves": {n: run.best_error_curve() for n, run in c.searches.items()},
+            "valid": {n: run.valid_fraction for n, run in c.searches.items()},
+            "local_best": None if b is None else {"error": b.energy_error, "noisy_error": noisy, "cnots": b.cnots},
+            "device": c.device,
         }
-    )
-    rows.append(
-        {
-            **_claim("benchmarks"),
-            "ours": "LiH (4-qubit active space), H2, MaxCut (5 nodes), portfolio (4 assets); H2O and TSP not run",
-            "verdict": "partly reproduced",
-            "why": "H2O needs more qubits than a 4-qubit active space; TSP not implemented",
-        }
-    )
-    rows.append(
-        {
-            **_claim("noise"),
-            "ours": "; ".join(noise_lines) or "no noisy run",
-            "verdict": "reproduced" if noise_lines and noise_worse else "not reproduced",
-            "why": "every best ansatz loses accuracy under the calibrated noise of a real device snapshot "
-            "(transpiled, density matrix, exact expectation, parameters trained noiselessly); where the noiseless "
-            "and noisy best references differ, the noiseless ranking does not carry over (deep UCCSD/QAOA)",
-        }
-    )
-    rows.append(
-        {
-            **_claim("validity"),
-            "ours": "validity of proposals: "
-            + ", ".join(validity)
-            + "; the recorded chat answers in the tests: 2 of 4 valid",
-            "verdict": "reproduced only under stated conditions",
-            "why": "every proposal is parsed and validated; invalid ones are logged and skipped. Grammar-based "
-            "proposers are valid by construction except for budget refusals; the chat answers are hand-written "
-            "examples, not a measured LLM validity rate",
-        }
-    )
-    return rows
+    return out
 
 
-def _claim(key: str) -> dict[str, str]:
-    c = next(c for c in PAPER_CLAIMS if c["key"] == key)
-    return {"claim": c["claim"], "paper": c["paper"], "version": c["version"]}
+@functools.lru_cache(maxsize=1)
+def default_summary() -> dict[str, Any]:
+    """The shipped :func:`claim_summary` of every problem (``study_default.json``)."""
+    return json.loads(SUMMARY_FILE.read_text())
 
 
-def verdict_markdown(rows: Sequence[dict[str, str]]) -> str:
-    """The verdict rows as a markdown table (claim, paper version, paper, ours, verdict, why)."""
+def best_error_after(curve: Sequence[float | None], proposals: int) -> float:
+    """The best error after ``proposals`` proposals (inf when none was valid yet)."""
+    if not 1 <= proposals <= len(curve):
+        raise ValueError(f"proposals={proposals} is out of range: valid range is 1..{len(curve)} (the search length)")
+    e = curve[proposals - 1]
+    return float("inf") if e is None else float(e)
 
-    def cell(text: str) -> str:
-        return str(text).replace("|", "/").replace("\n", " ")
 
-    out = ["| claim | paper (version) | paper says | ours | verdict | why |", "|---|---|---|---|---|---|"]
-    for r in rows:
-        out.append(
-            f"| {cell(r['claim'])} | {cell(r['version'])} | {cell(r['paper'])} | {cell(r['ours'])} | "
-            f"**{cell(r['verdict'])}** | {cell(r['why'])} |"
-        )
-    return "\n".join(out)
+def excess_over_baselines(summary: dict[str, Any], proposals: int) -> tuple[float, str]:
+    """The largest, over problems, of the local proposer's best error above the better of random and evolutionary
+    search after ``proposals`` proposals, in units of the problem's target (0 when it is not above), and where."""
+    worst = (-1.0, "")
+    for name, p in summary["problems"].items():
+        local = best_error_after(p["curves"]["local"], proposals)
+        other = min(best_error_after(p["curves"][n], proposals) for n in ("random", "evolutionary"))
+        excess = max(0.0, local - other) / p["target"]
+        if excess > worst[0]:
+            worst = (excess, name)
+    return worst
 
 
 def markdown_rows(rows: Sequence[dict[str, Any]]) -> str:
@@ -666,3 +584,20 @@ def save_summary(comparisons: Sequence[Comparison], path: str | Path) -> Path:
             }
         )
     return write_text(path, json.dumps(out, indent=1) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m workbench.quantum.qgas.study [OUT]``: compare every problem at the study's settings (seed 0) and
+    write :func:`claim_summary` (default: the package's ``study_default.json``)."""
+    import sys
+
+    from workbench.quantum.qgas.problems import PROBLEMS
+
+    argv = sys.argv[1:] if argv is None else argv
+    summary = claim_summary([compare(p) for p in PROBLEMS])
+    write_text(Path(argv[0]) if argv else SUMMARY_FILE, json.dumps(summary, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""Runs, sweeps, the panel's view, the paper's claims and the verdicts of RobustState.
+"""Runs, sweeps, the panel's view and the figures behind the paper's claims of RobustState.
 
 - :func:`train`: one configuration (problem built and pre-trained, machine, one method), memoised.
 - :func:`run_study`: the default study: GHZ, W and random targets of 4 and 5 qubits on five device snapshots
@@ -8,8 +8,9 @@
   (coherent strength 0) and the purely coherent one (incoherent noise off). Its result is a plain dict saved
   as JSON: :func:`default_study` reads the copy shipped with the package (``study_default.json``, made by
   ``python -m workbench.quantum.robuststate.study``) or the user's cache, so the panel and the notebook are fast.
-- :func:`summary` / :func:`verdicts`: coherent-error reduction factors and fidelity gains beside
-  :data:`PAPER_CLAIMS`.
+- :func:`summary`: coherent-error reduction factors and fidelity gains; :func:`headline_gains`,
+  :func:`coherent_reductions`, :func:`compare_gains`: the figures of the paper's claims
+  (:mod:`workbench.quantum.robuststate.claims`, whose verdicts are computed by :mod:`workbench.claims`).
 - :func:`panel_view`: what the panel draws (cheap: cached curves, the cost MODEL, the machine's error draw).
 
 Caches live here only (:func:`clear_caches`).
@@ -44,15 +45,8 @@ from workbench.quantum.robuststate.trace import Trace
 
 log = logging.getLogger(__name__)
 
-#: arXiv:2311.16035 (RobustState, Wang et al.), abstract; the same numbers in the authors' QCE 2023 tutorial
+#: arXiv:2311.16035 (RobustState, Wang et al.); its claims, with sources, are in :mod:`.claims`
 PAPER_VERSION = "arXiv:2311.16035 (abstract, as on arXiv/ar5iv)"
-PAPER_CLAIMS = {
-    "coherent_reduction_max": 7.1,  # "reduces coherent error by up to 7.1x"
-    "fidelity_gain_max": {4: 0.96, 5: 0.81},  # "improves fidelity by up to 96% (4-qubit) and 81% (5-qubit)"
-    "fidelity_gain_mean": {4: 0.50, 5: 0.72},  # "50% and 72% average improvement ... over baselines"
-    "machines": 10,
-    "algorithms": 4,
-}
 
 STUDY_DEVICES = ("fake_geneva", "fake_hanoi", "fake_lagos", "fake_nairobi", "fake_perth")
 STUDY_TARGETS = ("ghz", "w", "random")
@@ -296,7 +290,11 @@ def save_study(data: dict[str, Any], path: Path) -> None:
         f.write(json.dumps(data, indent=0) + "\n")
 
 
-# ---- summaries and verdicts ------------------------------------------------------------------------------
+# ---- summaries (the claims are in :mod:`workbench.quantum.robuststate.claims`) ----------------------------
+#: how a "fidelity improvement" is computed: the paper does not say (see the claims)
+GAIN_DEFINITIONS = ("relative", "infidelity removed")
+
+
 def _runs(data: dict[str, Any], group: str, method: str | None = None) -> list[dict[str, Any]]:
     return [r for r in data["runs"] if r["group"] == group and (method is None or r["config"]["method"] == method)]
 
@@ -348,76 +346,53 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def verdicts(data: dict[str, Any]) -> list[dict[str, str]]:
-    """The verdict table: claim, paper version, paper value, ours, verdict and why."""
-    s = summary(data)
-    rows = []
-    by = s["by_qubits"]
-    red_max = max(v["coherent_reduction_max"] for v in by.values())
-    medians = ", ".join(f"{n}q {v['coherent_reduction_median']:.1f}x" for n, v in by.items())
-    rows.append(
-        {
-            "claim": "coherent error reduced up to 7.1x",
-            "paper": "7.1x",
-            "ours": f"up to {red_max:.1f}x (median {medians})",
-            "verdict": "reproduced"
-            if red_max >= 0.7 * PAPER_CLAIMS["coherent_reduction_max"]
-            else "only under stated conditions",
-            "why": "simulated machine: device-snapshot incoherent noise + our seeded coherent errors (strength 1); "
-            "coherent error = lambda_max(rho) - F (our definition; the paper gives none)",
-        }
-    )
-    for n, v in by.items():
-        if n not in PAPER_CLAIMS["fidelity_gain_max"]:
+def fidelity_at(run: dict[str, Any], executions: int) -> float:
+    """A study run's true fidelity after at most ``executions`` counted machine executions (its curve's last point
+    within the budget; the curve starts at 0 executions with the noise-unaware deployment)."""
+    ex, fi = run["curve"]["executions"], run["curve"]["fidelity"]
+    within = [f for e, f in zip(ex, fi) if e <= executions]
+    if not within:
+        raise ValueError(f"executions={executions} is below the curve's first point ({ex[0]})")
+    return float(within[-1])
+
+
+def headline_gains(data: dict[str, Any], qubits: int, *, budget: int, definition: str) -> list[tuple[float, str]]:
+    """RobustState's fidelity improvement over the noise-unaware deployment on every headline case of ``qubits``
+    qubits, read from the curve at ``budget`` executions, with the case's name. ``definition``: "relative"
+    ((F_after - F_before) / F_before) or "infidelity removed" ((F_after - F_before) / (1 - F_before))."""
+    if definition not in GAIN_DEFINITIONS:
+        raise ValueError(f"definition={definition!r} is unknown: valid values are {', '.join(GAIN_DEFINITIONS)}")
+    out = []
+    for r in _runs(data, "headline", "robuststate"):
+        c = r["config"]
+        if c["qubits"] != qubits:
             continue
-        pmax, pmean = PAPER_CLAIMS["fidelity_gain_max"][n], PAPER_CLAIMS["fidelity_gain_mean"][n]
-        rows.append(
-            {
-                "claim": f"{n}-qubit fidelity improvement up to {pmax:.0%}, {pmean:.0%} on average",
-                "paper": f"{pmax:.0%} max / {pmean:.0%} mean",
-                "ours": f"{v['fidelity_gain_max']:.0%} max / {v['fidelity_gain_mean']:.0%} mean over noise-unaware "
-                f"({v['fidelity_before_mean']:.2f} -> {v['fidelity_after_mean']:.2f}); "
-                f"{v['infidelity_removed_mean']:.0%} of the infidelity removed",
-                "verdict": "not reproduced in size" if v["fidelity_gain_max"] < 0.5 * pmax else "reproduced",
-                "why": "our baseline is the noise-unaware variational circuit, which already reaches the paper's "
-                "own variational figures (slide 8: 0.68-0.86); the paper's percentages are likely over its "
-                "arithmetic-decomposition baseline (slide 8: 0.08-0.25), a baseline we do not run. Retuning can "
-                "only remove the coherent part, a few percent of fidelity here",
-            }
+        f0, f1 = r["fidelity_before"], fidelity_at(r, budget)
+        gain = (f1 - f0) / f0 if definition == "relative" else (f1 - f0) / max(1 - f0, 1e-12)
+        out.append((gain, f"{c['device']}/{c['target']}/{c['qubits']}q"))
+    if not out:
+        raise ValueError(f"qubits={qubits} has no headline case in the study")
+    return out
+
+
+def coherent_reductions(data: dict[str, Any]) -> list[tuple[float, str]]:
+    """Coherent error before / after RobustState on every headline case, with the case's name."""
+    return [
+        (
+            r["coherent_before"] / max(r["coherent_after"], 1e-9),
+            f"{r['config']['device']}/{r['config']['target']}/{r['config']['qubits']}q",
         )
-    inc = s.get("incoherent-only")
-    if inc:
-        rows.append(
-            {
-                "claim": "only coherent error is fixable (brief's pitfall; slide 10: incoherent error stays ~0.15)",
-                "paper": "incoherent error unchanged",
-                "ours": f"coherent strength 0: fidelity {inc['fidelity_before_mean']:.3f} -> "
-                f"{inc['fidelity_after_mean']:.3f} ({inc['gain_mean']:+.3f})",
-                "verdict": "reproduced" if inc["gain_mean"] < 0.01 else "not reproduced",
-                "why": "with purely incoherent noise there is nothing for retuning to undo; the straight-through "
-                "gradient is then biased (measured state never equals the target)",
-            }
-        )
-    comp = s["compare"]
-    if "robuststate" in comp and "parameter-shift" in comp:
-        rows.append(
-            {
-                "claim": "RobustState needs far fewer machine executions than parameter shift; BO and SPSA are slower",
-                "paper": "qualitative (abstract)",
-                "ours": "; ".join(
-                    f"{m}: {v['fidelity_gain_mean']:+.3f} in {v['steps_mean']:.0f} steps" for m, v in comp.items()
-                )
-                + f" at {data['settings']['compare_budget']:,} executions",
-                "verdict": "reproduced"
-                if comp["robuststate"]["fidelity_gain_mean"]
-                > max(v["fidelity_gain_mean"] for m, v in comp.items() if m != "robuststate")
-                else "not reproduced",
-                "why": "per step RobustState costs bases x shots, parameter shift 2P times that (MODEL, counted)",
-            }
-        )
-    for r in rows:
-        r["paper_version"] = PAPER_VERSION
-    return rows
+        for r in _runs(data, "headline", "robuststate")
+    ]
+
+
+def compare_gains(data: dict[str, Any], budget: int) -> dict[str, float]:
+    """Mean fidelity gain (F - F_before) of each method of the compare group after ``budget`` executions."""
+    return {
+        m: float(np.mean([fidelity_at(r, budget) - r["fidelity_before"] for r in rows]))
+        for m in model_methods()
+        if (rows := _runs(data, "compare", m))
+    }
 
 
 # ---- the panel's view ------------------------------------------------------------------------------------

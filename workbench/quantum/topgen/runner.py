@@ -16,7 +16,7 @@ from typing import Any
 
 from workbench.quantum.topgen.config import TopgenConfig
 from workbench.quantum.topgen.expressibility import idle_kl
-from workbench.quantum.topgen.study import MethodOutcome, circuit_descriptors, run_task, verdicts
+from workbench.quantum.topgen.study import MethodOutcome, accuracy_gain, circuit_descriptors, ratios, run_task
 from workbench.registry import Technique
 from workbench.results import Result, fmt
 
@@ -60,7 +60,10 @@ class MethodResult(Result):
 class TopgenResult(Result):
     """The task run: TopGen's accuracy under noise (mean over ``snapshots``), noiseless, per device; its
     depth and CNOTs on ``device`` (``cx_model``: the closed-form count, MODEL), SWAPs routing added (0), the
-    baselines, the region/fragments/stitches and growth events, and the verdicts against the paper."""
+    baselines, the region/fragments/stitches and growth events, and the figures the paper's claims compare
+    (``ratios``: per baseline, depth and CNOT ratio baseline / TopGen and whether TopGen is within 0.03 of its
+    accuracy; ``accuracy_gain``: TopGen minus the baselines' mean; the claims and their computed verdicts:
+    ``workbench claims topgen``)."""
 
     technique: str = "topgen"
     task: str
@@ -84,7 +87,8 @@ class TopgenResult(Result):
     templates: tuple[str, ...]
     grown_at: tuple[int, ...]
     removed_at: tuple[int, ...]
-    verdicts: tuple[dict[str, Any], ...]
+    ratios: dict[str, dict[str, Any]]
+    accuracy_gain: float
 
 
 def _method(m: MethodOutcome) -> MethodResult:
@@ -143,7 +147,8 @@ def run(config: TopgenConfig) -> ExpressibilityResult | TopgenResult:
         templates=out.templates,
         grown_at=out.grown_at,
         removed_at=out.removed_at,
-        verdicts=tuple(verdicts(out)),
+        ratios=ratios(out),
+        accuracy_gain=accuracy_gain(out),
     )
 
 
@@ -168,10 +173,13 @@ def format_table(d: dict[str, Any]) -> str:
             f"{name:<12}{fmt(m['accuracy'], 3):>11}{fmt(m['accuracy_noiseless'], 3):>11}{m['depth']:>7}"
             f"{m['cx_count']:>7}{m['swaps']:>7}{m['num_parameters']:>8}{fmt(m['gradient_variance'], 3):>10}"
         )
-    for v in d.get("verdicts", []):
+    for name, r in d.get("ratios", {}).items():
         lines.append(
-            f"  {v['claim']} ({v['version']}): paper {fmt(v['paper'])}, ours {fmt(v['ours'], 3)} -> {v['verdict']} ({v['why']})"
+            f"  vs {name}: depth {fmt(r['depth_ratio'], 3)}x, CNOTs {fmt(r['cx_ratio'], 3)}x "
+            f"({'at' if r['equal'] else 'not at'} equal accuracy, within 0.03)"
         )
+    if "accuracy_gain" in d:
+        lines.append(f"  accuracy over the baselines' mean: {d['accuracy_gain']:+.3f}")
     return "\n".join(lines)
 
 

@@ -1,5 +1,6 @@
 """TopGen's study: descriptors of named circuits, the QNN task run (TopGen vs the baselines under device
-noise), the panel's view, the paper-scale CNOT model, the paper's claims and the verdicts.
+noise), the panel's view, the paper-scale CNOT model and the figures behind the paper's claims (the claims and
+their computed verdicts: :mod:`workbench.quantum.topgen.claims`).
 
 Memoised in this module (``clear_caches()`` empties them); finished task runs are also kept as JSON in
 ``workbench.data.cache_dir("topgen")`` keyed by their full config, so the notebook and the panel show the
@@ -14,6 +15,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,7 +31,6 @@ from workbench.quantum.topgen.templates import circuit_by_name
 from workbench.quantum.topgen.topology import choose_region, undirected_edges
 
 __all__ = [
-    "PAPER_CLAIMS",
     "SIM_PUBLISHED",
     "circuit_descriptors",
     "MethodOutcome",
@@ -44,8 +45,13 @@ __all__ = [
     "panel_devices",
     "warm_panel",
     "default_task_config",
-    "verdicts",
-    "verdict_table",
+    "ratios",
+    "accuracy_gain",
+    "best_ratio_at_equal_accuracy",
+    "STUDY_RUNS",
+    "STUDY_TASKS",
+    "study_config",
+    "study_runs",
     "result_rows",
     "search_space",
     "markdown",
@@ -55,36 +61,14 @@ __all__ = [
     "clear_caches",
 ]
 
-#: the TopGen paper's claims (arXiv 2210.08190v1, abstract)
-PAPER_CLAIMS = (
-    {
-        "claim": "depth reduced up to 2x at the same performance",
-        "version": "arXiv 2210.08190v1 (abstract)",
-        "paper": 2.0,
-        "metric": "depth_ratio",
-    },
-    {
-        "claim": "CNOT count reduced up to 4x at the same performance",
-        "version": "arXiv 2210.08190v1 (abstract)",
-        "paper": 4.0,
-        "metric": "cx_ratio",
-    },
-    {
-        "claim": "17% average accuracy improvement over baselines on 3 real machines",
-        "version": "arXiv 2210.08190v1 (abstract)",
-        "paper": 0.17,
-        "metric": "accuracy_gain",
-    },
-)
-
 #: Sim et al.'s descriptors for circuits 1, 2, 9 (4 qubits, L = 1): Sim, Johnson and Aspuru-Guzik, Adv. Quantum
 #: Technol. 2, 1900070 (2019), doi 10.1002/qute.201900070 (arXiv 1905.10876), Fig. 3 / Fig. 4. The numbers are the
 #: ones transcribed from that paper ("numerical reference values from doi 10.1002/qute.201900070") into the tests
 #: of cirKITers/qml-essentials (tests/test_expressiblity.py: KL, tests/test_entanglement.py: MW), read there, not
 #: in the paper itself. Circuit 2's MW (0.8104) is not reproduced here (ours ~0.62, equal to qiskit's
 #: partial-trace reference; the other CNOT orders give 0.55-0.62) and the transcribing project excludes circuit 2
-#: from its own MW ordering check too ("order is failing"): the value is shown, not used for a verdict. Verdict:
-#: our mean over seeds within ``sigmas`` standard deviations (over seeds) of the published KL, MW exact for 1 and 9.
+#: from its own MW ordering check too ("order is failing"). The claims built on them (and their computed verdicts)
+#: are in :mod:`workbench.quantum.topgen.claims`; ``sigmas`` is the tests' two-sided check of our KL over seeds.
 SIM_PUBLISHED = {
     "version": "Adv. Quantum Technol. 2019 (arXiv 1905.10876), via cirKITers/qml-essentials' tests",
     "sim-1": {"expressibility_kl": 0.2999, "meyer_wallach": 0.0, "mw_checked": True},
@@ -336,8 +320,6 @@ def cached_task(
 ) -> TaskOutcome | None:
     """The task run of ``config`` from the disk cache (``cache_dir('topgen')`` or ``cache``), else computed and
     stored when ``compute`` (else None)."""
-    from pathlib import Path
-
     from workbench.atomic import atomic_write
     from workbench.data import cache_dir
 
@@ -357,64 +339,85 @@ def cached_task(
     return out
 
 
-# ---- verdicts ------------------------------------------------------------------------------------------------
-def verdicts(out: TaskOutcome, *, equal_tolerance: float = 0.03) -> list[dict[str, Any]]:
-    """The paper's claims beside ours for one task run: depth and CNOT ratios (best baseline / TopGen), judged
-    "at equal accuracy" only when TopGen's noisy accuracy is within ``equal_tolerance`` of that baseline's or
-    better; the accuracy gain (TopGen minus the baselines' mean, under noise)."""
+# ---- the figures behind the paper's claims (the claims: workbench.quantum.topgen.claims) --------------------
+def ratios(out: TaskOutcome, *, equal_tolerance: float = 0.03) -> dict[str, dict[str, Any]]:
+    """Per baseline: depth and CNOT ratios (baseline / TopGen, transpiled to the device) and whether TopGen is at
+    equal accuracy (its noisy accuracy within ``equal_tolerance`` of the baseline's, or better)."""
+    if not 0 <= equal_tolerance < 1:
+        raise ValueError(f"equal_tolerance={equal_tolerance} is out of range: valid range is 0..1 (accuracy)")
     t = out.topgen
-    rows = []
-    ratios = {}
-    for name, b in out.baselines.items():
-        ratios[name] = {
+    return {
+        name: {
             "depth_ratio": b.depth / max(t.depth, 1),
             "cx_ratio": b.cx_count / max(t.cx_count, 1),
             "equal": t.accuracy >= b.accuracy - equal_tolerance,
         }
-    gain = t.accuracy - float(np.mean([b.accuracy for b in out.baselines.values()]))
-    for claim in PAPER_CLAIMS:
-        metric = claim["metric"]
-        if metric == "accuracy_gain":
-            ours = gain
-            ok = ours >= claim["paper"]
-            detail = ", ".join(f"{n} {b.accuracy:.3f}" for n, b in out.baselines.items())
-            why = f"TopGen {t.accuracy:.3f} under noise vs {detail}"
-            verdict = "reproduced" if ok else ("only under stated conditions" if ours > 0 else "not reproduced")
-        else:
-            eligible = {n: r for n, r in ratios.items() if r["equal"]}
-            best = max(eligible.items(), key=lambda kv: kv[1][metric]) if eligible else None
-            ours = best[1][metric] if best else max(r[metric] for r in ratios.values())
-            versus = best[0] if best else max(ratios, key=lambda n: ratios[n][metric])
-            others = ", ".join(
-                f"{n} {r[metric]:.2f}x{'' if r['equal'] else ' (TopGen less accurate)'}"
-                for n, r in ratios.items()
-                if n != versus
-            )
-            why = f"vs {versus}" + ("" if best else " (TopGen less accurate: not at equal accuracy)")
-            why += f"; {others}" if others else ""
-            if best and ours >= claim["paper"]:
-                verdict = "reproduced"
-            elif best and ours > 1.0:
-                verdict = "only under stated conditions"
-            else:
-                verdict = "not reproduced"
-        rows.append({**claim, "ours": float(ours), "verdict": verdict, "why": why})
-    return rows
+        for name, b in out.baselines.items()
+    }
+
+
+def accuracy_gain(out: TaskOutcome) -> float:
+    """TopGen's noisy accuracy minus the mean of the baselines' (the paper's "improvement over baselines")."""
+    return out.topgen.accuracy - float(np.mean([b.accuracy for b in out.baselines.values()]))
+
+
+def best_ratio_at_equal_accuracy(
+    runs: list[tuple[str, TaskOutcome]], metric: str, *, equal_tolerance: float = 0.03
+) -> tuple[float, str]:
+    """The largest ``metric`` ("depth_ratio" or "cx_ratio") over every (run, baseline) at which TopGen is at equal
+    accuracy, and where it occurs; (nan, why) when TopGen is less accurate than every baseline in every run."""
+    best: tuple[float, str] = (math.nan, "TopGen less accurate than every baseline in every run")
+    for label, out in runs:
+        for name, r in ratios(out, equal_tolerance=equal_tolerance).items():
+            if r["equal"] and not r[metric] <= best[0]:
+                best = (float(r[metric]), f"{label} vs {name}")
+    return best
+
+
+#: the study's task runs (the notebook's RUNS at its settings); their outcomes ship in ``study_tasks/``
+STUDY_RUNS = (("digits-2", 5, 1), ("digits-4", 7, 1), ("digits-4", 7, 2))
+STUDY_TASKS = Path(__file__).with_name("study_tasks")
+
+
+def study_config(task: str, qubits: int, blocks: int, device: str = "fake_jakarta") -> TopgenConfig:
+    """The task config of one study run (the notebook's defaults)."""
+    return TopgenConfig(
+        task=task,
+        qubits=qubits,
+        blocks=blocks,
+        device=device,
+        epochs=20,
+        search_epochs=6,
+        max_train=300,
+        max_test=120,
+        candidates=12,
+        score_pairs=1000,
+        snapshots=3,
+        fragment_size=min(3, qubits),
+    )
+
+
+def study_runs() -> list[tuple[str, TaskOutcome]]:
+    """The study's task runs (label, outcome) from the shipped ``study_tasks/`` (or the user cache); LookupError
+    naming the missing run when one is in neither (recompute with ``cached_task(study_config(...),
+    cache=str(STUDY_TASKS))``)."""
+    out = []
+    for task, qubits, blocks in STUDY_RUNS:
+        config = study_config(task, qubits, blocks)
+        got = cached_task(config, compute=False, cache=str(STUDY_TASKS)) or cached_task(config, compute=False)
+        if got is None:
+            raise LookupError(f"the study run {task}/{qubits}q/{blocks}b is not computed (shipped runs are stale)")
+        out.append((f"{task}/{qubits}q/{blocks}b", got))
+    return out
 
 
 def sim_rows(*, qubits: int = 4, seeds: int = 5, pairs: int = 5000, bins: int = 75) -> list[dict[str, Any]]:
     """Sim et al.'s circuits 1, 2, 9: our mean and spread over ``seeds`` seeds beside the published values
-    (see :data:`SIM_PUBLISHED`) with a verdict: KL within ``SIM_PUBLISHED["sigmas"]`` seed standard deviations,
-    and MW within 1e-6 where the published MW is checked (circuits 1 and 9)."""
+    (see :data:`SIM_PUBLISHED`)."""
     rows = []
     for name in ("sim-1", "sim-2", "sim-9"):
         spread = seed_spread(name, qubits, seeds, pairs, bins)
         pub = SIM_PUBLISHED[name]
-        ok_kl = abs(spread["kl_mean"] - pub["expressibility_kl"]) <= SIM_PUBLISHED["sigmas"] * spread["kl_std"]
-        ok_mw = not pub["mw_checked"] or abs(spread["mw_mean"] - pub["meyer_wallach"]) <= 1e-6
-        verdict = "reproduced" if ok_kl and ok_mw else "not reproduced"
-        if not pub["mw_checked"]:
-            verdict += f" (KL; published MW {pub['meyer_wallach']} not reproduced, see SIM_PUBLISHED)"
         rows.append(
             {
                 "circuit": name,
@@ -424,47 +427,6 @@ def sim_rows(*, qubits: int = 4, seeds: int = 5, pairs: int = 5000, bins: int = 
                 "ours_kl_std": spread["kl_std"],
                 "paper_mw": pub["meyer_wallach"],
                 "ours_mw": spread["mw_mean"],
-                "verdict": verdict,
-            }
-        )
-    return rows
-
-
-def verdict_table(runs: list[tuple[str, TaskOutcome]], *, equal_tolerance: float = 0.03) -> list[dict[str, Any]]:
-    """The paper's claims over several task runs (label, outcome): the largest depth / CNOT ratio reached at
-    equal accuracy (within ``equal_tolerance``) in any run, and the accuracy gain averaged over the runs."""
-    per_run = [(label, verdicts(out, equal_tolerance=equal_tolerance)) for label, out in runs]
-    rows = []
-    for i, claim in enumerate(PAPER_CLAIMS):
-        items = [(label, v[i]) for label, v in per_run]
-        if claim["metric"] == "accuracy_gain":
-            ours = float(np.mean([v["ours"] for _, v in items]))
-            verdict = (
-                "reproduced"
-                if ours >= claim["paper"]
-                else ("only under stated conditions" if ours > 0 else "not reproduced")
-            )
-            why = "mean over runs: " + "; ".join(f"{label}: {v['ours']:+.3f}" for label, v in items)
-        else:
-            eligible = [(label, v) for label, v in items if "not at equal accuracy" not in v["why"]]
-            pool = eligible or items
-            label, best = max(pool, key=lambda lv: lv[1]["ours"])
-            ours = best["ours"]
-            if eligible and ours >= claim["paper"]:
-                verdict = "reproduced"
-            elif eligible and ours > 1.0:
-                verdict = "only under stated conditions"
-            else:
-                verdict = "not reproduced"
-            why = f"best run {label} ({best['why']})"
-        rows.append(
-            {
-                "claim": claim["claim"],
-                "version": claim["version"],
-                "paper": claim["paper"],
-                "ours": ours,
-                "verdict": verdict,
-                "why": why,
             }
         )
     return rows
