@@ -52,15 +52,14 @@ def run_key(config: NapaConfig, kind: str = "napa") -> str:
 
 
 def _run(config: NapaConfig, kind: str = "napa", *, compute: bool = False) -> dict[str, float]:
-    """|error| (mHa) and schedule (ns) of one run: the study's cache, else the recorded figure, else computed
-    (``compute``) or :class:`NotTestedHere`."""
+    """|error| (mHa) and schedule (ns) of one run: computed (``compute``, the benchmark) or the recorded figure
+    (:class:`NotTestedHere` when it is not recorded)."""
     from workbench.quantum.napa import study
 
-    run = study.cached(kind, config)
-    if run is None and compute:
-        run = study.vqe(config) if kind == "napa" else study.baseline(config, kind)
-    if run is not None:
+    if compute:  # the benchmark's path (the study's disk cache makes a rerun cheap)
+        run = study.cached(kind, config) or (study.vqe(config) if kind == "napa" else study.baseline(config, kind))
         return {"error_mha": run.error_hartree * 1e3, "duration_ns": run.duration_ns}
+    # the claims read the recorded figure only, so the verdict is the same on every machine, cache or none
     key = run_key(config, kind)
     return {"error_mha": recorded(f"{key}.error_mha"), "duration_ns": recorded(f"{key}.duration_ns")}
 
