@@ -1,5 +1,7 @@
 """Technique registry: names, planned entries, clear errors (reference: the catalogue of eighteen papers)."""
 
+import re
+
 import pytest
 
 from workbench.registry import catalogue, get_technique, technique_names
@@ -73,3 +75,16 @@ def test_readme_and_index_hold_the_generated_technique_table():
 def test_aliases_resolve_to_one_technique():
     assert get_technique("pattern-count") is get_technique("dwarvesgraph")
     assert [e.name for e in catalogue()].count("pattern-count") == 0
+
+
+def test_a_technique_summary_is_declared_once_in_the_catalogue():
+    import dataclasses
+
+    from workbench.registry import Technique
+
+    assert "summary" not in {f.name for f in dataclasses.fields(Technique)}
+    for e in catalogue():
+        if e.status == "ready":
+            assert get_technique(e.name).summary == e.summary
+            # a summary says what the technique does; results ("100x faster") are claims with verdicts
+            assert not re.search(r"\d+\s*x\b|faster|reproduc", e.summary), e.summary

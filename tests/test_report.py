@@ -1,5 +1,7 @@
 """Report parameters: -p parsing and injection after the `parameters` cell (reference: papermill's convention)."""
 
+import re
+
 import nbformat
 import pytest
 
@@ -67,3 +69,65 @@ def test_a_failing_notebook_gives_one_plain_line(tmp_path):
     with pytest.raises(ValueError) as info:
         export_report(path, tmp_path / "out.html")
     assert str(info.value) == "the notebook failed while executing: ValueError: bad thing"
+
+
+def executed_notebook():
+    """A notebook as it is after execution: a story, a code cell with a long line, and its output."""
+    nb = nbformat.v4.new_notebook()
+    code = "rows = [f'| {i:>4} | {i * i:>8} |' for i in range(3)]  # SECRET_SOURCE\nprint(*rows, sep='\\n')"
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# The story\nWhat the figure shows."),
+        nbformat.v4.new_code_cell(
+            code,
+            execution_count=1,
+            outputs=[nbformat.v4.new_output("stream", name="stdout", text="|    0 |        0 |\n")],
+        ),
+    ]
+    return nb
+
+
+def test_no_input_report_has_the_story_and_outputs_but_no_code():
+    """As nbconvert's --no-input: no cell source, no prompts; the Markdown and the outputs stay."""
+    from workbench.report import render_html
+
+    full = render_html(executed_notebook(), "t")
+    assert "SECRET_SOURCE" in full and "input_area" in full
+    bare = render_html(executed_notebook(), "t", no_input=True)
+    body = bare.split("</head>")[1]
+    assert "SECRET_SOURCE" not in body and "print" not in body
+    assert "input_area" not in body and "In&nbsp;[" not in body and "In [" not in body
+    assert "The story" in bare and "What the figure shows." in bare and "|    0 |        0 |" in bare
+    assert bare.count("plotly.js v") == 1  # still offline: plotly.js inlined once
+
+
+def test_printed_code_wraps_instead_of_running_off_the_page():
+    """In print (the A4 PDF) every <pre> (input code and text output) wraps, even inside a long word."""
+    from workbench.report import render_html
+
+    head = render_html(executed_notebook(), "t").split("</style>")[0]
+    print_rules = head[head.index("@media print") :]
+    pre_rule = re.search(r"(?<![\w.-])pre\s*\{([^}]*)\}", print_rules)
+    assert pre_rule, print_rules
+    assert "white-space: pre-wrap" in pre_rule.group(1) and "overflow-wrap: anywhere" in pre_rule.group(1)
+
+
+@pytest.mark.slow
+def test_cli_report_no_input_leaves_the_code_out(tmp_path, capsys):
+    """`workbench report NB --out F.html --no-input` executes the notebook and writes outputs without sources."""
+    from workbench.cli import main
+
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# Fixture story"),
+            nbformat.v4.new_code_cell("N = 3", metadata={"tags": ["parameters"]}),
+            nbformat.v4.new_code_cell("print('total', sum(range(N)))  # SECRET_SOURCE"),
+        ]
+    )
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "fixture.ipynb"
+    nbformat.write(nb, path)
+    out = tmp_path / "report.html"
+    assert main(["report", str(path), "--out", str(out), "-p", "N=5", "--no-input"]) == 0, capsys.readouterr().err
+    body = out.read_text(encoding="utf-8").split("</head>")[1]
+    assert "total 10" in body and "Fixture story" in body
+    assert "SECRET_SOURCE" not in body and "N = 5" not in body and "input_area" not in body

@@ -145,7 +145,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.claims == (args.notebook is not None):
         raise ValueError("report takes a notebook path or --claims (the scoreboard notebook), not both or neither")
     notebook = REPO_ROOT / "notebooks" / "verdicts.ipynb" if args.claims else Path(args.notebook)
-    out = export_report(notebook, Path(args.out), parse_overrides(args.param), timeout_s=args.timeout)
+    out = export_report(
+        notebook, Path(args.out), parse_overrides(args.param), timeout_s=args.timeout, no_input=args.no_input
+    )
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
     return 0
 
@@ -219,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a parameter of the notebook's parameters cell (repeatable)",
     )
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per cell (default 1800)")
+    p.add_argument(
+        "--no-input",
+        action="store_true",
+        help="leave out the code cells' source (as nbconvert's --no-input): the story and the figures only",
+    )
     p.set_defaults(func=cmd_report)
 
     from workbench.data.cli import add_data_subparser

@@ -37,8 +37,7 @@ Status = Literal["ready", "planned"]
 class Technique:
     """A runnable technique.
 
-    name: CLI name (``mesh-attention``); summary: one line; config: the :class:`Config` subclass whose fields
-    are the parameters; run: ``run(config) -> Result`` (a typed result whose ``to_json()`` is what
+    name: CLI name (``mesh-attention``); config: the :class:`Config` subclass whose fields are the parameters; run: ``run(config) -> Result`` (a typed result whose ``to_json()`` is what
     ``workbench run --json`` prints); format_table: JSON dict -> text table; panel: ``"module:Class"`` of its
     panel in ``widgets/``; notebook: path of its notebook relative to the repository root; smoke: parameters
     of a run that takes seconds (the contract test runs it); processes: True when ``run`` starts worker
@@ -46,7 +45,6 @@ class Technique:
     """
 
     name: str
-    summary: str
     config: type[Config]
     run: Callable[[Config], Result]
     format_table: Callable[[dict[str, Any]], str]
@@ -54,6 +52,11 @@ class Technique:
     notebook: str
     smoke: Mapping[str, Any] = field(default_factory=dict)
     processes: bool = False
+
+    @property
+    def summary(self) -> str:
+        """The one-line summary: the catalogue's (declared once, there)."""
+        return entry(self.name).summary
 
     def run_dict(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Validate ``params`` through the config class, run, and return the JSON object."""
@@ -106,12 +109,36 @@ _CATALOGUE = (
         "workbench.llm.mesh_attention.runner",
     ),
     CatalogueEntry(
-        "greedysnake", "llm", "SSD-offloaded training with vertical scheduling", "workbench.llm.greedysnake.runner"
+        "greedysnake",
+        "llm",
+        "SSD-offloaded training: horizontal vs vertical (snake) schedules, deferred optimizer, byte-exact",
+        "workbench.llm.greedysnake.runner",
     ),
-    CatalogueEntry("srt", "llm", "speculative RL rollouts from a per-prompt tree cache", "workbench.llm.srt.runner"),
-    CatalogueEntry("redox", "llm", "data loading by file redirection", "workbench.llm.redox.runner"),
-    CatalogueEntry("cfp", "llm", "intra-operator parallel-plan search", "workbench.llm.cfp.runner"),
-    CatalogueEntry("dawnpiper", "llm", "memory-aware pipeline partitioning", "workbench.llm.dawnpiper.runner"),
+    CatalogueEntry(
+        "srt",
+        "llm",
+        "speculative RL rollouts from a per-prompt tree cache: lossless checks, GRPO, paper-scale model",
+        "workbench.llm.srt.runner",
+    ),
+    CatalogueEntry(
+        "redox",
+        "llm",
+        "data loading by file redirection: chunks read once, every record once, vs PyTorch and block shuffle",
+        "workbench.llm.redox.runner",
+    ),
+    CatalogueEntry(
+        "cfp",
+        "llm",
+        "intra-operator parallel-plan search (ParallelBlocks, segments, DP) vs brute force and the Alpa ILP; "
+        "plans run on gloo",
+        "workbench.llm.cfp.runner",
+    ),
+    CatalogueEntry(
+        "dawnpiper",
+        "llm",
+        "memory-aware pipeline partitioning: fx node graph, swap/recompute per tensor, real gloo pipeline",
+        "workbench.llm.dawnpiper.runner",
+    ),
     CatalogueEntry(
         "devices",
         "quantum",
@@ -121,7 +148,7 @@ _CATALOGUE = (
     CatalogueEntry(
         "quest",
         "quantum",
-        "graph transformer predicts circuit reliability (PST) on real device noise, vs two baselines",
+        "graph transformer predicts circuit reliability (PST) on real device noise, vs two baselines and qiskit-aer",
         "workbench.quantum.quest.runner",
     ),
     CatalogueEntry(
@@ -136,10 +163,23 @@ _CATALOGUE = (
         "native-pulse variational ansatz: VQE on a device's transmons vs gate ansaetze compiled to the same pulses",
         "workbench.quantum.napa.runner",
     ),
-    CatalogueEntry("robuststate", "quantum", "noise-aware state preparation", "workbench.quantum.robuststate.runner"),
-    CatalogueEntry("qgas", "quantum", "LLM-proposed ansatz search", "workbench.quantum.qgas.runner"),
     CatalogueEntry(
-        "pulse-zne", "quantum", "reversed-pulse fidelity estimation and pulse ZNE", "workbench.quantum.pulse_zne.runner"
+        "robuststate",
+        "quantum",
+        "noise-aware state preparation: machine forward, simulator backward, on device snapshots",
+        "workbench.quantum.robuststate.runner",
+    ),
+    CatalogueEntry(
+        "qgas",
+        "quantum",
+        "LLM-proposed ansatz search: pluggable proposer, OpenQASM 3 validation, VQE/QAOA training",
+        "workbench.quantum.qgas.runner",
+    ),
+    CatalogueEntry(
+        "pulse-zne",
+        "quantum",
+        "reversed-pulse fidelity estimation and pulse ZNE (folding, stretching) on a NAPA H2 ansatz",
+        "workbench.quantum.pulse_zne.runner",
     ),
     CatalogueEntry(
         "hybrid-qaoa",
@@ -150,11 +190,16 @@ _CATALOGUE = (
     CatalogueEntry(
         "topgen",
         "quantum",
-        "topology-aware ansatz generation",
+        "topology-aware ansatz generation vs HEA and QuantumNAS-style circuits under device noise",
         "workbench.quantum.topgen.runner",
         aliases=("expressibility",),
     ),
-    CatalogueEntry("gnnpipe", "graphs", "layer-pipelined GNN training", "workbench.graphs.gnnpipe.runner"),
+    CatalogueEntry(
+        "gnnpipe",
+        "graphs",
+        "layer-pipelined GNN training vs graph parallelism on real gloo processes: counted bytes, paper-scale model",
+        "workbench.graphs.gnnpipe.runner",
+    ),
     CatalogueEntry(
         "dwarvesgraph",
         "graphs",

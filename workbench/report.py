@@ -6,7 +6,8 @@ and the notebook passes them on to the technique's config, which validates them.
 
 The kernel runs with ``WORKBENCH_EXPORT=1``, so panels render static plotly figures (with slider frames)
 as HTML without plotly.js. The report inlines plotly.js once in its head and uses nbconvert's ``basic``
-template (no require.js, no MathJax, no CDN), so it renders with the network off.
+template (no require.js, no MathJax, no CDN), so it renders with the network off. ``no_input`` (the CLI's
+``--no-input``) leaves the code out. In print (the PDF, A4) code and text lines wrap instead of running off the page.
 """
 
 from __future__ import annotations
@@ -33,9 +34,15 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width:
        padding: 0 1em; color: #222; line-height: 1.5; }
 pre, code { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: 0.88em; }
 .jp-InputArea pre, .input_area pre { background: #f6f8fa; padding: 0.6em; border-radius: 4px; overflow-x: auto; }
-.jp-OutputArea-output pre { padding: 0.4em 0.6em; overflow-x: auto; }
+.jp-OutputArea-output pre, .output_subarea pre { padding: 0.4em 0.6em; overflow-x: auto; }
 .jp-InputPrompt, .jp-OutputPrompt, .prompt { display: none; }
 table { border-collapse: collapse; } td, th { border: 1px solid #ddd; padding: 2px 8px; }
+@media print {
+  /* paper cannot scroll: long code and text lines wrap (anywhere, even inside a word) instead of being cut */
+  pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+  .jp-InputArea pre, .input_area pre, .jp-OutputArea-output pre, .output_subarea pre { overflow-x: visible; }
+  td, th { overflow-wrap: anywhere; }
+}
 """
 
 
@@ -143,11 +150,17 @@ def plotly_js() -> str:
     )
 
 
-def render_html(nb: nbformat.NotebookNode, title: str) -> str:
-    """One HTML page: nbconvert ``basic`` body, our CSS, plotly.js inlined once."""
+def render_html(nb: nbformat.NotebookNode, title: str, *, no_input: bool = False) -> str:
+    """One HTML page: nbconvert ``basic`` body, our CSS, plotly.js inlined once. ``no_input`` leaves out every
+    code cell's source and the prompts (nbconvert's ``--no-input``): the Markdown story and the outputs only."""
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(template_name="basic")
+    exporter = HTMLExporter(
+        template_name="basic",
+        exclude_input=no_input,
+        exclude_input_prompt=no_input,
+        exclude_output_prompt=no_input,
+    )
     body, _ = exporter.from_notebook_node(nb)
     # Anything in outputs that still points at a CDN (e.g. a stray plotly renderer) is a bug: refuse it.
     cdn = re.findall(r"<script[^>]+src=[\"']https?://[^\"']+", body)
@@ -226,10 +239,16 @@ def html_to_pdf(html: str, *, timeout_s: float = 120.0) -> bytes:
 
 
 def export_report(
-    notebook: Path, out: Path, overrides: dict[str, Any] | None = None, *, timeout_s: float = 1800.0
+    notebook: Path,
+    out: Path,
+    overrides: dict[str, Any] | None = None,
+    *,
+    timeout_s: float = 1800.0,
+    no_input: bool = False,
 ) -> Path:
     """Execute ``notebook`` with ``overrides`` and write the offline report to ``out``: HTML, or a PDF of the same
-    page when ``out`` ends in ``.pdf``; returns ``out``."""
+    page when ``out`` ends in ``.pdf``; with ``no_input`` the page has no code, only the story and the outputs;
+    returns ``out``."""
     if out.suffix.lower() not in (".html", ".htm", ".pdf"):
         raise ValueError(f"out={str(out)!r} has suffix {out.suffix!r}: valid reports are .html or .pdf")
     if out.suffix.lower() == ".pdf":
@@ -237,7 +256,7 @@ def export_report(
     nb = apply_overrides(read_notebook(notebook), overrides or {})
     log.info("executing %s", notebook)
     nb = execute_notebook(nb, cwd=notebook.resolve().parent, timeout_s=timeout_s)
-    text = render_html(nb, title=notebook.stem.replace("_", " "))
+    text = render_html(nb, title=notebook.stem.replace("_", " "), no_input=no_input)
     if out.suffix.lower() == ".pdf":
         return write_bytes(out, html_to_pdf(text))
     return write_text(out, text)  # temp file, fsync, rename: a failed write keeps the previous report

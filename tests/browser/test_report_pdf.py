@@ -74,3 +74,30 @@ def test_a_pdf_needs_a_browser_and_says_so_before_executing(tmp_path, monkeypatc
         report.export_report(tmp_path / "missing.ipynb", tmp_path / "out.pdf")
     with pytest.raises(ValueError, match=r"out='.*out.docx' has suffix '.docx': valid reports are .html or .pdf"):
         report.export_report(tmp_path / "missing.ipynb", tmp_path / "out.docx")
+
+
+def test_pdf_wraps_long_code_lines_instead_of_cutting_them(chromium_path, tmp_path, monkeypatch):
+    """A code line and an output line far wider than A4 both reach the page in full (wrapped): their last
+    words are in the PDF's text (pdftotext), which a cut line (overflow on a scroll box) would lose."""
+    import nbformat
+
+    from workbench.report import html_to_pdf, render_html
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext is missing: apt-get install -y poppler-utils")
+    monkeypatch.setenv("WORKBENCH_CHROMIUM", str(chromium_path))
+    code = "table = " + " + ".join(f"f'| {{row{i}:>8}} |'" for i in range(30)) + "  # CODE_TAIL"
+    output = "OUTPUT_HEAD" + "x" * 300 + "OUTPUT_TAIL\n"
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# Long lines"),
+            nbformat.v4.new_code_cell(
+                code, execution_count=1, outputs=[nbformat.v4.new_output("stream", name="stdout", text=output)]
+            ),
+        ]
+    )
+    pdf = tmp_path / "long.pdf"
+    pdf.write_bytes(html_to_pdf(render_html(nb, "long lines")))
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True, timeout=120).stdout
+    joined = text.replace("\n", "")  # a wrap may fall inside a word
+    assert "CODE_TAIL" in joined and "OUTPUT_TAIL" in joined, text

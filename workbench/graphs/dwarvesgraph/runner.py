@@ -231,7 +231,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="dwarvesgraph",
-    summary="count a pattern or all k-motifs: DwarvesGraph decomposition compiler, plain enumeration, Kudu",
     config=DwarvesGraphConfig,
     run=run,
     format_table=format_table,

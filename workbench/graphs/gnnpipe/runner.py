@@ -184,8 +184,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="gnnpipe",
-    summary="GNNPipe layer-pipelined deep GCN/GCNII training vs graph parallelism on real gloo processes, "
-    "counted bytes = closed form, paper-scale model",
     config=GnnpipeConfig,
     run=run,
     format_table=format_table,

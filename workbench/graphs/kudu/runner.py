@@ -269,7 +269,6 @@ register_engine("kudu", pattern_count_engine)
 
 TECHNIQUE = Technique(
     name="kudu",
-    summary="distributed pattern mining on a partitioned graph: real gloo processes, BFS-DFS hybrid, reuse + model",
     config=KuduConfig,
     run=run,
     format_table=format_table,

@@ -259,8 +259,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="cfp",
-    summary="CFP intra-operator plan search (ParallelBlocks, segments, DP) vs brute force, the Alpa ILP and "
-    "baselines; plans run on gloo",
     config=CfpConfig,
     run=run,
     format_table=format_table,

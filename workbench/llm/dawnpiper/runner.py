@@ -210,8 +210,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="dawnpiper",
-    summary="DawnPiper memory-aware pipeline partitioning: fx node graph, partition theorem, swap/recompute, "
-    "real gloo pipeline",
     config=DawnpiperConfig,
     run=run,
     format_table=format_table,

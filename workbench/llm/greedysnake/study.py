@@ -48,13 +48,6 @@ def compute_device() -> str:
 PAPER_WIDTHS = Widths()
 
 
-def _paper_speedup(model: str, gpus: int) -> float | None:
-    """The paper's speed-up at this model and GPU count (from the claims), None where it gives none."""
-    from workbench.llm.greedysnake.claims import PAPER_SPEEDUPS  # the claims import this module
-
-    return PAPER_SPEEDUPS.get((model, gpus))
-
-
 # ---- check mode: the real thing --------------------------------------------------------------------------
 def _by_class(counts: dict[tuple[str, str, str], int]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
@@ -233,8 +226,7 @@ def model_point(config: GreedySnakeConfig) -> dict[str, Any]:
     M = config.global_batch // (config.gpus * config.model_micro_batch)
     got = _model_point(config.model, config.gpus, M, config.model_micro_batch, config.alpha, rates_of(config))
     lp = dict(got["lp"], model=config.model, gpus=config.gpus, global_batch=config.global_batch)
-    return {"schedules": [dict(s) for s in got["schedules"]], "lp": lp,
-            "paper_speedup": _paper_speedup(config.model, config.gpus)}  # fmt: skip
+    return {"schedules": [dict(s) for s in got["schedules"]], "lp": lp}
 
 
 # ---- the fast steady-state model (what the panel draws) ------------------------------------------------------

@@ -146,7 +146,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="mesh-attention",
-    summary="2-D tile distributed attention vs Ring, Ulysses and USP (real gloo/NCCL kernels + cluster model)",
     config=MeshAttentionConfig,
     run=run,
     format_table=format_table,

@@ -227,7 +227,7 @@ def headline_speedups(
 
 def paper_comparison(model_run: Mapping[str, Any]) -> dict[str, float]:
     """Ratios of a ``mode='model'`` run (its JSON) to set beside the paper's
-    (:data:`~workbench.llm.mesh_attention.claims.PAPER_CLAIMS`): ``bytes_ratio`` (Ring / Mesh, max bytes per
+    (the paper's figures in ``claims.py``): ``bytes_ratio`` (Ring / Mesh, max bytes per
     rank), ``expected_bytes_ratio`` ((sqrt(P)+1)/2), ``speedup_<method>`` (step time of the method / Mesh's) and
     ``memory_ratio`` (peak memory, Mesh / Ring). Methods that could not run are left out."""
     by = {r["method"]: r for r in model_run["results"] if "error" not in r}

@@ -310,7 +310,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="redox",
-    summary="Redox data loading by file redirection: chunks read once, every record once, vs PyTorch and block shuffle",
     config=RedoxConfig,
     run=run,
     format_table=format_table,

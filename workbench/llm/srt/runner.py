@@ -82,7 +82,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="srt",
-    summary="SRT speculative RL rollouts from a per-prompt tree cache: lossless checks, GRPO, paper-scale MODEL",
     config=SrtConfig,
     run=run,
     format_table=format_table,

@@ -155,7 +155,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="devices",
-    summary="real device noise snapshots (T1/T2, gate and readout errors, coupling maps) and fidelity sweeps",
     config=DevicesConfig,
     run=run,
     format_table=format_table,

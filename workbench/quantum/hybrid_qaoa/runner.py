@@ -70,7 +70,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="hybrid-qaoa",
-    summary="QAOA with a gate-level cost layer and a pulse-level mixer vs gate QAOA on a device's transmons",
     config=HybridQaoaConfig,
     run=run,
     format_table=format_table,

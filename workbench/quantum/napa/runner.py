@@ -68,7 +68,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="napa",
-    summary="native-pulse variational ansatz for VQE on a device's transmons vs gate ansaetze on the same pulses",
     config=NapaConfig,
     run=run,
     format_table=format_table,

@@ -128,7 +128,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="pulse-sim",
-    summary="transmon pulse simulator in torch on real device Hamiltonians, checked against qutip",
     config=PulseSimConfig,
     run=run,
     format_table=format_table,

@@ -135,7 +135,7 @@ CLAIMS = (
         ),  # fmt: skip
         evidence=(
             "tests/quantum/pulse_zne/test_pulse_zne_study.py::test_folding_zne_without_drift_recovers_the_noiseless_energy",
-            "tests/quantum/pulse_zne/test_pulse_zne_claims.py::test_verdicts",
+            "tests/quantum/pulse_zne/test_pulse_zne_claims.py::test_zne_reduction",
             "benchmarks/quantum/pulse_zne.py",
         ),
         measure=_zne,

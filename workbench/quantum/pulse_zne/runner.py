@@ -149,7 +149,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="pulse-zne",
-    summary="reversed-pulse fidelity estimation and pulse ZNE (folding S(S^R S)^k, stretching) on a NAPA H2 ansatz",
     config=PulseZneConfig,
     run=run,
     format_table=format_table,

@@ -138,8 +138,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="qgas",
-    summary="LLM-proposed ansatz search: pluggable proposer (local mutations, replay, OpenAI-compatible endpoint), "
-    "OpenQASM 3 validation, VQE/QAOA training on LiH, H2, MaxCut, portfolio",
     config=QgasConfig,
     run=run,
     format_table=format_table,

@@ -274,7 +274,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="quest",
-    summary="QuEst: a graph transformer predicts a circuit's PST on a noisy device, >=100x faster than simulating it",
     config=QuestConfig,
     run=run,
     format_table=format_table,

@@ -118,7 +118,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="robuststate",
-    summary="RobustState noise-aware state preparation: machine forward, simulator backward, on device snapshots",
     config=RobustStateConfig,
     run=run,
     format_table=format_table,

@@ -185,8 +185,6 @@ def format_table(d: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="topgen",
-    summary="TopGen topology-aware ansatz generation (expressibility/MW-scored sub-circuits, stitching, growth) "
-    "vs HEA and QuantumNAS-style QNNs under device noise",
     config=TopgenConfig,
     run=run,
     format_table=format_table,

@@ -144,7 +144,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="fiited",
-    summary="per-vector embedding dimension pruning in DLRM training on a VHPI chunk table, vs five baselines",
     config=FiitedConfig,
     run=run,
     format_table=format_table,

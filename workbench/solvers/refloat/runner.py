@@ -187,7 +187,6 @@ def format_table(result: dict[str, Any]) -> str:
 
 TECHNIQUE = Technique(
     name="refloat",
-    summary="ReFloat block floating point in CG/BiCGSTAB on real SuiteSparse matrices, with the ReRAM time model",
     config=RefloatConfig,
     run=run,
     format_table=format_table,
