@@ -1,9 +1,20 @@
 """The shared hardware model (reference: the alpha-beta formula ``latency + bytes / bandwidth`` by hand)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from workbench.cluster import ClusterSpec, link_bandwidth, link_latency, node_of, same_node, transfer_seconds
+from workbench.cluster import (
+    PRESETS,
+    ClusterSpec,
+    link_bandwidth,
+    link_latency,
+    node_of,
+    preset,
+    same_node,
+    transfer_seconds,
+)
 
 
 def test_defaults_are_the_documented_h800_class_node():
@@ -12,6 +23,32 @@ def test_defaults_are_the_documented_h800_class_node():
     assert (c.intra_node_bw_gbps, c.inter_node_bw_gbps) == (200.0, 25.0)
     assert c.flops_per_second == 400e12
     assert c.memory_bytes == 80e9
+    assert (c.peak_tflops, c.hbm_bw_gbps) == (989.0, 3350.0)  # H100/H800 SXM datasheet
+    assert c.peak_flops_per_second == 989e12 and c.hbm_bytes_per_second == 3350e9
+
+
+def test_presets_are_the_testbeds_and_the_default_is_one_of_them():
+    assert PRESETS["h800-sxm-nvlink-ib"] == ClusterSpec()
+    a100 = PRESETS["a100-40gb-sxm-nvlink"]
+    assert (a100.peak_tflops, a100.gpu_memory_gb, a100.hbm_bw_gbps, a100.intra_node_bw_gbps) == (
+        312.0,
+        40.0,
+        1555.0,
+        300.0,
+    )
+    a100_80 = PRESETS["a100-80gb-pcie4-nvme"]
+    assert (a100_80.gpu_memory_gb, a100_80.hbm_bw_gbps, a100_80.ssd_read_bw_gbps) == (80.0, 2039.0, 6.5)
+    for spec in PRESETS.values():  # an effective rate never exceeds the datasheet peak
+        assert spec.gpu_tflops <= spec.peak_tflops
+    # preset() gives a config default's keyword arguments, with changes
+    assert ClusterSpec(**preset("a100-40gb-sxm-nvlink")) == a100
+    assert ClusterSpec(**preset("a100-40gb-sxm-nvlink", pcie_bw_gbps=12.0)) == dataclasses.replace(
+        a100, pcie_bw_gbps=12.0
+    )
+    with pytest.raises(ValueError, match="preset='tpu' is unknown: valid presets are"):
+        preset("tpu")
+    with pytest.raises(ValueError, match="are not ClusterSpec fields"):
+        preset("a100-40gb-sxm-nvlink", nvlink=900)
 
 
 def test_frozen_and_keyword_only():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.registry import AREAS
+from workbench.registry import AREAS, catalogue
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,12 +65,17 @@ def test_workbench_never_imports_the_ui_floor():
 
 
 def test_area_roots_import_no_technique_package():
+    """Shared code (an area's root modules and its shared folders, e.g. ``quantum/pulse``) imports no technique
+    package; a technique package is one the registry lists."""
+    techniques = {e.package for e in catalogue()}
     for area in AREAS:
         folder = REPO_ROOT / "workbench" / area
-        techniques = {p.name for p in folder.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
-        for path in folder.glob("*.py"):
+        shared = [
+            p for p in folder.iterdir() if p.is_dir() and (p / "__init__.py").is_file() and p.name not in techniques
+        ]
+        for path in [*folder.glob("*.py"), *(f for d in shared for f in d.rglob("*.py"))]:
             bad = {m for m in _imports(path) for t in techniques if m.startswith(f"workbench.{area}.{t}")}
-            assert not bad, f"{path.relative_to(REPO_ROOT)} (area root) imports {sorted(bad)}"
+            assert not bad, f"{path.relative_to(REPO_ROOT)} (shared code) imports {sorted(bad)}"
 
 
 @pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
@@ -100,3 +105,83 @@ def test_panels_hold_no_cache():
     for name, path in _modules("widgets").items():
         text = path.read_text()
         assert "lru_cache" not in text and "functools.cache" not in text, f"{name} caches: caches live in study.py"
+
+
+#: the workbench modules a widget may call into: a technique's study, config and claims, and the shared ones
+CALLABLE_LEAVES = ("study", "config", "claims")
+CALLABLE_SHARED = ("workbench.config", "workbench.registry", "workbench.results", "workbench.claims")
+#: the device catalogue: names and calibration snapshots a control lists or a caption reads (lookups, no simulation)
+CATALOGUE = ("device_names", "pulse_device_names", "load_calibration", "get_device")
+
+
+def _may_call(module: str) -> bool:
+    return module in CALLABLE_SHARED or (
+        module.startswith("workbench.") and module.rsplit(".", 1)[-1] in CALLABLE_LEAVES
+    )
+
+
+def _called_machinery(path: Path) -> list[str]:
+    """``module.name`` for every name a widget imports from a workbench module it may not call into, and calls
+    (``name(...)``; a module imported whole: ``module.attr(...)``)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    banned: dict[str, str] = {}  # local name -> where it comes from
+    modules: set[str] = set()  # the local names that are modules (called through their attributes)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("workbench"):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                where = full if full in MODULES else node.module  # `from pkg import module`: the module itself
+                if not _may_call(where) and alias.name not in CATALOGUE:
+                    banned[alias.asname or alias.name] = full
+                    if full in MODULES:
+                        modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("workbench") and not _may_call(alias.name):
+                    local = alias.asname or alias.name.split(".")[0]
+                    banned[local] = alias.name
+                    modules.add(local)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in banned:
+                found.append(banned[func.id])
+            root = func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if root is not func and isinstance(root, ast.Name) and root.id in modules:
+                found.append(banned[root.id])
+    return sorted(set(found))
+
+
+def test_widgets_call_workbench_only_through_study_config_and_claims():
+    """No algorithm in a panel. The rule: a widget module calls into ``workbench`` only through a technique's
+    ``study``, ``config`` or ``claims`` module, the shared ``workbench.config``/``registry``/``results``/``claims``,
+    and the device catalogue's lookups (:data:`CATALOGUE`). From any other workbench module (a kernel, simulator,
+    model or trainer) it may import names but never call them: constants, types for annotations, exceptions to
+    catch. Building NAPA's pulse ansatz and calibrating its native pulses in the panel (``PulseAnsatz(...)``,
+    ``calibrated_natives(...)``) broke this rule; that work is ``napa.study.panel_view`` now, which returns what
+    the panel draws."""
+    offenders = {name: bad for name, path in _modules("widgets").items() if (bad := _called_machinery(path))}
+    assert not offenders, f"widgets call workbench machinery outside study/config/claims: {offenders}"
+
+
+def test_the_machinery_rule_catches_a_panel_that_builds_an_ansatz(tmp_path):
+    """The check above, on NAPA's old panel code: constructing the ansatz and calibrating pulses are both caught,
+    importing a constant and a study function is not."""
+    source = tmp_path / "napa_panel.py"
+    source.write_text(
+        "from workbench.quantum.napa.ansatz import PulseAnsatz\n"
+        "from workbench.quantum.pulse.calibrated import calibrated_natives\n"
+        "from workbench.quantum.napa.study import panel_view\n"
+        "from workbench.quantum.topgen.model import LABEL\n"
+        "natives = calibrated_natives(None, 0, 1, 3)\n"
+        "schedule = PulseAnsatz(natives, 1, False).schedule([])\n"
+        "view = panel_view(None)\n"
+        "text = LABEL.upper()\n"
+    )
+    assert _called_machinery(source) == [
+        "workbench.quantum.napa.ansatz.PulseAnsatz",
+        "workbench.quantum.pulse.calibrated.calibrated_natives",
+    ]

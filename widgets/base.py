@@ -9,8 +9,10 @@ A panel subclass declares
 
 Live mode keeps one :class:`~widgets.live_figure.LiveFigure` per figure (a ``go.Figure`` whose ``view`` widget
 redraws on every change) and redraws inside ``batch_update()`` when a control changes. An error (bad
-combination of values) shows in the panel's status line; the figures keep their last
-good state, so nothing the user set is lost. Static mode (``static=True`` or env ``WORKBENCH_EXPORT=1``, set
+combination of values) shows in the panel's status line (:func:`error_line`, HTML-escaped); the figures keep their
+last good state, so nothing the user set is lost. Heavy work (a training run, a sweep, a real measurement) sits
+behind an :class:`Action`: a button with a progress bar and a cancel button, whose error shows in the same
+status line while the figures keep their last good state. Static mode (``static=True`` or env ``WORKBENCH_EXPORT=1``, set
 by ``workbench report``) renders plain figures as HTML, with precomputed frames over ``static_slider``.
 """
 
@@ -20,8 +22,9 @@ import contextlib
 import html
 import logging
 import os
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as W
@@ -40,6 +43,20 @@ EXPORT_ENV = "WORKBENCH_EXPORT"
 def export_mode() -> bool:
     """True when a report is being exported (``workbench report`` sets ``WORKBENCH_EXPORT=1``)."""
     return os.environ.get(EXPORT_ENV, "") == "1"
+
+
+def error_message(exc: BaseException) -> str:
+    """The one line an error shows as: its message, after its type's name unless it is a ValueError (a bad
+    value, whose message says so) or marked ``one_line`` (e.g. a worker failure that names its rank)."""
+    plain = isinstance(exc, ValueError) or getattr(exc, "one_line", False)
+    return str(exc) if plain else f"{type(exc).__name__}: {exc}"
+
+
+def error_line(message: str | BaseException) -> str:
+    """The status line's error (HTML): a warning sign and the message, HTML-escaped, in red. Every panel's error
+    is written by this function."""
+    text = error_message(message) if isinstance(message, BaseException) else message
+    return f'<span style="color:#b00020">&#9888; {html.escape(text)}</span>'
 
 
 def control(spec: ParamSpec, value: Any, options: Sequence | None = None) -> W.Widget:
@@ -101,6 +118,8 @@ class Panel:
         }
         self.prepare_controls(initial)
         self.status = W.HTML()
+        self.error: str | None = None
+        self._draw_lock = threading.RLock()  # an Action's redraw (a thread) and a control's do not interleave
         base = [layout.style(f) for f in self.make_figures(initial)]
         self.figures: list[Any] = base if self.static else [LiveFigure(f) for f in base]
         self.redraw()
@@ -165,24 +184,28 @@ class Panel:
 
     def redraw(self) -> bool:
         """Recompute and redraw; on error show the message in the status line and keep the figures."""
-        values = self.values()
-        try:
-            result = self.compute(values)
-            with contextlib.ExitStack() as stack:
-                for fig in self.figures:
-                    stack.enter_context(fig.batch_update())
-                self.draw(self.figures, result, values)
-                for fig in self.figures:
-                    layout.fit(fig)  # titles drawn may be longer, legends may change
-        except Exception as exc:  # shown to the user in the panel, and logged with its traceback
-            log.debug("panel %s redraw failed", type(self).__name__, exc_info=True)
-            kind = "" if isinstance(exc, ValueError) or getattr(exc, "one_line", False) else f"{type(exc).__name__}: "
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(kind + str(exc))}</span>'
-            self.error = str(exc)
-            return False
-        self.error = None
-        self.status.value = self.notes(result, values)
-        return True
+        with self._draw_lock:
+            values = self.values()
+            try:
+                result = self.compute(values)
+                with contextlib.ExitStack() as stack:
+                    for fig in self.figures:
+                        stack.enter_context(fig.batch_update())
+                    self.draw(self.figures, result, values)
+                    for fig in self.figures:
+                        layout.fit(fig)  # titles drawn may be longer, legends may change
+            except Exception as exc:  # shown to the user in the panel, and logged with its traceback
+                log.debug("panel %s redraw failed", type(self).__name__, exc_info=True)
+                self.show_error(exc)
+                return False
+            self.error = None
+            self.status.value = self.notes(result, values)
+            return True
+
+    def show_error(self, exc: BaseException | str) -> None:
+        """Show ``exc`` in the status line (:func:`error_line`) and keep it in ``error``; the figures stay."""
+        self.status.value = error_line(exc)
+        self.error = str(exc)
 
     def timed_change(self, name: str, value: Any) -> float:
         """Seconds from setting control ``name`` to the figures being updated (for the latency benchmark)."""
@@ -267,6 +290,157 @@ class Panel:
         if self.static:
             return {"text/html": self.static_html(), "text/plain": f"<{type(self).__name__} (static)>"}
         return self.widget()._repr_mimebundle_(**kwargs)
+
+
+class Cancelled(Exception):
+    """Raised inside an :class:`Action`'s job at its next progress report after *Cancel* was pressed."""
+
+    one_line = True
+
+
+def _in_kernel() -> bool:
+    """True inside a running IPython kernel (a notebook), where a button's job can run in a thread."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+class Progress:
+    """What an :class:`Action`'s job reports through. ``progress(done, total=None, label=None)`` moves the bar to
+    ``done`` (``total``: its end, when known only now; ``label``: the stage, shown beside it), and
+    ``progress.advance()`` moves it one step. Every report is a cancellation point: after *Cancel* it raises
+    :class:`Cancelled`."""
+
+    def __init__(self, action: Action) -> None:
+        self._action = action
+
+    def __call__(self, done: float, total: float | None = None, label: str | None = None) -> None:
+        action = self._action
+        if action.cancel_requested.is_set():
+            raise Cancelled(f"{action.button.description}: cancelled")
+        bar = action.progress
+        if total is not None:
+            bar.max = total if total > 0 else 1
+        bar.value = min(max(done, 0), bar.max)
+        if label is not None:
+            action.stage.value = f"<small>{html.escape(label)}</small>"
+
+    def advance(self, steps: float = 1) -> None:
+        self(self._action.progress.value + steps)
+
+
+class Action:
+    """A panel's heavy work behind a button, with a progress bar and a *Cancel* button.
+
+    ``job(progress, *args, **kwargs) -> result`` does the work (through ``workbench``, as ``compute`` does) and
+    reports through ``progress`` (:class:`Progress`); ``done(result)`` draws it (default: the panel's
+    :meth:`Panel.redraw`). Only a finished job is drawn: after an error or a cancel the figures keep their last
+    good state, and the status line says what happened (:func:`error_line`, HTML-escaped).
+
+    - :meth:`run` runs now and returns the result; an error is shown and raised again (a notebook cell sees it).
+    - :meth:`click` is the button: the same, the error shown only. In a kernel it runs in a thread, so that
+      *Cancel* can be pressed (the job stops at its next progress report) and the controls stay live; else
+      (tests, scripts) it runs before returning.
+    - :meth:`widget` is the row to place in the panel: button, cancel, progress bar, stage label.
+
+    ``share=other`` makes a second button that reports on ``other``'s cancel button, bar and label (one row:
+    ``W.HBox([other.button, this.button, *other.widget().children[1:]])``).
+    """
+
+    #: run the button's job in a thread (None: when inside a kernel)
+    background: bool | None = None
+
+    def __init__(
+        self,
+        panel: Panel,
+        description: str,
+        job: Callable[..., Any],
+        *,
+        done: Callable[[Any], Any] | None = None,
+        tooltip: str = "",
+        total: float = 1,
+        label: str = "",
+        button_style: str = "",
+        share: Action | None = None,
+    ) -> None:
+        self.panel, self.job, self.total = panel, job, total
+        self.done = done if done is not None else (lambda result: panel.redraw())
+        self.button = W.Button(
+            description=description, tooltip=tooltip, button_style=button_style, layout=W.Layout(width="auto")
+        )
+        if share is not None:  # a second button on the same row: one cancel button, progress bar and stage label
+            self.cancel_button, self.progress, self.stage = share.cancel_button, share.progress, share.stage
+        else:
+            self.cancel_button = W.Button(
+                description="Cancel", icon="stop", tooltip="stop at the next progress step", disabled=True
+            )
+            self.cancel_button.layout.width = "auto"
+            self.progress = W.FloatProgress(
+                value=0, min=0, max=total, description=label, layout=W.Layout(width="300px")
+            )
+            self.stage = W.HTML()
+        self.cancel_requested = threading.Event()
+        self.thread: threading.Thread | None = None
+        self._lock = share._lock if share is not None else threading.Lock()  # one job at a time on a row
+        self.button.on_click(lambda _: self.click())
+        self.cancel_button.on_click(lambda _: self.cancel())
+
+    @property
+    def running(self) -> bool:
+        return self._lock.locked()
+
+    def widget(self) -> W.HBox:
+        return W.HBox([self.button, self.cancel_button, self.progress, self.stage])
+
+    def cancel(self) -> None:
+        """Stop the running job at its next progress report (its figures keep their last good state)."""
+        if self.running:
+            self.cancel_requested.set()
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the job now with a fresh progress bar, then draw its result; return the result. An error (or a
+        cancel) is shown in the status line and raised again."""
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError(f"{self.button.description!r} is already running")
+        self.cancel_requested.clear()
+        self.button.disabled, self.cancel_button.disabled = True, False
+        self.progress.max, self.progress.value, self.stage.value = self.total, 0, ""
+        try:
+            result = self.job(Progress(self), *args, **kwargs)
+            self.progress.value = self.progress.max
+            self.done(result)
+            return result
+        except (Cancelled, KeyboardInterrupt):
+            self.panel.status.value = f"<i>{html.escape(self.button.description)}: cancelled</i>"
+            raise
+        except Exception as exc:
+            expected = isinstance(exc, (ValueError, OSError)) or getattr(exc, "one_line", False)
+            log.log(logging.DEBUG if expected else logging.WARNING, "%s failed", self.button.description,
+                    exc_info=True)  # fmt: skip
+            self.panel.show_error(exc)
+            raise
+        finally:
+            self.button.disabled, self.cancel_button.disabled = False, True
+            self._lock.release()
+
+    def try_run(self, *args: Any, **kwargs: Any) -> Any:
+        """:meth:`run`, with the error (or cancel) shown only: the result, or None."""
+        with contextlib.suppress(Exception, KeyboardInterrupt):
+            return self.run(*args, **kwargs)
+        return None
+
+    def click(self) -> None:
+        """The button: :meth:`try_run`, in a thread inside a kernel (see :attr:`background`)."""
+        if self.running:
+            return
+        if _in_kernel() if self.background is None else self.background:
+            self.thread = threading.Thread(target=self.try_run, name=f"action {self.button.description}", daemon=True)
+            self.thread.start()
+        else:
+            self.try_run()
 
 
 class OneOffFigure:

@@ -14,7 +14,9 @@ The model
   behind PCIe), so a model may run one of each at the same time; two transfers on the same class of link
   share it (they are serialised).
 - Compute costs ``flops / (gpu_tflops * 1e12)`` seconds: ``gpu_tflops`` is an *effective* rate (what a
-  well-tuned attention kernel sustains), not the datasheet peak.
+  well-tuned attention kernel sustains), not the datasheet peak. ``peak_tflops`` (datasheet dense peak) and
+  ``hbm_bw_gbps`` (device memory bandwidth) are there for roofline models, which apply their own utilisation
+  (a technique's efficiencies and calibrations are its model's assumptions, kept in the technique, not here).
 
 - The host side of a node (``cpu_cores``, ``host_memory_gb``, ``pcie_bw_gbps``, ``ssd_read_bw_gbps``,
   ``ssd_write_bw_gbps``) prices offloading, data loading and CPU-only clusters (graph mining: one
@@ -26,10 +28,18 @@ Defaults: an H800-class node (Hopper; 989 TFLOP/s dense bf16 peak, 80 GB HBM3; N
 bidirectional = 200 GB/s per direction; one 200 Gb/s = 25 GB/s network link per GPU). This is the kind of
 export-market Hopper cluster the Mesh-Attention and StarTrail authors' organisations run; the papers'
 exact machines are not restated here, so treat the defaults as an assumption, not their testbed.
+
+Presets
+-------
+:data:`PRESETS` names the testbeds the techniques run on (``"h800-sxm-nvlink-ib"``, ``"a100-40gb-sxm-nvlink"``,
+``"a100-80gb-pcie4-nvme"``), each value with its datasheet in a comment; a technique takes its hardware by name
+(``PRESETS["a100-40gb-sxm-nvlink"]``, or :func:`preset` for a config default) and varies it with
+``dataclasses.replace``, never by building a hardware description of its own.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +47,16 @@ import numpy as np
 
 from workbench.config import Config, param
 
-__all__ = ["ClusterSpec", "node_of", "same_node", "link_bandwidth", "link_latency", "transfer_seconds"]
+__all__ = [
+    "ClusterSpec",
+    "PRESETS",
+    "preset",
+    "node_of",
+    "same_node",
+    "link_bandwidth",
+    "link_latency",
+    "transfer_seconds",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,8 +87,26 @@ class ClusterSpec(Config):
         label="GPU compute",
         help="effective dense FLOP rate of one GPU on attention kernels",
     )
+    # H100/H800 SXM dense bf16 peak without sparsity: 989 TFLOP/s (NVIDIA H100 Tensor Core GPU datasheet).
+    peak_tflops: float = param(
+        989.0,
+        lo=0.001,
+        hi=100_000.0,
+        unit="TFLOP/s",
+        label="GPU peak compute",
+        help="datasheet dense bf16 peak of one GPU (roofline models apply their own utilisation)",
+    )
     # H100/H800 SXM: 80 GB HBM3.
     gpu_memory_gb: float = param(80.0, lo=0.001, hi=100_000.0, unit="GB", label="GPU memory", help="memory of one GPU")
+    # H100/H800 SXM: 3.35 TB/s HBM3 (NVIDIA H100 datasheet; the H800 has the same memory system).
+    hbm_bw_gbps: float = param(
+        3350.0,
+        lo=0.001,
+        hi=1_000_000.0,
+        unit="GB/s",
+        label="HBM bandwidth",
+        help="device memory (HBM) bandwidth of one GPU",
+    )
     gpus_per_node: int = param(
         8, lo=1, hi=1024, unit="GPUs", label="GPUs per node", help="GPUs sharing one NVLink domain"
     )
@@ -114,10 +151,11 @@ class ClusterSpec(Config):
     host_memory_gb: float = param(
         2000.0, lo=0.001, hi=1_000_000.0, unit="GB", label="host memory", help="host (CPU) memory of one node"
     )
-    # PCIe Gen5 x16: 64 GB/s per direction theoretical, ~50 GB/s achieved by cudaMemcpy.
+    # PCIe Gen5 x16: 64 GB/s per direction theoretical, ~50 GB/s achieved by cudaMemcpy. (The range reaches down
+    # to kB/s so that tests can force swaps on toy graphs.)
     pcie_bw_gbps: float = param(
         50.0,
-        lo=0.001,
+        lo=1e-6,
         hi=100_000.0,
         unit="GB/s",
         label="PCIe bandwidth",
@@ -138,9 +176,19 @@ class ClusterSpec(Config):
         return self.gpu_tflops * 1e12
 
     @property
+    def peak_flops_per_second(self) -> float:
+        """Datasheet peak FLOP/s of one GPU."""
+        return self.peak_tflops * 1e12
+
+    @property
     def memory_bytes(self) -> float:
         """Memory of one GPU in bytes."""
         return self.gpu_memory_gb * 1e9
+
+    @property
+    def hbm_bytes_per_second(self) -> float:
+        """Device memory bandwidth of one GPU in bytes per second."""
+        return self.hbm_bw_gbps * 1e9
 
     @property
     def host_memory_bytes(self) -> float:
@@ -202,6 +250,77 @@ class ClusterSpec(Config):
         local = np.asarray(src) == np.asarray(dst)
         out = np.where(local, 0.0, t)
         return float(out) if out.ndim == 0 else out
+
+
+#: The published testbeds the techniques use, by name. Fields not listed take the ClusterSpec defaults.
+PRESETS: dict[str, ClusterSpec] = {
+    # The defaults: an H800 SXM node (Mesh-Attention, StarTrail, SRT's rollout GPU; GNNPipe's links, its testbed
+    # not being readable). NVIDIA H100 Tensor Core GPU datasheet (SXM): 989 TFLOP/s dense bf16, 80 GB HBM3 at
+    # 3.35 TB/s; the H800 keeps these and has NVLink at 400 GB/s bidirectional (200 per direction); one 200 Gb/s
+    # InfiniBand NIC per GPU (25 GB/s); DGX H100 host side (2 x 56-core Xeon 8480C, 2 TB DDR5, PCIe Gen5).
+    "h800-sxm-nvlink-ib": ClusterSpec(
+        gpu_tflops=400.0,  # effective (FlashAttention-2 on Hopper, ~40 % of peak), see the field's comment
+        peak_tflops=989.0,
+        gpu_memory_gb=80.0,
+        hbm_bw_gbps=3350.0,
+        gpus_per_node=8,
+        intra_node_bw_gbps=200.0,
+        inter_node_bw_gbps=25.0,
+        intra_node_latency_us=5.0,
+        inter_node_latency_us=10.0,
+        cpu_cores=112,
+        host_memory_gb=2000.0,
+        pcie_bw_gbps=50.0,
+        ssd_read_bw_gbps=50.0,
+        ssd_write_bw_gbps=25.0,
+    ),
+    # DawnPiper's A100 node. NVIDIA A100 Tensor Core GPU datasheet (SXM4 40 GB): 312 TFLOP/s dense bf16, 40 GB HBM2
+    # at 1,555 GB/s, NVLink 3 at 600 GB/s bidirectional (300 per direction), PCIe Gen4 x16 (32 GB/s per direction
+    # theoretical, ~25 achieved by cudaMemcpy); DGX A100 (320 GB) datasheet: 8 GPUs, 1 TB system memory, one
+    # 200 Gb/s HDR InfiniBand port per GPU (25 GB/s). Effective compute 150 TFLOP/s = 48 % of peak, a
+    # Megatron-LM-like utilisation (an assumption).
+    "a100-40gb-sxm-nvlink": ClusterSpec(
+        gpu_tflops=150.0,
+        peak_tflops=312.0,
+        gpu_memory_gb=40.0,
+        hbm_bw_gbps=1555.0,
+        gpus_per_node=8,
+        intra_node_bw_gbps=300.0,
+        inter_node_bw_gbps=25.0,
+        pcie_bw_gbps=25.0,
+        host_memory_gb=1000.0,
+    ),
+    # GreedySnake's A100-80GB node with NVMe (the paper's testbed text was not readable: "A100" only). NVIDIA A100
+    # datasheet (80 GB SXM): 312 TFLOP/s dense bf16, 80 GB HBM2e at 2,039 GB/s, NVLink 3 at 300 GB/s per
+    # direction; PCIe Gen4 x16: 32 GB/s theoretical, ~25 achieved; one Gen4 NVMe (Samsung PM9A3 class): ~6.5 / 3.5
+    # GB/s sequential read / write; host memory 512 GB and 64 cores inferred. Effective compute 150 TFLOP/s, ~48 %
+    # of peak on large GEMMs (inferred).
+    "a100-80gb-pcie4-nvme": ClusterSpec(
+        gpu_tflops=150.0,
+        peak_tflops=312.0,
+        gpu_memory_gb=80.0,
+        hbm_bw_gbps=2039.0,
+        gpus_per_node=8,
+        intra_node_bw_gbps=300.0,
+        pcie_bw_gbps=25.0,
+        ssd_read_bw_gbps=6.5,
+        ssd_write_bw_gbps=3.5,
+        host_memory_gb=512.0,
+        cpu_cores=64,
+    ),
+}
+
+
+def preset(name: str, **changes: Any) -> dict[str, Any]:
+    """The fields of preset ``name`` (with ``changes``) as keyword arguments, for a config default:
+    ``cluster: ClusterSpec = group(ClusterSpec, help=..., **preset("a100-40gb-sxm-nvlink"))``."""
+    if name not in PRESETS:
+        raise ValueError(f"preset={name!r} is unknown: valid presets are {tuple(PRESETS)}")
+    fields = {f.name: getattr(PRESETS[name], f.name) for f in dataclasses.fields(ClusterSpec)}
+    unknown = set(changes) - set(fields)
+    if unknown:
+        raise ValueError(f"{sorted(unknown)} are not ClusterSpec fields: valid fields are {sorted(fields)}")
+    return {**fields, **changes}
 
 
 def _check_count(name: str, value: Any) -> int:

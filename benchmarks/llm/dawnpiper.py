@@ -16,7 +16,7 @@ from workbench.llm.dawnpiper.costs import StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition
 from workbench.llm.dawnpiper.graph import activation_table
 from workbench.llm.dawnpiper.reference import exhaustive
-from workbench.llm.dawnpiper.study import check, graph_of, hardware_of
+from workbench.llm.dawnpiper.study import budget_of, check, graph_of
 
 #: bytes per stage of the traced GPT's budget times the stage count (tight enough to need swap/recompute)
 BUDGET_GB_X_STAGES = 0.00036
@@ -27,7 +27,7 @@ def run(*, quick: bool) -> list[Section]:
     rows, data = [], {}
     for stages in stage_counts:
         cfg = DawnpiperConfig(mode="partition", stages=stages, micro_batches=4, memory_gb=BUDGET_GB_X_STAGES / stages)
-        graph, hw = graph_of(cfg), hardware_of(cfg)
+        graph, hw = graph_of(cfg), budget_of(cfg)
         activation_table(graph), graph._next_saver()  # the graph's shared tables, built once for both searches
         ours_s, best_s = [], []
         for _ in range(3 if quick else 5):  # interleaved repeats, fresh stage caches each time; the fastest counts

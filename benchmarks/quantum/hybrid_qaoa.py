@@ -50,7 +50,7 @@ def run(*, quick: bool) -> Section:
     """One case, five transmons; ``data["row"]`` holds the raw numbers."""
     import qutip
 
-    from workbench.quantum.pulse.device import load_pulse_device
+    from workbench.quantum.device import load_pulse_device
     from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
     from workbench.quantum.pulse.propagate import channels, dissipator
     from workbench.quantum.pulse.schedule import Play, Schedule

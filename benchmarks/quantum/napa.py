@@ -22,13 +22,14 @@ def run(*, quick: bool) -> Section:
     """One case; ``data["row"]`` holds the raw numbers."""
     import qutip
 
+    from workbench.quantum.device import get_device
     from workbench.quantum.napa.ansatz import PulseAnsatz
     from workbench.quantum.napa.energy import final_state
     from workbench.quantum.pulse.calibrated import calibrated_natives
     from workbench.quantum.pulse.reference import qutip_evolve
 
     load_start = load_average()
-    natives = calibrated_natives("fake_jakarta", 0, 1, 3)
+    natives = calibrated_natives(get_device("fake_jakarta"), 0, 1, 3)
     ansatz = PulseAnsatz(natives, 1 if quick else 2, trainable_frequency=True)
     schedule = ansatz.schedule(ansatz.initial(0, scale=0.5))
     dev = natives.device

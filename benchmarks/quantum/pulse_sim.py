@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 
 def _case(noisy: bool, quick: bool) -> dict:
-    from workbench.quantum.pulse.device import load_pulse_device
+    from workbench.quantum.device import load_pulse_device
     from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
     from workbench.quantum.pulse.propagate import evolve_density
     from workbench.quantum.pulse.reference import qutip_evolve

@@ -67,6 +67,7 @@ def _extrapolation_rows(quick: bool) -> list[dict]:
 
 
 def _folded_energy_row(quick: bool) -> dict:
+    from workbench.quantum.device import get_device
     from workbench.quantum.napa.ansatz import PulseAnsatz
     from workbench.quantum.napa.hamiltonians import load
     from workbench.quantum.pulse.calibrated import calibrated_natives
@@ -74,7 +75,7 @@ def _folded_energy_row(quick: bool) -> dict:
     from workbench.quantum.pulse_zne.reversal import fold
     from workbench.quantum.pulse_zne.zne import energy_at, state_energy
 
-    natives = calibrated_natives("fake_jakarta", 0, 1)
+    natives = calibrated_natives(get_device("fake_jakarta"), 0, 1)
     ham = load("H2", 0.735)
     ansatz = PulseAnsatz(natives, 1)
     x = ansatz.initial(3, scale=0.5)

@@ -19,9 +19,12 @@ from benchmarks.common import Section, Table, fmt_ms, fmt_ratio, fmt_sci, interl
 
 
 def _setup(n: int, device: str):
+    from workbench.quantum.device import get_device
     from workbench.quantum.robuststate.problem import make_machine, make_problem
 
-    pb = make_problem("random", n, device, blocks=n * (n - 1), coherent_strength=1.0, seed=1, pretrain_steps=20)
+    pb = make_problem(
+        "random", n, get_device(device), blocks=n * (n - 1), coherent_strength=1.0, seed=1, pretrain_steps=20
+    )
     return pb, make_machine(pb, shots=256, seed=0)
 
 

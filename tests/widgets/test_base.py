@@ -1,6 +1,7 @@
 """Panel base behaviour: errors show in the status line, figures keep their last good state, one redraw per set()."""
 
 import plotly.graph_objects as go
+import pytest
 
 import widgets.base as base
 from workbench.llm.mesh_attention.config import MeshAttentionConfig
@@ -75,3 +76,92 @@ def test_show_gives_plotly_mime_bundle_live_and_html_in_a_report(monkeypatch):
     assert "one-off" in bundle["text/plain"]
     assert "application/vnd.jupyter.widget-view+json" not in bundle
     assert "<div" in show(fig, static=True).data
+
+
+class Heavy(Squares):
+    """Squares with a heavy job behind an :class:`~widgets.base.Action` (the job's result is drawn by redraw)."""
+
+    def __init__(self, **values):
+        super().__init__(**values)
+        self.ran = []
+        self.action = base.Action(self, "Run", self._job, total=3, label="steps")
+
+    def _job(self, progress, fail=None, stop_at=None):
+        for i in range(1, 4):
+            if i == stop_at:
+                self.action.cancel()  # as the Cancel button would, mid-run
+            progress(i, label=f"step {i}")
+            if fail is not None and i == 2:
+                raise fail
+        self.ran.append(self.values()["gpus"])
+        return "done"
+
+
+def test_error_line_is_escaped_and_names_unexpected_kinds():
+    assert base.error_line("a < b & c") == '<span style="color:#b00020">&#9888; a &lt; b &amp; c</span>'
+    assert "KeyError: &#x27;x&#x27;" in base.error_line(KeyError("x"))
+    assert "ValueError" not in base.error_line(ValueError("gpus=13 is unlucky"))
+
+
+def test_action_runs_with_progress_and_redraws():
+    panel = Heavy(gpus=4)
+    widget = panel.action.widget()
+    assert list(widget.children) == [panel.action.button, panel.action.cancel_button, panel.action.progress,
+                                     panel.action.stage]  # fmt: skip
+    assert panel.action.run() == "done" and panel.ran == [4]
+    assert panel.action.progress.value == panel.action.progress.max == 3 and "step 3" in panel.action.stage.value
+    assert not panel.action.running and not panel.action.button.disabled and panel.action.cancel_button.disabled
+
+
+def test_action_error_shows_escaped_in_place_and_keeps_the_figures():
+    panel = Heavy(gpus=4)
+    before = list(panel.figures[0].data[0].x)
+    panel.controls["gpus"].value = 5  # drawn
+    with pytest.raises(ValueError):
+        panel.action.run(fail=ValueError("<b>bad</b> setting"))
+    assert "&lt;b&gt;bad&lt;/b&gt; setting" in panel.status.value and panel.error == "<b>bad</b> setting"
+    assert len(panel.figures[0].data[0].x) == 5 and before == [0, 1, 2, 3] and panel.ran == []
+    panel.action.click()  # the button: shown, not raised
+    assert panel.ran == [5] and panel.error is None
+    panel.action.job = lambda progress: 1 / 0
+    panel.action.click()
+    assert "ZeroDivisionError: division by zero" in panel.status.value and len(panel.figures[0].data[0].x) == 5
+
+
+def test_action_cancel_stops_at_the_next_progress_report():
+    panel = Heavy(gpus=4)
+    with pytest.raises(base.Cancelled):
+        panel.action.run(stop_at=2)
+    assert "cancelled" in panel.status.value and panel.ran == [] and panel.action.progress.value == 1
+    assert panel.action.try_run() == "done" and panel.ran == [4]  # a new run starts uncancelled
+
+
+def test_action_in_a_thread_can_be_cancelled_from_the_button():
+    import threading
+
+    panel = Heavy(gpus=4)
+    started, release = threading.Event(), threading.Event()
+
+    def slow(progress):
+        started.set()
+        release.wait(5)
+        progress(1)  # the cancellation point
+        panel.ran.append("finished")
+
+    panel.action.job = slow
+    panel.action.background = True
+    panel.action.button.click()
+    assert started.wait(5) and panel.action.running and panel.action.button.disabled
+    panel.action.button.click()  # a second click while running starts nothing
+    panel.action.cancel_button.click()
+    release.set()
+    panel.action.thread.join(5)
+    assert not panel.action.running and panel.ran == [] and "cancelled" in panel.status.value
+
+
+def test_shared_action_row_and_static_panel():
+    panel = Heavy(static=True, gpus=2)
+    other = base.Action(panel, "Other", lambda progress: progress(2, 2), share=panel.action)
+    assert other.progress is panel.action.progress and other.cancel_button is panel.action.cancel_button
+    other.run()
+    assert panel.action.progress.value == 2 and "<div" in panel.static_html()

@@ -15,8 +15,7 @@ import ipywidgets as W
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from widgets.base import Panel
-from workbench.graphs.cost_model import predict_seconds
+from widgets.base import Action, Panel, Progress
 from workbench.graphs.dwarvesgraph.config import DwarvesGraphConfig
 from workbench.graphs.dwarvesgraph.study import (
     SIZES,
@@ -28,6 +27,7 @@ from workbench.graphs.dwarvesgraph.study import (
     dwarves_view,
     measure_view,
     motif_list,
+    predict_seconds,
     synthetic_spec,
 )
 from workbench.graphs.miner import PlanChoice
@@ -104,8 +104,8 @@ class DwarvesGraphPanel(Panel):
             continuous_update=False,
             style={"description_width": "initial"},
         )
-        self.run_button = W.Button(description="Run (count for real)", button_style="primary")
-        self.progress = W.IntProgress(min=0, max=3, value=0, layout=W.Layout(width="200px"))
+        self.action = Action(self, "Run (count for real)", self._measure, total=3, button_style="primary")
+        self.run_button, self.progress = self.action.button, self.action.progress
         self.measured: Measurements | None = None  # the last Run (drawn while its setting is shown)
         super().__init__(static=static, **values)
         graph = self.controls["graph"]
@@ -121,7 +121,6 @@ class DwarvesGraphPanel(Panel):
             layout=W.Layout(width="300px"),
         )
         self.controls["pattern"].observe(self._on_change, names="value")
-        self.run_button.on_click(lambda _: self.run_measurements())
 
     def _on_family(self, change: dict) -> None:
         fam = self.family.value
@@ -305,19 +304,16 @@ class DwarvesGraphPanel(Panel):
     # ---- heavy work behind the button -------------------------------------------------------------------
     def run_measurements(self, *, enumerate_limit_s: float = 30.0) -> Measurements:
         """Count for real (:func:`~workbench.graphs.dwarvesgraph.study.measure_view`), then redraw."""
-        self.progress.value = 0
+        return self.action.run(enumerate_limit_s=enumerate_limit_s)
+
+    def _measure(self, progress: Progress, *, enumerate_limit_s: float = 30.0) -> Measurements:
         config = DwarvesGraphConfig.from_dict(self.values())
-
-        def step(done: int) -> None:
-            self.progress.value = done
-
-        self.measured = measure_view(config, enumerate_limit_s=enumerate_limit_s, progress=step)
-        self.redraw()
+        self.measured = measure_view(config, enumerate_limit_s=enumerate_limit_s, progress=progress)
         return self.measured
 
     def widget(self) -> W.Widget:
         base = super().widget()
-        extra = W.HBox([self.family, self.size, self.run_button, self.progress])
+        extra = W.HBox([self.family, self.size, self.action.widget()])
         return W.VBox([base.children[0], extra, *base.children[1:]])
 
 

@@ -9,15 +9,13 @@ graph-parallel ranks on P real processes), whose progress bar counts the five tr
 
 from __future__ import annotations
 
-import contextlib
 import html
 from typing import Any
 
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from widgets.base import Panel
-from workbench.distributed.errors import WorkerFailed
+from widgets.base import Action, Panel, Progress
 from workbench.graphs.gnnpipe.claims import PAPER_FIGURES
 from workbench.graphs.gnnpipe.config import GnnpipeConfig
 from workbench.graphs.gnnpipe.model import MODEL_LABEL
@@ -262,36 +260,31 @@ class GnnpipePanel(Panel):
         return {"layers": 8, "hidden": 16, "workers": 2, "chunks": 4, "epochs": 50, "warmup": 5}
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
-        self.run_button = W.Button(
-            description="Run (real, P processes)",
+        self.action = Action(
+            self,
+            "Run (real, P processes)",
+            self._run,
+            total=5,
+            label="runs",
             button_style="primary",
             tooltip="train full-graph, graph-parallel, GNNPipe, GNNPipe K = 1 and the hybrid for real",
         )
-        self.progress = W.IntProgress(value=0, min=0, max=5, description="runs", layout=W.Layout(width="300px"))
-        self.run_button.on_click(lambda _: self._run_clicked())
+        self.run_button, self.progress = self.action.button, self.action.progress
         super().__init__(static=static, **values)
 
     def config_of(self, values: dict[str, Any] | None = None) -> GnnpipeConfig:
         return GnnpipeConfig.from_dict(self.values() if values is None else values)
 
     def run_now(self) -> None:
-        """Train the current setting for real (memoised in the study), advancing the progress bar, then redraw."""
+        """Train the current setting for real (memoised in the study), advancing the progress bar, then redraw; an
+        error shows in the status line and is raised."""
+        self.action.run()
 
-        def step(i: int, total: int, label: str) -> None:
-            self.progress.max, self.progress.value = total, i
-            self.progress.description = label[:12]
-
-        try:
-            check(self.config_of(), progress=step)
-        except (ValueError, FileNotFoundError, WorkerFailed) as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-            self.error = str(exc)
-            raise
-        self.redraw()
+    def _run(self, progress: Progress) -> None:
+        check(self.config_of(), progress=progress)
 
     def _run_clicked(self) -> None:
-        with contextlib.suppress(ValueError, FileNotFoundError, WorkerFailed):
-            self.run_now()
+        self.action.click()
 
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
         return [accuracy_figure(), bytes_figure(), stale_figure(), schedule_figure(), model_figure()]
@@ -332,7 +325,7 @@ class GnnpipePanel(Panel):
 
     def widget(self) -> W.Widget:
         base = super().widget()
-        return W.VBox([base.children[0], W.HBox([self.run_button, self.progress]), *base.children[1:]])
+        return W.VBox([base.children[0], self.action.widget(), *base.children[1:]])
 
 
 # ---------------------------------------------------------------------------------------------- notebook figures

@@ -10,8 +10,6 @@ takes about a second. The model figure is :mod:`workbench.graphs.kudu.model`, la
 
 from __future__ import annotations
 
-import contextlib
-import html
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,14 +17,21 @@ import ipywidgets as W
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
 from widgets.layout import byte_unit
 from workbench.cluster import ClusterSpec
-from workbench.distributed.errors import WorkerFailed
 from workbench.graphs.kudu.claims import PAPER_FIGURES
 from workbench.graphs.kudu.config import KuduConfig
-from workbench.graphs.kudu.model import MODEL_LABEL, Projection, cluster_summary
-from workbench.graphs.kudu.study import CHUNKS, KuduView, kudu_view, measure, pick, scaling_projections
+from workbench.graphs.kudu.model import MODEL_LABEL, Projection
+from workbench.graphs.kudu.study import (
+    CHUNKS,
+    KuduView,
+    cluster_summary,
+    kudu_view,
+    measure,
+    pick,
+    scaling_projections,
+)
 
 WORKERS = (1, 2, 3, 4)
 GRAPHS = ("karate", "planetoid-citeseer", "planetoid-cora", "wiki-vote", "rmat-10-4", "er-1000-0.005")
@@ -308,14 +313,15 @@ class KuduPanel(Panel):
         return {"graph": "karate", "pattern": "4-cycle", "workers": 2, "chunk_size": 16}
 
     def __init__(self, *, static: bool | None = None, measure_now: bool = True, **values: Any) -> None:
-        self.measure_button = W.Button(
-            description="Measure (real run on P processes)",
+        self.action = Action(
+            self,
+            "Measure (real run on P processes)",
+            self._measure,
+            label="runs",
             button_style="primary",
-            layout=W.Layout(width="auto"),
             tooltip="launch P gloo processes and run every strategy and chunk size",
         )
-        self.progress = W.IntProgress(value=0, min=0, max=1, description="runs", layout=W.Layout(width="260px"))
-        self.measure_button.on_click(lambda _: self._measure_clicked())
+        self.measure_button, self.progress = self.action.button, self.action.progress
         self._measure_now = measure_now
         super().__init__(static=static, **values)
 
@@ -324,21 +330,16 @@ class KuduPanel(Panel):
         return KuduConfig.from_dict(self.values() if values is None else values)
 
     def measure(self) -> tuple[dict[str, Any], ...]:
-        """Run the current setting for real (memoised in the study), then redraw."""
-        self.progress.value = 0
-        try:
-            rows = measure(self.config_of())
-        except (ValueError, FileNotFoundError, WorkerFailed) as exc:  # a killed or stopped worker: one line too
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-            raise
-        self.progress.value = 1
-        self.redraw()
-        return rows
+        """Run the current setting for real (memoised in the study), then redraw; an error (a killed or stopped
+        worker: one line) shows in the status line and is raised."""
+        return self.action.run()
+
+    def _measure(self, progress: Progress) -> tuple[dict[str, Any], ...]:
+        return measure(self.config_of())
 
     def _measure_clicked(self) -> None:
         """The button: the status line already shows why a measurement failed."""
-        with contextlib.suppress(ValueError, FileNotFoundError, WorkerFailed):
-            self.measure()
+        self.action.click()
 
     # ---- figures ----------------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
@@ -397,4 +398,4 @@ class KuduPanel(Panel):
 
     def widget(self) -> W.Widget:
         base = super().widget()
-        return W.VBox([base.children[0], W.HBox([self.measure_button, self.progress]), *base.children[1:]])
+        return W.VBox([base.children[0], self.action.widget(), *base.children[1:]])

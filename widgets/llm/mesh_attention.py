@@ -15,8 +15,7 @@ from plotly.subplots import make_subplots
 
 from widgets.base import Panel
 from widgets.layout import byte_unit
-from workbench.llm.mesh_attention.config import MeshAttentionConfig
-from workbench.llm.mesh_attention.plan import divisors
+from workbench.llm.mesh_attention.config import MeshAttentionConfig, tile_a_options
 from workbench.llm.mesh_attention.study import (
     HEAT_MAX,
     MODEL_METHODS,
@@ -85,7 +84,7 @@ class MeshAttentionPanel(Panel):
 
     @staticmethod
     def _tile_options(gpus: int) -> tuple[int, ...]:
-        return (0,) + tuple(divisors(gpus))
+        return tile_a_options(gpus)
 
     def adjust_controls(self, changed: str) -> None:
         if changed == "gpus":

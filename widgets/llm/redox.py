@@ -9,6 +9,7 @@ memoised there); this module only builds and updates figures.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as W
@@ -16,11 +17,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
 from workbench.llm.redox.config import RedoxConfig
 from workbench.llm.redox.loaders import LOADERS
 from workbench.llm.redox.model import PAPER_SPEEDUP
-from workbench.llm.redox.study import ORDER_NAMES, measured, model_view, order_view
+from workbench.llm.redox.study import ORDER_NAMES, ModelView, OrderView, measured, model_view, order_view
 
 COLORS = {
     "redox": "#d62728",
@@ -35,6 +36,16 @@ COLORS = {
     "librispeech": "#2ca02c",
 }
 DATASETS = ("imagenet-1k", "imagenet-21k", "librispeech")
+
+
+@dataclass(frozen=True)
+class RedoxPanelView:
+    """What the panel draws live at one setting: the validated config, the served orders (``order_view``) and the
+    storage MODEL at paper scale (``model_view``)."""
+
+    config: RedoxConfig
+    orders: OrderView
+    model: ModelView
 
 
 class RedoxPanel(Panel):
@@ -57,13 +68,16 @@ class RedoxPanel(Panel):
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         super().__init__(static=static, **values)
-        self.run_button = W.Button(
-            description="Run on real files (cold)",
+        self.action = Action(
+            self,
+            "Run on real files (cold)",
+            self._run_real,
+            done=self._draw_real,
+            total=len(LOADERS) + 2,
+            label="run",
             tooltip="generate the dataset, read it cold with every loader, run the P-process protocol",
-            layout=W.Layout(width="auto"),
         )
-        self.progress = W.IntProgress(value=0, min=0, max=len(LOADERS) + 2, description="run")
-        self.run_button.on_click(lambda _: self._run_clicked())
+        self.run_button, self.progress = self.action.button, self.action.progress
 
     # ---- figures ------------------------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
@@ -135,12 +149,12 @@ class RedoxPanel(Panel):
         real.update_layout(title="Real cold run: press 'Run on real files'", height=340)
         return [sizes, order, kl, dist, model, real]
 
-    def compute(self, values: dict[str, Any]) -> tuple:
+    def compute(self, values: dict[str, Any]) -> RedoxPanelView:
         config = RedoxConfig.from_dict(values)  # bad combinations (chunk smaller than a record) raise here
-        return order_view(values), model_view(config.storage, config.chunk_kb), config
+        return RedoxPanelView(config, order_view(values), model_view(config.storage, config.chunk_kb))
 
-    def draw(self, figures: list[Any], result: tuple, values: dict[str, Any]) -> None:
-        view, mv, config = result
+    def draw(self, figures: list[Any], result: RedoxPanelView, values: dict[str, Any]) -> None:
+        view, mv, config = result.orders, result.model, result.config
         sizes, order, kl, dist, model, _ = figures
         sizes.data[0].x = view.sizes / 1024
         chunk = view.chunk_bytes / 1024
@@ -181,8 +195,8 @@ class RedoxPanel(Panel):
         model.data[-1].x, model.data[-1].y = [mv.gpus[0], mv.gpus[-1]], [PAPER_SPEEDUP, PAPER_SPEEDUP]
         model.layout.title.text = f"MODEL on {mv.storage}: end-to-end speed-up of Redox over the PyTorch DataLoader"
 
-    def notes(self, result: tuple, values: dict[str, Any]) -> str:
-        view, mv, config = result
+    def notes(self, result: RedoxPanelView, values: dict[str, Any]) -> str:
+        mv = result.model
         best = max(float(v.max()) for v in mv.speedup.values())
         return (
             f"<small>live views: served orders computed by the loaders' own functions (nothing read); "
@@ -193,14 +207,14 @@ class RedoxPanel(Panel):
     # ---- heavy: the real run -----------------------------------------------------------------------------------
     def run_real(self):
         """The real cold run at the current values (memoised in study); fills the last figure."""
+        return self.action.run()[1]
+
+    def _run_real(self, progress: Progress) -> tuple[RedoxConfig, dict[str, Any]]:
         config = RedoxConfig.from_dict(self.values())
-        self.progress.value = 0
+        return config, measured(config, progress=lambda done, total, what: progress(done, label=what)).to_json()
 
-        def step(done: int, total: int, what: str) -> None:
-            self.progress.value = done
-            self.progress.description = what[:12]
-
-        result = measured(config, progress=step).to_json()
+    def _draw_real(self, run: tuple[RedoxConfig, dict[str, Any]]) -> None:
+        config, result = run
         fig = self.figures[5]
         names = [r["name"] for r in result["loaders"]]
         colors = [COLORS.get(n, "#888") for n in names]
@@ -213,16 +227,8 @@ class RedoxPanel(Panel):
                 f"{str(result['exactly_once']).lower()}, chunks read once {str(result['chunks_read_once']).lower()} "
                 f"(bytes from {result['bytes_source']})"
             )
-        self.progress.value = self.progress.max
-        return result
-
-    def _run_clicked(self) -> None:
-        try:
-            self.run_real()
-        except Exception as exc:  # noqa: BLE001 - shown in the status line (one line)
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
 
     def widget(self) -> W.Widget:
         base = super().widget()
         children = list(base.children)
-        return W.VBox([*children[:-1], W.HBox([self.run_button, self.progress]), children[-1]])
+        return W.VBox([*children[:-1], self.action.widget(), children[-1]])

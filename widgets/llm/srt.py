@@ -11,18 +11,28 @@ study's memory or disk cache when it was computed before). This module only buil
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
 from workbench.llm.srt import study
 
 CURVES = {"history-only": "#999999", "srt": "#1f77b4", "srt+run-ahead": "#2ca02c", "global-suffix": "#d62728"}
 DRAFTERS = ("none", *study.BASELINES)
 RUN = "Run this setting"
 TIME = "Time real rollouts"
+
+
+@dataclass(frozen=True)
+class SrtPanelView:
+    """What the panel draws at one setting, from the study's caches only: the sweep (``cached_view``; None: not run
+    yet, press *Run this setting*) and the timed rollouts (``cached_wallclock``; None: not timed yet)."""
+
+    sweep: dict[str, Any] | None
+    wallclock: dict[str, study.EngineRun] | None
 
 
 class SrtPanel(Panel):
@@ -36,16 +46,15 @@ class SrtPanel(Panel):
     hidden = study.VIEW_RUN_FIELDS
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
-        self.run_button = W.Button(description=RUN, layout=W.Layout(width="auto"),
-                                   tooltip="train the GRPO run of this group/temperature and replay every drafter")  # fmt: skip
-        self.time_button = W.Button(description=TIME, layout=W.Layout(width="auto"),
-                                    tooltip="plain vs SRT and the baselines with a KV cache on this CPU")  # fmt: skip
-        self.progress = W.IntProgress(value=0, min=0, max=1, description="progress", layout=W.Layout(width="320px"))
+        self.run_action = Action(self, RUN, self._run_setting, label="progress",
+                                 tooltip="train the GRPO run of this group/temperature and replay every drafter")  # fmt: skip
+        self.time_action = Action(self, TIME, self._run_wallclock, share=self.run_action,
+                                  tooltip="plain vs SRT and the baselines with a KV cache on this CPU")  # fmt: skip
+        self.run_button, self.time_button = self.run_action.button, self.time_action.button
+        self.progress = self.run_action.progress
         super().__init__(static=static, **values)
-        self.run_button.on_click(lambda _: self.run_setting())
-        self.time_button.on_click(lambda _: self.run_wallclock())
         if self.error is None and study.cached_view(self._vc()) is None:
-            self.run_setting()  # the start setting: swept once (memory / disk cache afterwards)
+            self.run_action.try_run()  # the start setting: swept once (memory / disk cache afterwards)
 
     def _vc(self) -> study.SrtViewConfig:
         return study.SrtViewConfig.from_dict(self.values())
@@ -53,8 +62,8 @@ class SrtPanel(Panel):
     def widget(self) -> W.Widget:
         box = super().widget()
         k = len(self.figures)
-        return W.VBox([*box.children[:-k], W.HBox([self.run_button, self.time_button, self.progress]),
-                       *box.children[-k:]])  # fmt: skip
+        row = W.HBox([self.run_button, *self.time_action.widget().children])
+        return W.VBox([*box.children[:-k], row, *box.children[-k:]])
 
     # ---- figures --------------------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
@@ -83,17 +92,17 @@ class SrtPanel(Panel):
         wall.add_trace(go.Bar(x=list(DRAFTERS), y=[0] * len(DRAFTERS), name="tokens/s", text=[""] * len(DRAFTERS)))
         return [curve, per_seq, bars, reward, wall]
 
-    def compute(self, values: dict[str, Any]) -> tuple:
+    def compute(self, values: dict[str, Any]) -> SrtPanelView:
         vc = study.SrtViewConfig.from_dict(values)
-        return study.cached_view(vc), study.cached_wallclock(vc)
+        return SrtPanelView(study.cached_view(vc), study.cached_wallclock(vc))
 
     @staticmethod
     def _setting(values: dict[str, Any]) -> str:
         return f"G={values['group']}, T={values['temperature']:g}, budget {values['draft_budget']}"
 
-    def draw(self, figures: list[Any], result: tuple, values: dict[str, Any]) -> None:
+    def draw(self, figures: list[Any], result: SrtPanelView, values: dict[str, Any]) -> None:
         curve, per_seq, bars, reward, wall = figures
-        view, runs = result
+        view, runs = result.sweep, result.wallclock
         setting = self._setting(values)
         h = values["history"]
         if view is None:
@@ -137,8 +146,8 @@ class SrtPanel(Panel):
             wall.data[0].text = [f"{t / tps[0]:.2f}x" for t in tps]
             wall.layout.title.text = f"Real rollouts on this CPU ({setting}, history {h}): tokens/s, speed-up vs plain"
 
-    def notes(self, result: tuple, values: dict[str, Any]) -> str:
-        view = result[0]
+    def notes(self, result: SrtPanelView, values: dict[str, Any]) -> str:
+        view = result.sweep
         if view is None:
             return f"{html.escape(self._setting(values))} is not run yet: press <b>{RUN}</b> (GRPO run + replays)"
         a, s = view["drafters"]["srt"]
@@ -146,31 +155,20 @@ class SrtPanel(Panel):
                 f"G={values['group']}, T={values['temperature']}, budget {values['draft_budget']}).")  # fmt: skip
 
     # ---- buttons --------------------------------------------------------------------------------------------
-    def _tick(self, done: int, total: int) -> None:
-        self.progress.max = max(1, total)
-        self.progress.value = min(done, total)
-
-    def _failed(self, exc: ValueError) -> None:
-        self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-
     def run_setting(self) -> None:
         """Sweep the current setting (study.view: GRPO run, every drafter at every history depth), then redraw."""
-        try:
-            vc = self._vc()
-            self._tick(0, study.sweep_steps(vc))
-            study.view(vc, progress=self._tick)
-        except ValueError as exc:
-            self._failed(exc)
-            return
-        self.redraw()
+        self.run_action.run()
+
+    def _run_setting(self, progress: Progress) -> None:
+        vc = self._vc()
+        progress(0, study.sweep_steps(vc))
+        study.view(vc, progress=progress)
 
     def run_wallclock(self) -> None:
         """Time real KV-cached rollouts of the next step per engine (study.time_engines), then redraw."""
-        try:
-            vc = self._vc()
-            self._tick(0, len(DRAFTERS))
-            study.time_engines(vc, progress=self._tick)
-        except ValueError as exc:
-            self._failed(exc)
-            return
-        self.redraw()
+        self.time_action.run()
+
+    def _run_wallclock(self, progress: Progress) -> None:
+        vc = self._vc()
+        progress(0, len(DRAFTERS))
+        study.time_engines(vc, progress=progress)

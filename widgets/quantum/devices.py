@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
 from workbench.quantum.calibration import device_names
 from workbench.quantum.devices.config import DevicesConfig
 from workbench.quantum.devices.study import DevicesView, FidelityPoint, SweepKey, devices_view, run_aer_sweeps
@@ -48,9 +48,9 @@ class DevicesPanel(Panel):
             current = device.value
             device.options = list(device_names())  # 'all' is for the list mode only
             device.value = current
-        self.aer_button = W.Button(description="run qiskit-aer", tooltip="simulate the same points with qiskit-aer")
-        self.progress = W.IntProgress(value=0, min=0, max=3, description="aer", layout=W.Layout(width="300px"))
-        self.aer_button.on_click(lambda _: self.run_aer())
+        self.action = Action(self, "run qiskit-aer", self._run_aer, total=3, label="aer",
+                             tooltip="simulate the same points with qiskit-aer")  # fmt: skip
+        self.aer_button, self.progress = self.action.button, self.action.progress
 
     # ---- figures ----------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
@@ -127,19 +127,16 @@ class DevicesPanel(Panel):
     # ---- aer on demand ------------------------------------------------------------------------------
     def run_aer(self) -> None:
         """Run qiskit-aer on the current points (progress: width, depth and scale sweeps), then redraw."""
-        self.progress.value = 0
-        try:
-            config = self.config_of(self.values())
-            run_aer_sweeps(config, on_step=lambda i: setattr(self.progress, "value", i))
-        except ValueError as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {exc}</span>'
-            return
+        self.action.run()
+
+    def _run_aer(self, progress: Progress) -> None:
+        config = self.config_of(self.values())
+        run_aer_sweeps(config, on_step=progress)
         self.aer_keys.add(SweepKey.of(config))
-        self.redraw()
 
     def widget(self) -> W.Widget:
         box = super().widget()
-        return W.VBox([*box.children[:3], W.HBox([self.aer_button, self.progress]), *box.children[3:]])
+        return W.VBox([*box.children[:3], self.action.widget(), *box.children[3:]])
 
 
 # ---- figures for the notebook ---------------------------------------------------------------------------

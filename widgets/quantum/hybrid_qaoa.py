@@ -8,18 +8,37 @@ Everything drawn comes from ``workbench.quantum.hybrid_qaoa.study`` (``graph_vie
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
+from workbench.quantum.device import pulse_device_names
 from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
-from workbench.quantum.hybrid_qaoa.study import cached_comparison, compare, graph_view, mixer_view
-from workbench.quantum.pulse.device import pulse_device_names
+from workbench.quantum.hybrid_qaoa.study import (
+    Comparison,
+    MixerView,
+    cached_comparison,
+    compare,
+    graph_view,
+    mixer_view,
+)
 
 COLORS = {"gate": "#1f77b4", "hybrid": "#d62728"}
+
+
+@dataclass(frozen=True)
+class HybridQaoaPanelView:
+    """What the panel draws at one setting: the instance (``graph_view``), the two mixers (``mixer_view``) and the
+    training comparison if computed (``cached_comparison``; None: press *Train both*)."""
+
+    config: HybridQaoaConfig
+    graph: dict[str, Any]
+    mixer: MixerView
+    comparison: Comparison | None
 
 
 class HybridQaoaPanel(Panel):
@@ -33,9 +52,9 @@ class HybridQaoaPanel(Panel):
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         super().__init__(static=static, **values)
-        self.train_button = W.Button(description="Train both", tooltip="COBYLA on both ansaetze, equal budgets")
-        self.progress = W.IntProgress(value=0, min=0, max=1, description="train", layout=W.Layout(width="320px"))
-        self.train_button.on_click(lambda _: self.train())
+        self.action = Action(self, "Train both", self._train, label="train",
+                             tooltip="COBYLA on both ansaetze, equal budgets")  # fmt: skip
+        self.train_button, self.progress = self.action.button, self.action.progress
 
     def prepare_controls(self, initial: dict[str, Any]) -> None:
         device = self.controls["device"]
@@ -72,12 +91,12 @@ class HybridQaoaPanel(Panel):
             dist.add_trace(go.Bar(name=kind, x=[], y=[], marker_color=COLORS[kind]))
         return [graph, mixer, traces, dist]
 
-    def compute(self, values: dict[str, Any]) -> tuple:
+    def compute(self, values: dict[str, Any]) -> HybridQaoaPanelView:
         config = self.config_of(values)
-        return config, graph_view(config.graph), mixer_view(config), cached_comparison(config)
+        return HybridQaoaPanelView(config, graph_view(config.graph), mixer_view(config), cached_comparison(config))
 
-    def draw(self, figures: list[Any], result: tuple, values: dict[str, Any]) -> None:
-        config, g, m, comp = result
+    def draw(self, figures: list[Any], view: HybridQaoaPanelView, values: dict[str, Any]) -> None:
+        config, g, m, comp = view.config, view.graph, view.mixer, view.comparison
         graph, mixer, traces, dist = figures
         ex, ey = [], []
         for u, v in g["edges"]:
@@ -114,8 +133,8 @@ class HybridQaoaPanel(Panel):
             f"Training: gate {comp.approx_ratio_gate:.3f}, hybrid {comp.approx_ratio_hybrid:.3f} ({comp.gain:+.1%})"
         )
 
-    def notes(self, result: tuple, values: dict[str, Any]) -> str:
-        comp = result[3]
+    def notes(self, view: HybridQaoaPanelView, values: dict[str, Any]) -> str:
+        comp = view.comparison
         if comp is None:
             return "training not run for this setting: press <b>Train both</b>"
         return html.escape(
@@ -125,21 +144,14 @@ class HybridQaoaPanel(Panel):
 
     def train(self) -> None:
         """Train both ansaetze at the current setting (progress bar), then redraw."""
+        self.action.run()
+
+    def _train(self, progress: Progress) -> None:
         config = self.config_of(self.values())
-        self.progress.max = config.grid**2 + 2 * config.budget
-        self.progress.value = 0
-
-        def tick(done: int, total: int) -> None:
-            self.progress.value = min(done, total)
-
-        try:
-            compare(config, on_evaluation=tick)
-        except ValueError as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-            return
-        self.redraw()
+        progress(0, config.grid**2 + 2 * config.budget)
+        compare(config, on_evaluation=lambda done, total: progress(done))
 
     def widget(self) -> W.Widget:
         base = super().widget()
-        return W.VBox([base.children[0], *base.children[1:-len(self.figures)], W.HBox([self.train_button,
-                       self.progress]), *base.children[-len(self.figures):]])  # fmt: skip
+        k = len(self.figures)
+        return W.VBox([*base.children[:-k], self.action.widget(), *base.children[-k:]])

@@ -1,8 +1,9 @@
 """NAPA panel: the molecule's energy curve, the native-pulse schedule, and (behind *Optimise*, or from the study's
 cache) convergence and error vs schedule duration for NAPA and the gate baselines.
 
-Everything drawn comes from ``workbench.quantum.napa`` (``study.vqe``/``baseline``/``cached``, the ansatz's
-schedule, the shipped Hamiltonians); this module only builds and updates figures.
+Everything drawn comes from ``workbench.quantum.napa.study`` (``panel_view``: the energy curve, the cached runs
+and the ansatz's schedule envelopes; ``vqe``/``baseline`` behind the button); this module only builds and updates
+figures.
 """
 
 from __future__ import annotations
@@ -14,14 +15,11 @@ import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.base import Panel
-from workbench.quantum.napa.ansatz import PulseAnsatz
+from widgets.base import Action, Panel, Progress
 from workbench.quantum.napa.config import NapaConfig
-from workbench.quantum.napa.hamiltonians import bond_lengths, load
-from workbench.quantum.napa.study import baseline, cached, vqe
-from workbench.quantum.pulse.calibrated import calibrated_natives
+from workbench.quantum.napa.study import KINDS, NapaView, baseline, bond_lengths, panel_view, vqe
 
-COLORS = {"napa": "#d62728", "hea": "#1f77b4", "uccsd": "#2ca02c"}
+COLORS = dict(zip(KINDS, ("#d62728", "#1f77b4", "#2ca02c")))
 CHANNELS = {"d0": "#9467bd", "d1": "#8c564b", "u0-1": "#ff7f0e"}
 
 
@@ -39,9 +37,9 @@ class NapaPanel(Panel):
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         super().__init__(static=static, **values)
-        self.button = W.Button(description="Optimise", tooltip="NAPA and both gate baselines at this setting")
-        self.progress = W.IntProgress(value=0, min=0, max=1, description="VQE", layout=W.Layout(width="320px"))
-        self.button.on_click(lambda _: self.optimise())
+        self.action = Action(self, "Optimise", self._optimise, label="VQE",
+                             tooltip="NAPA and both gate baselines at this setting")  # fmt: skip
+        self.button, self.progress = self.action.button, self.action.progress
 
     def prepare_controls(self, initial: dict[str, Any]) -> None:
         self._bond_options(initial["molecule"], initial["bond_length"])
@@ -92,32 +90,19 @@ class NapaPanel(Panel):
             dur.add_trace(go.Scatter(name=kind, x=[], y=[], mode="markers", marker=dict(size=12, color=COLORS[kind])))
         return [scan, sched, conv, dur]
 
-    def compute(self, values: dict[str, Any]) -> tuple:
-        config = NapaConfig.from_dict(values)
-        lengths = bond_lengths(config.molecule)
-        curve = [load(config.molecule, b).exact for b in lengths]
-        runs = {kind: cached(kind, config) for kind in COLORS}
-        natives = calibrated_natives(config.device, config.control, config.target, 3)
-        ansatz = PulseAnsatz(natives, config.layers, config.trainable_frequency)
-        x = np.array(runs["napa"].params) if runs["napa"] is not None else ansatz.initial(config.seed, scale=0.5)
-        return config, lengths, curve, runs, ansatz.schedule(x), natives.device.dt
+    def compute(self, values: dict[str, Any]) -> NapaView:
+        return panel_view(NapaConfig.from_dict(values))
 
-    def draw(self, figures: list[Any], result: tuple, values: dict[str, Any]) -> None:
-        config, lengths, curve, runs, schedule, dt = result
+    def draw(self, figures: list[Any], view: NapaView, values: dict[str, Any]) -> None:
+        config, runs = view.config, view.runs
         scan, sched, conv, dur = figures
-        scan.data[0].x, scan.data[0].y = lengths, curve
-        exact = load(config.molecule, config.bond_length).exact
-        scan.data[1].x, scan.data[1].y = [config.bond_length], [exact]
-        scan.layout.title.text = f"{config.molecule}: ground state {exact:.5f} Ha at {config.bond_length:g} A"
-        n = schedule.duration
+        scan.data[0].x, scan.data[0].y = view.bond_lengths, view.curve
+        scan.data[1].x, scan.data[1].y = [config.bond_length], [view.exact]
+        scan.layout.title.text = f"{config.molecule}: ground state {view.exact:.5f} Ha at {config.bond_length:g} A"
         for k, ch in enumerate(CHANNELS):
-            env = np.zeros(n)
-            for p in schedule.plays:
-                if p.channel == ch:
-                    env[p.start : p.stop] += np.abs(p.samples.detach().numpy())
-            sched.data[k].x, sched.data[k].y = np.arange(n) * dt, env
-        state = "trained" if runs["napa"] is not None else "initial (not trained yet)"
-        sched.layout.title.text = f"NAPA schedule, {config.layers} layer(s), {state}: {n * dt:.1f} ns"
+            sched.data[k].x, sched.data[k].y = view.times_ns, view.envelope(ch)
+        state = "trained" if view.trained else "initial (not trained yet)"
+        sched.layout.title.text = f"NAPA schedule, {config.layers} layer(s), {state}: {view.duration_ns:.1f} ns"
         setting = (f"{config.optimizer}, {config.budget} evaluations, "
                    f"{'progressive' if config.progressive else 'all at once'}, "
                    f"{'amp+phase+frequency' if config.trainable_frequency else 'amp+phase'}, noise {config.noise}"
@@ -128,33 +113,26 @@ class NapaPanel(Panel):
             conv.data[k].x = np.arange(1, len(run.trace) + 1) if run else []
             conv.data[k].y = np.abs(np.array(run.trace) - run.exact) if run else []
             dur.data[k].x, dur.data[k].y = ([run.duration_ns], [max(run.error_hartree, 1e-9)]) if run else ([], [])
-        conv.layout.title.text = ("Convergence: " if runs["napa"] else "Not optimised yet (press Optimise): ") + setting
+        conv.layout.title.text = ("Convergence: " if view.trained else "Not optimised yet (press Optimise): ") + setting
 
-    def notes(self, result: tuple, values: dict[str, Any]) -> str:
-        runs = result[3]
-        if runs["napa"] is None:
+    def notes(self, view: NapaView, values: dict[str, Any]) -> str:
+        if not view.trained:
             return "press <b>Optimise</b> to run NAPA and both gate baselines at this setting"
-        parts = [f"{k}: {r.error_hartree * 1e3:.2f} mHa in {r.duration_ns:.0f} ns" for k, r in runs.items() if r]
+        parts = [f"{k}: {r.error_hartree * 1e3:.2f} mHa in {r.duration_ns:.0f} ns" for k, r in view.runs.items() if r]
         return html.escape("; ".join(parts))
 
     def optimise(self) -> None:
         """NAPA and both baselines at the current setting (progress bar), then redraw."""
+        self.action.run()
+
+    def _optimise(self, progress: Progress) -> None:
         config = NapaConfig.from_dict(self.values())
-        self.progress.max, self.progress.value = config.budget, 0
-
-        def tick(done: int, total: int) -> None:
-            self.progress.value = min(done, total)
-
-        try:
-            vqe(config, on_evaluation=tick)
-            for kind in ("hea", "uccsd"):
-                baseline(config, kind)
-        except ValueError as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-            return
-        self.redraw()
+        progress(0, config.budget)
+        vqe(config, on_evaluation=progress)
+        for kind in KINDS[1:]:
+            baseline(config, kind)
 
     def widget(self) -> W.Widget:
         base = super().widget()
         k = len(self.figures)
-        return W.VBox([*base.children[:-k], W.HBox([self.button, self.progress]), *base.children[-k:]])
+        return W.VBox([*base.children[:-k], self.action.widget(), *base.children[-k:]])

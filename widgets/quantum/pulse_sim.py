@@ -7,17 +7,29 @@ chosen shape (DRAG beta, flat width) hide themselves. This module only builds an
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 
 from widgets.base import Panel
-from workbench.quantum.pulse.device import pulse_device_names
+from workbench.quantum.device import pulse_device_names
 from workbench.quantum.pulse_sim.config import PulseSimConfig
 from workbench.quantum.pulse_sim.study import PulseView, pulse_view, rabi_curve
 
 LEVEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c")
+
+
+@dataclass(frozen=True)
+class PulseSimPanelView:
+    """What the panel draws at one setting: the pulse's simulation (``pulse_view``) and the Rabi curve of its shape
+    (``rabi_curve``: amplitudes, final P(1), final P(2))."""
+
+    pulse: PulseView
+    rabi_amps: np.ndarray
+    rabi_p1: np.ndarray
+    rabi_p2: np.ndarray
 
 
 class PulseSimPanel(Panel):
@@ -73,12 +85,12 @@ class PulseSimPanel(Panel):
             bloch.add_trace(go.Scatter(name=name, x=[], y=[]))
         return [env, pops, rabi, bloch]
 
-    def compute(self, values: dict[str, Any]) -> tuple[PulseView, tuple]:
+    def compute(self, values: dict[str, Any]) -> PulseSimPanelView:
         config = PulseSimConfig.from_dict({**values, "mode": "pulse"})
-        return pulse_view(config), rabi_curve(config)
+        return PulseSimPanelView(pulse_view(config), *rabi_curve(config))
 
-    def draw(self, figures: list[Any], result: tuple[PulseView, tuple], values: dict[str, Any]) -> None:
-        view, (amps, p1, p2) = result
+    def draw(self, figures: list[Any], result: PulseSimPanelView, values: dict[str, Any]) -> None:
+        view, amps, p1, p2 = result.pulse, result.rabi_amps, result.rabi_p1, result.rabi_p2
         env, pops, rabi, bloch = figures
         t_samples = view.times_ns[:-1]
         env.data[0].x, env.data[0].y = t_samples, view.envelope.real
@@ -97,8 +109,8 @@ class PulseSimPanel(Panel):
             + (f", T1/T2 / {values['noise_scale']:g}" if values["noise_scale"] else "")
         )
 
-    def notes(self, result: tuple[PulseView, tuple], values: dict[str, Any]) -> str:
-        view = result[0]
+    def notes(self, result: PulseSimPanelView, values: dict[str, Any]) -> str:
+        view = result.pulse
         return (
             f"rotation {view.rotation_deg:.1f} deg; P(1) {view.p1:.4f}, leakage P(2) {view.p2:.2e}; "
             f"as an X gate: fidelity {view.fidelity_x:.5f}, as SX: {view.fidelity_sx:.5f}"

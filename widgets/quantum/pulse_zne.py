@@ -8,18 +8,28 @@ noise setting; ``zne_view``: the extrapolation at the chosen factors; ``sweep``:
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
 from workbench.quantum.pulse_zne.config import PulseZneConfig
 from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS
-from workbench.quantum.pulse_zne.study import FOLD_GRID, STRETCH_GRID, cached_sweep, sweep, zne_view
+from workbench.quantum.pulse_zne.study import FOLD_GRID, STRETCH_GRID, ZneView, cached_sweep, sweep, zne_view
 
 COLORS = {"folding": "#1f77b4", "stretching": "#d62728"}
+
+
+@dataclass(frozen=True)
+class PulseZnePanelView:
+    """What the panel draws at one setting: the config and the extrapolation of its cached sweep (``zne_view``;
+    None: no sweep for this noise scale yet, press *Compute sweep*)."""
+
+    config: PulseZneConfig
+    zne: ZneView | None
 
 
 class PulseZnePanel(Panel):
@@ -47,9 +57,10 @@ class PulseZnePanel(Panel):
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         super().__init__(static=static, **values)
-        self.compute_button = W.Button(description="Compute sweep", tooltip="E(lambda) for this noise scale")
-        self.progress = W.IntProgress(value=0, min=0, max=1, description="sweep", layout=W.Layout(width="320px"))
-        self.compute_button.on_click(lambda _: self.run_sweep())
+        self.action = Action(
+            self, "Compute sweep", self._sweep, label="sweep", tooltip="E(lambda) for this noise scale"
+        )
+        self.compute_button, self.progress = self.action.button, self.action.progress
 
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
         curve = go.Figure(layout=dict(title="E(lambda) and its extrapolation", height=360,
@@ -68,13 +79,13 @@ class PulseZnePanel(Panel):
         bars.add_trace(go.Bar(name="error", x=[], y=[]))
         return [curve, bars]
 
-    def compute(self, values: dict[str, Any]) -> tuple:
+    def compute(self, values: dict[str, Any]) -> PulseZnePanelView:
         config = PulseZneConfig.from_dict(values)
         data = cached_sweep(config)
-        return config, (zne_view(config, data) if data is not None else None)
+        return PulseZnePanelView(config, zne_view(config, data) if data is not None else None)
 
-    def draw(self, figures: list[Any], result: tuple, values: dict[str, Any]) -> None:
-        config, view = result
+    def draw(self, figures: list[Any], result: PulseZnePanelView, values: dict[str, Any]) -> None:
+        config, view = result.config, result.zne
         curve, bars = figures
         if view is None:
             for fig in (curve, bars):
@@ -104,8 +115,8 @@ class PulseZnePanel(Panel):
             f"({view.reduction:.1%} reduction; paper 54.1% average)"
         )
 
-    def notes(self, result: tuple, values: dict[str, Any]) -> str:
-        view = result[1]
+    def notes(self, result: PulseZnePanelView, values: dict[str, Any]) -> str:
+        view = result.zne
         if view is None:
             return "no cached sweep for this noise scale: press <b>Compute sweep</b>"
         return html.escape(
@@ -115,21 +126,12 @@ class PulseZnePanel(Panel):
 
     def run_sweep(self) -> None:
         """Compute the sweep at the current noise scale (progress bar), then redraw."""
-        config = PulseZneConfig.from_dict(self.values())
-        self.progress.value = 0
+        self.action.run()
 
-        def tick(done: int, total: int) -> None:
-            self.progress.max = total
-            self.progress.value = min(done, total)
-
-        try:
-            sweep(config, on_point=tick)
-        except ValueError as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-            return
-        self.redraw()
+    def _sweep(self, progress: Progress) -> None:
+        sweep(PulseZneConfig.from_dict(self.values()), on_point=progress)
 
     def widget(self) -> W.Widget:
         base = super().widget()
         n = len(self.figures)
-        return W.VBox([*base.children[:-n], W.HBox([self.compute_button, self.progress]), *base.children[-n:]])
+        return W.VBox([*base.children[:-n], self.action.widget(), *base.children[-n:]])

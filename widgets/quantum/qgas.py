@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
 from workbench.quantum.qgas.study import (
     CHEMICAL_ACCURACY,
     SEARCHERS,
@@ -50,9 +50,9 @@ class QgasPanel(Panel):
         # behind the button
         self.requested: set[str] = {values.get("problem", QgasViewConfig().problem)}
         super().__init__(static=static, **values)
-        self.button = W.Button(description="run search", tooltip="run every searcher on this problem (10-60 s)")
-        self.progress = W.IntProgress(value=0, min=0, max=1, description="search", layout=W.Layout(width="300px"))
-        self.button.on_click(lambda _: self.run_search())
+        self.action = Action(self, "run search", self._search, label="search",
+                             tooltip="run every searcher on this problem (10-60 s)")  # fmt: skip
+        self.button, self.progress = self.action.button, self.action.progress
 
     def prepare_controls(self, initial: dict[str, Any]) -> None:
         slider = self.controls["iteration"]
@@ -239,21 +239,13 @@ class QgasPanel(Panel):
     # ---- the search behind the button -------------------------------------------------------------
     def run_search(self) -> None:
         """Compute the current problem's comparison (every searcher, references, noise) with progress."""
+        self.action.run()
+
+    def _search(self, progress: Progress) -> None:
         values = self.values()
-        self.progress.value = 0
-
-        def step(done: int, total: int) -> None:
-            self.progress.max = total
-            self.progress.value = done
-
-        try:
-            compare(values["problem"], iterations=values["iterations"], on_step=step)
-        except ValueError as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-            return
+        compare(values["problem"], iterations=values["iterations"], on_step=progress)
         self.requested.add(values["problem"])
-        self.redraw()
 
     def widget(self) -> W.Widget:
         box = super().widget()
-        return W.VBox([*box.children[:-3], W.HBox([self.button, self.progress]), *box.children[-3:]])
+        return W.VBox([*box.children[:-3], self.action.widget(), *box.children[-3:]])

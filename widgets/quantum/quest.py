@@ -11,7 +11,6 @@ Figures: (a) PST vs noise scale and vs width, (b) predicted vs true PST on the c
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any
 
@@ -21,7 +20,7 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
 from widgets.quantum.quest_figures import (
     MODEL_COLORS,
     MODEL_DASH,
@@ -69,14 +68,15 @@ class QuestPanel(Panel):
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         self.simulated: dict[PointKey, float] = {}  # points simulated in this panel (shown as aer markers)
         self._depth_memory = {"random": 40, "algorithm": 1}
-        self.simulate_button = W.Button(
-            description="simulate with qiskit-aer",
+        self.action = Action(
+            self,
+            "simulate with qiskit-aer",
+            self._simulate,
+            label="aer",
             button_style="primary",
             tooltip="density-matrix PST of every point on the curves (memoised)",
-            layout=W.Layout(width="220px"),
         )
-        self.progress = W.IntProgress(value=0, min=0, max=1, description="aer", layout=W.Layout(width="300px"))
-        self.simulate_button.on_click(lambda _: self.simulate())
+        self.simulate_button, self.progress = self.action.button, self.action.progress
         family = values.get("family", QuestViewConfig.__dataclass_fields__["family"].default)
         self.options = {"noise_scale": SCALES, "depth": depth_options(family)}
         super().__init__(static=static, **values)
@@ -363,20 +363,17 @@ class QuestPanel(Panel):
     # ---- aer on demand ----------------------------------------------------------------------------------------
     def simulate(self) -> None:
         """Simulate every point of the current curves with qiskit-aer (memoised), with a progress bar; redraw."""
-        try:
-            view = self.compute(self.values())
-        except (ValueError, FileNotFoundError) as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-            return
+        self.action.run()
+
+    def _simulate(self, progress: Progress) -> None:
+        view = self.compute(self.values())
         todo = [k for k in view.keys if k not in self.simulated]
-        self.progress.max, self.progress.value = max(len(todo), 1), 0
-        self.simulated.update(simulate_points(todo, on_step=lambda i: setattr(self.progress, "value", i)))
-        self.progress.max = self.progress.value = max(len(todo), 1)
-        self.redraw()
+        progress(0, len(todo))
+        self.simulated.update(simulate_points(todo, on_step=progress))
 
     def widget(self) -> W.Widget:
         box = super().widget()
-        return W.VBox([*box.children[:3], W.HBox([self.simulate_button, self.progress]), *box.children[3:]])
+        return W.VBox([*box.children[:3], self.action.widget(), *box.children[3:]])
 
     def static_figures(self) -> list[go.Figure]:
         """Slider frames only on the figures that depend on the noise scale (the sweep and the device map)."""

@@ -11,14 +11,22 @@ figures.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as W
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from widgets.base import Panel
-from workbench.quantum.robuststate.study import RobustStateViewConfig, panel_view, train, trained_run
+from widgets.base import Action, Panel, Progress
+from workbench.quantum.robuststate.study import (
+    PanelView,
+    RobustStateViewConfig,
+    RunRecord,
+    panel_view,
+    train,
+    trained_run,
+)
 
 COLORS = {
     "robuststate": "#d62728",
@@ -37,6 +45,16 @@ LABELS = {
 MACHINE_METHODS = ("robuststate", "parameter-shift", "spsa", "bo")
 
 
+@dataclass(frozen=True)
+class RobustStatePanelView:
+    """What the panel draws at one setting: the view config, the study's ``panel_view`` (cached curves, cost
+    MODEL, the error draw) and the run of this setting if trained (``trained_run``; None: not trained yet)."""
+
+    config: RobustStateViewConfig
+    view: PanelView
+    mine: RunRecord | None
+
+
 class RobustStatePanel(Panel):
     """Device, target, width, method, coherent-error strength, shots, budget; train on a button."""
 
@@ -46,14 +64,15 @@ class RobustStatePanel(Panel):
     static_slider = ("device", ("fake_geneva", "fake_hanoi", "fake_lagos", "fake_nairobi", "fake_perth"))
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
-        self.train_button = W.Button(
-            description="train this setting",
+        self.action = Action(
+            self,
+            "train this setting",
+            self._train,
+            label="training",
             button_style="primary",
             tooltip="pre-train noiselessly, then fine-tune on the machine with the chosen method and budget",
-            layout=W.Layout(width="200px"),
         )
-        self.progress = W.FloatProgress(value=0, min=0, max=1, description="training", layout=W.Layout(width="320px"))
-        self.train_button.on_click(lambda _: self.train())
+        self.train_button, self.progress = self.action.button, self.action.progress
         super().__init__(static=static, **values)
 
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
@@ -89,13 +108,13 @@ class RobustStatePanel(Panel):
         machine.update_layout(height=340)
         return [curves, cost, machine]
 
-    def compute(self, values: dict[str, Any]) -> Any:
+    def compute(self, values: dict[str, Any]) -> RobustStatePanelView:
         cfg = RobustStateViewConfig.from_dict(values)
         view = panel_view(cfg.device, cfg.target, cfg.qubits, cfg.coherent_strength, cfg.shots, cfg.budget, 16)
-        return cfg, view, trained_run(cfg.run_config())
+        return RobustStatePanelView(cfg, view, trained_run(cfg.run_config()))
 
-    def draw(self, figures: list[Any], result: Any, values: dict[str, Any]) -> None:
-        cfg, view, mine = result
+    def draw(self, figures: list[Any], result: RobustStatePanelView, values: dict[str, Any]) -> None:
+        cfg, view, mine = result.config, result.view, result.mine
         curves, cost, machine = figures
         for i, m in enumerate(MACHINE_METHODS):
             x, y = view.curves.get(m, ([], []))
@@ -131,8 +150,8 @@ class RobustStatePanel(Panel):
             f"the machine's coherent errors (seeded draw x {cfg.coherent_strength:g}) on {cfg.device}"
         )
 
-    def notes(self, result: Any, values: dict[str, Any]) -> str:
-        cfg, view, mine = result
+    def notes(self, result: RobustStatePanelView, values: dict[str, Any]) -> str:
+        view, mine = result.view, result.mine
         ratio = view.cost["parameter-shift"] / max(view.cost["robuststate"], 1)
         text = f"parameter shift costs {ratio:.0f}x RobustState per step (MODEL)"
         if mine is not None:
@@ -146,20 +165,11 @@ class RobustStatePanel(Panel):
 
     def train(self) -> None:
         """Train the current setting (memoised in the study) with a progress bar, then redraw."""
-        try:
-            cfg = RobustStateViewConfig.from_dict(self.values()).run_config()
-        except ValueError as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-            return
-        self.progress.value = 0
-        try:
-            train(cfg, progress=lambda f: setattr(self.progress, "value", f))
-        except ValueError as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-            return
-        self.progress.value = 1
-        self.redraw()
+        self.action.run()
+
+    def _train(self, progress: Progress) -> None:
+        train(RobustStateViewConfig.from_dict(self.values()).run_config(), progress=progress)
 
     def widget(self) -> W.Widget:
         box = super().widget()
-        return W.VBox([*box.children[:-4], W.HBox([self.train_button, self.progress]), *box.children[-4:]])
+        return W.VBox([*box.children[:-4], self.action.widget(), *box.children[-4:]])

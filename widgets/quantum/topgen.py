@@ -13,7 +13,7 @@ from typing import Any
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
 from workbench.quantum.calibration import load_calibration
 from workbench.quantum.topgen.model import LABEL
 from workbench.quantum.topgen.study import (
@@ -46,15 +46,14 @@ class TopgenPanel(Panel):
             current = device.value
             device.options = list(panel_devices())
             device.value = current
-        self.train_button = W.Button(
-            description="Train (QNN task)",
+        self.action = Action(
+            self,
+            "Train (QNN task)",
+            self._train,
+            label="train",
             tooltip="train TopGen, HEA and QuantumNAS-style QNNs and evaluate under noise",
         )
-        self.progress = W.FloatProgress(
-            value=0.0, min=0.0, max=1.0, description="train", layout=W.Layout(width="300px")
-        )
-        self.stage = W.HTML()
-        self.train_button.on_click(lambda _: self.train())
+        self.train_button, self.progress, self.stage = self.action.button, self.action.progress, self.action.stage
 
     def prepare_controls(self, initial: dict[str, Any]) -> None:
         if not self.static:  # the live sliders redraw from memory; a report draws one setting
@@ -205,24 +204,15 @@ class TopgenPanel(Panel):
     # ---- training on demand ---------------------------------------------------------------------------
     def train(self) -> None:
         """Run (or load) the QNN task for the current setting with a progress bar, then redraw."""
-        self.progress.value = 0.0
-        try:
-            config = default_task_config(TopgenViewConfig.from_dict(self.values()))
+        self.action.run()
 
-            def step(fraction: float, stage: str) -> None:
-                self.progress.value = fraction
-                self.stage.value = stage
-
-            cached_task(config, compute=True, progress=step)
-        except ValueError as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {exc}</span>'
-            return
-        self.progress.value = 1.0
-        self.redraw()
+    def _train(self, progress: Progress) -> None:
+        config = default_task_config(TopgenViewConfig.from_dict(self.values()))
+        cached_task(config, compute=True, progress=lambda fraction, stage: progress(fraction, label=stage))
 
     def widget(self) -> W.Widget:
         box = super().widget()
-        return W.VBox([*box.children[:2], W.HBox([self.train_button, self.progress, self.stage]), *box.children[2:]])
+        return W.VBox([*box.children[:2], self.action.widget(), *box.children[2:]])
 
 
 def device_qubits(name: str) -> int:

@@ -14,7 +14,7 @@ import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
 from widgets.live_figure import side_by_side
 from workbench.recsys.fiited.config import FiitedViewConfig
 from workbench.recsys.fiited.study import (
@@ -52,14 +52,15 @@ class FiitedPanel(Panel):
 
     def __init__(self, *, static: bool | None = None, **values: Any) -> None:
         super().__init__(static=static, **values)
-        self.run_button = W.Button(
-            description="Run sweep",
+        self.action = Action(
+            self,
+            "Run sweep",
+            self._sweep,
+            total=len(PANEL_BUDGETS) * len(PANEL_SEEDS) * len(METHODS),
+            label="runs",
             tooltip="train every method at every budget and seed for the current data set and schedule (cached)",
         )
-        self.progress = W.IntProgress(
-            value=0, min=0, max=len(PANEL_BUDGETS) * len(PANEL_SEEDS) * len(METHODS), description="runs"
-        )
-        self.run_button.on_click(lambda _: self.run_sweep())
+        self.run_button, self.progress = self.action.button, self.action.progress
 
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
         curve = go.Figure(
@@ -195,17 +196,10 @@ class FiitedPanel(Panel):
 
     def run_sweep(self) -> None:
         """Train the sweep for the current view (memoised in the study) and redraw."""
-        self.progress.value = 0
+        self.action.run()
 
-        def step() -> None:
-            self.progress.value += 1
-
-        try:
-            panel_sweep(FiitedViewConfig.from_dict(self.values()), on_run=step)
-        except ValueError as exc:
-            self.status.value = f'<span style="color:#b00020">&#9888; {html.escape(str(exc))}</span>'
-            return
-        self.redraw()
+    def _sweep(self, progress: Progress) -> None:
+        panel_sweep(FiitedViewConfig.from_dict(self.values()), on_run=progress.advance)
 
     def widget(self) -> W.Widget:
         header = W.HTML(f"<b>{html.escape(self.title)}</b>")
@@ -214,7 +208,7 @@ class FiitedPanel(Panel):
             [
                 header,
                 controls,
-                W.HBox([self.run_button, self.progress]),
+                self.action.widget(),
                 self.status,
                 self.views[0],
                 side_by_side(self.figures[1], self.figures[2]),

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from widgets.base import Panel
+from widgets.base import Action, Panel, Progress
 from widgets.solvers.refloat_figures import (
     BLOCK_COLORBAR_X,
     BLOCK_SPACING,
@@ -58,13 +58,16 @@ class RefloatPanel(Panel):
         self.sweep: Sweep | None = None
         super().__init__(static=static, **values)
         self._matrix_dropdown()
-        self.run_button = W.Button(
-            description="Run (e_m, f_m) sweep",
+        self.action = Action(
+            self,
+            "Run (e_m, f_m) sweep",
+            self._sweep,
+            done=self._draw_sweep,
+            total=len(PANEL_SWEEP_E) * len(PANEL_SWEEP_F),
+            label="sweep",
             tooltip="ReFloat over the matrix's bits at the current vector bits (one solve per cell)",
-            layout=W.Layout(width="auto"),
         )
-        self.progress = W.IntProgress(value=0, min=0, max=len(PANEL_SWEEP_E) * len(PANEL_SWEEP_F), description="sweep")
-        self.run_button.on_click(lambda _: self.run_sweep())
+        self.run_button, self.progress = self.action.button, self.action.progress
         self.show_formats = {
             name: W.Checkbox(value=True, description=name, indent=False, layout=W.Layout(width="150px"))
             for name in FORMATS
@@ -249,7 +252,7 @@ class RefloatPanel(Panel):
             state = (
                 f"{run.iterations} its"
                 if run.converged
-                else f"<b style='color:#b00020'>{run.status}</b> after {run.iterations}"
+                else f"<b style='color:#b00020'>{html.escape(run.status)}</b> after {run.iterations}"
             )
             parts.append(
                 f"{html.escape(run.format.label)}: {state}"
@@ -263,13 +266,15 @@ class RefloatPanel(Panel):
     # ---- heavy: the sweep ------------------------------------------------------------------------------------
     def run_sweep(self) -> Sweep:
         """ReFloat over (e_m, f_m) in the study's panel grid at the current vector bits; fills the sweep figure."""
+        self.action.run()
+        return self.sweep
+
+    def _sweep(self, progress: Progress) -> tuple[RefloatConfig, Sweep]:
         config = RefloatConfig.from_dict(self.values())
-        self.progress.value = 0
+        return config, sweep_config(config, e_values=PANEL_SWEEP_E, f_values=PANEL_SWEEP_F, on_cell=progress.advance)
 
-        def step() -> None:
-            self.progress.value += 1
-
-        self.sweep = sweep_config(config, e_values=PANEL_SWEEP_E, f_values=PANEL_SWEEP_F, on_cell=step)
+    def _draw_sweep(self, result: tuple[RefloatConfig, Sweep]) -> None:
+        config, self.sweep = result
         built = sweep_figure(
             self.sweep,
             title=f"{config.matrix}: ReFloat over the matrix's (e_m, f_m), vectors ({config.e_v}, "
@@ -281,7 +286,6 @@ class RefloatPanel(Panel):
                 mine.z, mine.x, mine.y, mine.text = theirs.z, theirs.x, theirs.y, theirs.text
                 mine.hovertemplate = theirs.hovertemplate
             fig.layout.title.text = built.layout.title.text
-        return self.sweep
 
     def widget(self) -> W.Widget:
         header = W.HTML(f"<b>{html.escape(self.title)}</b>")
@@ -295,7 +299,7 @@ class RefloatPanel(Panel):
                 self.status,
                 toggles,
                 *self.views[:4],
-                W.HBox([self.run_button, self.progress]),
+                self.action.widget(),
                 self.views[4],
                 formula,
             ]

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.quantum.calibration import DeviceCalibration, calibration_subset, fake_backend, load_calibration
+from workbench.quantum.calibration import DeviceCalibration, calibration_subset
+from workbench.quantum.device import Device, get_device
 
 __all__ = [
     "ghz",
@@ -126,20 +127,24 @@ class DeviceCircuit:
     calibration: DeviceCalibration
 
 
-def transpile_to_device(circuit: Any, device: str, *, seed: int = 0, optimization_level: int = 1) -> DeviceCircuit:
-    """Transpile ``circuit`` to ``device`` (its basis, coupling map and noise-aware layout) and compact it.
+def transpile_to_device(
+    circuit: Any, device: str | Device, *, seed: int = 0, optimization_level: int = 1
+) -> DeviceCircuit:
+    """Transpile ``circuit`` to ``device`` (a :class:`~workbench.quantum.device.Device` or its name; its basis,
+    coupling map and noise-aware layout) and compact it.
 
     Raises ValueError when the circuit is wider than the device.
     """
     from qiskit import transpile
 
-    cal = load_calibration(device)
+    dev = get_device(device)
+    cal = dev.calibration
     if circuit.num_qubits > cal.num_qubits:
         raise ValueError(
             f"circuit has {circuit.num_qubits} qubits but device {cal.name} has {cal.num_qubits}: "
             f"valid widths are 1..{cal.num_qubits}"
         )
-    tq = transpile(circuit, backend=fake_backend(device), seed_transpiler=seed, optimization_level=optimization_level)
+    tq = transpile(circuit, backend=dev.backend, seed_transpiler=seed, optimization_level=optimization_level)
     small, physical = compact(tq)
     return DeviceCircuit(small, physical, calibration_subset(cal, physical))
 

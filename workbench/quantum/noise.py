@@ -31,13 +31,21 @@ import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from workbench.quantum import channels as ch
 from workbench.quantum.calibration import DeviceCalibration, load_calibration
 from workbench.quantum.gates import GATES, VIRTUAL_GATES, gate_matrix
+
+
+class _HasCalibration(Protocol):
+    """A :class:`~workbench.quantum.device.Device` as this module sees it (device.py imports this module)."""
+
+    @property
+    def calibration(self) -> DeviceCalibration: ...
+
 
 __all__ = ["NoiseSpec", "IDEAL", "device_depolarizing_parameter", "NOISY_GATES"]
 
@@ -146,15 +154,21 @@ class NoiseSpec:
     @classmethod
     def device(
         cls,
-        name: str | DeviceCalibration,
+        name: str | _HasCalibration | DeviceCalibration,
         *,
         scale: float = 1.0,
         scale_relaxation: bool = True,
         readout: bool = True,
         strict: bool = True,
     ) -> NoiseSpec:
-        """A device snapshot (name such as ``fake_jakarta``, or a :class:`DeviceCalibration`) times ``scale``."""
-        cal = name if isinstance(name, DeviceCalibration) else load_calibration(name)
+        """A device snapshot (name such as ``fake_jakarta``, a :class:`~workbench.quantum.device.Device` or a
+        :class:`DeviceCalibration`) times ``scale``."""
+        if isinstance(name, DeviceCalibration):
+            cal = name
+        elif isinstance(name, str):  # a name: resolved by the loader the Device itself uses
+            cal = load_calibration(name)
+        else:  # a Device (not imported here: device.py builds NoiseSpecs)
+            cal = name.calibration
         return cls(calibration=cal, scale=scale, scale_relaxation=scale_relaxation, readout=readout, strict=strict)
 
     def replace(self, **changes: Any) -> NoiseSpec:

@@ -44,7 +44,7 @@ def _diff(a, b) -> float:
 def _merged(results) -> dict[str, torch.Tensor]:
     out = {}
     for r in results:
-        out.update(r["params"])
+        out.update(r.params)
     return out
 
 
@@ -57,7 +57,7 @@ def test_k1_equals_full_graph_training(cora, kind, workers):
     assert set(params) == set(full.params)
     assert _diff(params, full.params) <= 1e-12
     expected = gnnpipe_bytes(cora.n, workers, spec.message_width, 8)
-    assert [sum(r["sent"][e] for r in results) for e in range(TRAIN.epochs)] == [expected] * TRAIN.epochs
+    assert [sum(r.sent[e] for r in results) for e in range(TRAIN.epochs)] == [expected] * TRAIN.epochs
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_pipeline_equals_the_schedule_reference(cora, kind, workers, chunks, ord
     full = train_full(cora, spec, TRAIN).params  # staleness really changes the result (the check can fail)
     assert _diff(params, full) > 1e-6
     expected = gnnpipe_bytes(cora.n, workers, spec.message_width, 8)
-    assert all(sum(r["sent"][e] for r in results) == expected for e in range(TRAIN.epochs))
+    assert all(sum(r.sent[e] for r in results) == expected for e in range(TRAIN.epochs))
 
 
 @pytest.mark.parametrize("kind, workers, method", [("gcnii", 2, "metis"), ("gcn", 3, "random")])
@@ -90,13 +90,13 @@ def test_graph_parallel_equals_full_graph_training(cora, kind, workers, method):
     cut = make_cut(cora.indptr, cora.indices, workers, method, 1)
     data = permuted(cora, cut.order)
     results = run_workers(graph_parallel_worker, workers, data, spec, TRAIN, cut.bounds, timeout_s=120)
-    assert _diff(results[0]["params"], full.params) <= 1e-12
+    assert _diff(results[0].params, full.params) <= 1e-12
     for r in results[1:]:
-        assert _diff(r["params"], results[0]["params"]) == 0.0
+        assert _diff(r.params, results[0].params) == 0.0
     halo = halo_pairs(data.indptr, data.indices, cut.bounds)
     pbytes = sum(v.numel() for v in full.params.values()) * 8
     expected = graph_parallel_bytes(halo, spec.layers, spec.hidden, 8, pbytes, workers)
-    assert [sum(r["sent"][e] for r in results) for e in range(TRAIN.epochs)] == [expected] * TRAIN.epochs
+    assert [sum(r.sent[e] for r in results) for e in range(TRAIN.epochs)] == [expected] * TRAIN.epochs
 
 
 @pytest.mark.parametrize("kind, stages, parts", [("gcnii", 2, 2)])
@@ -112,8 +112,8 @@ def test_hybrid_equals_full_graph_training_and_bytes_equal_the_model(cora, kind,
     assert _diff(params, full.params) <= 1e-12
     for s in range(stages):  # the G ranks of a stage hold the same parameters after the same all-reduced step
         for g in range(1, parts):
-            assert _diff(results[s * parts + g]["params"], results[s * parts]["params"]) == 0.0
+            assert _diff(results[s * parts + g].params, results[s * parts].params) == 0.0
     halo = halo_pairs(data.indptr, data.indices, cut.bounds)
     pbytes = [c * 8 for c in stage_param_counts(spec, stages)]
     expected = hybrid_bytes(cora.n, stages, parts, halo, spec.layers, spec.hidden, spec.message_width, 8, pbytes)
-    assert [sum(r["sent"][e] for r in results) for e in range(TRAIN.epochs)] == [expected] * TRAIN.epochs
+    assert [sum(r.sent[e] for r in results) for e in range(TRAIN.epochs)] == [expected] * TRAIN.epochs

@@ -9,9 +9,10 @@ import math
 import pytest
 
 from workbench.claims import evaluate
+from workbench.cluster import ClusterSpec
 from workbench.llm.dawnpiper.claims import CLAIMS, plan_at
 from workbench.llm.dawnpiper.config import DawnpiperConfig
-from workbench.llm.dawnpiper.costs import Hardware
+from workbench.llm.dawnpiper.costs import StageBudget
 from workbench.llm.dawnpiper.costs import evaluate as evaluate_cuts
 from workbench.llm.dawnpiper.feasibility import partition_peaks, stage_peak
 from workbench.llm.dawnpiper.generate import generate_graph
@@ -21,8 +22,9 @@ from workbench.llm.gpt import GPTShape
 #: 1 block, d = 4, 2 tokens, vocabulary 8; fp64 everything (as the traced GPT): 16 units, the head is 13..15
 TINY = generate_graph(GPTShape(layers=1, hidden=4, heads=1, seq=2, vocab=8), 1, flops_per_s=1e9,
                       hbm_bytes_per_s=1e9, elem_bytes=8, stat_bytes=8, param_elem_bytes=8)  # fmt: skip
-HW = Hardware(memory_bytes=1e9, pcie_bytes_per_s=1e9, link_bytes_per_s=1e9, state_bytes_per_param=32,
-              weight_bytes_per_param=8)  # fmt: skip
+#: a toy GPU: 1 GB/s PCIe and stage link, no latency
+TOY = ClusterSpec(pcie_bw_gbps=1.0, intra_node_bw_gbps=1.0, intra_node_latency_us=0.0)
+HW = StageBudget(memory_bytes=1e9, cluster=TOY, state_bytes_per_param=32, weight_bytes_per_param=8)
 
 
 def test_fit_counts_logits_and_loss_buffer_by_hand() -> None:
@@ -43,8 +45,7 @@ def test_fit_counts_logits_and_loss_buffer_by_hand() -> None:
 
 def test_a_swapped_tensor_is_on_the_device_until_it_is_saved() -> None:
     # a budget that forces the head stage to swap or recompute: whatever leaves, it existed when made
-    tight = Hardware(memory_bytes=1280 + 200, pcie_bytes_per_s=1e9, link_bytes_per_s=1e9, state_bytes_per_param=32,
-                     weight_bytes_per_param=8)  # fmt: skip
+    tight = StageBudget(memory_bytes=1280 + 200, cluster=TOY, state_bytes_per_param=32, weight_bytes_per_param=8)
     head = evaluate_cuts(TINY, [13], tight, micro_batches=2).stages[1]
     assert head.feasible and head.swap_bytes + head.recompute_bytes > 0 and head.peak_bytes <= 1480
     assert stage_peak(TINY, head).total == 1728  # the plan moves bytes after the loss; its forward peak stays

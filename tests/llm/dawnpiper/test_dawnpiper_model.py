@@ -7,13 +7,13 @@ import math
 
 import pytest
 
-from workbench.llm.dawnpiper.config import DawnpiperConfig
+from workbench.llm.dawnpiper.config import A100, DawnpiperConfig
 from workbench.llm.dawnpiper.costs import StageCache
-from workbench.llm.dawnpiper.model import PARTITIONERS, max_batch, paper_graph, paper_hardware, run_partitioner
+from workbench.llm.dawnpiper.model import PARTITIONERS, max_batch, paper_budget, paper_graph, run_partitioner
 from workbench.llm.dawnpiper.study import paper_point
 from workbench.llm.gpt import PAPER_SHAPES, flops_per_token, param_count
 
-HW = paper_hardware(40, 25, 300, 5, 125)
+HW = paper_budget(40, A100, 125)  # A100 40 GB, PCIe 25 GB/s, NVLink 300 GB/s and 5 us, 125 GB host
 
 
 @pytest.mark.parametrize("model", ["gpt-1.3b", "gpt-13b"])

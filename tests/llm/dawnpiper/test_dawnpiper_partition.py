@@ -9,9 +9,10 @@ import itertools
 import numpy as np
 import pytest
 
+from workbench.cluster import ClusterSpec
 from workbench.llm.dawnpiper.balance import activation_table, min_max_cuts
 from workbench.llm.dawnpiper.config import DawnpiperConfig
-from workbench.llm.dawnpiper.costs import Hardware, StageCache
+from workbench.llm.dawnpiper.costs import StageBudget, StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition
 from workbench.llm.dawnpiper.generate import generate_graph
 from workbench.llm.dawnpiper.reference import exhaustive
@@ -52,8 +53,8 @@ def test_min_max_dp_equals_brute_force(seed: int) -> None:
 @pytest.mark.parametrize("stages,memory", [(2, 1e9), (3, 120e3), (3, 100e3), (4, 90e3)])
 def test_dawnpiper_against_exhaustive(stages: int, memory: float) -> None:
     g = GRAPH
-    hw = Hardware(memory_bytes=memory, pcie_bytes_per_s=1e8, link_bytes_per_s=1e9, state_bytes_per_param=32,
-                  weight_bytes_per_param=8)  # fmt: skip
+    hw = StageBudget(memory_bytes=memory, cluster=ClusterSpec(pcie_bw_gbps=0.1, intra_node_bw_gbps=1.0, intra_node_latency_us=0.0), state_bytes_per_param=32,
+                     weight_bytes_per_param=8)  # fmt: skip
     ours, account = dawnpiper_partition(StageCache(g, stages, 6, hw, "1f1b"))
     best = exhaustive(StageCache(g, stages, 6, hw, "1f1b"))
     assert ours.iteration_s >= best.iteration_s * (1 - 1e-12)  # the oracle is never beaten
@@ -65,8 +66,8 @@ def test_dawnpiper_against_exhaustive(stages: int, memory: float) -> None:
 
 def test_memory_plan_fits_and_pipedream_stashes_weights() -> None:
     g = GRAPH
-    hw = Hardware(memory_bytes=100e3, pcie_bytes_per_s=1e6, link_bytes_per_s=1e9, state_bytes_per_param=32,
-                  weight_bytes_per_param=8)  # fmt: skip
+    hw = StageBudget(memory_bytes=100e3, cluster=ClusterSpec(pcie_bw_gbps=0.001, intra_node_bw_gbps=1.0, intra_node_latency_us=0.0), state_bytes_per_param=32,
+                     weight_bytes_per_param=8)  # fmt: skip
     part, _ = dawnpiper_partition(StageCache(g, 3, 5, hw, "1f1b"))
     for s in part.stages:
         assert s.peak_bytes <= hw.memory_bytes and s.in_flight == min(3 - s.stage, 5)
@@ -90,8 +91,8 @@ def test_config_refusals_name_the_parameter() -> None:
 def test_interval_restricted_oracle_and_the_slice_sweep() -> None:
     from workbench.llm.dawnpiper.study import theorem_sweep_slice
 
-    hw = Hardware(memory_bytes=100e3, pcie_bytes_per_s=1e6, link_bytes_per_s=1e9, state_bytes_per_param=32,
-                  weight_bytes_per_param=8)  # fmt: skip
+    hw = StageBudget(memory_bytes=100e3, cluster=ClusterSpec(pcie_bw_gbps=0.001, intra_node_bw_gbps=1.0, intra_node_latency_us=0.0), state_bytes_per_param=32,
+                     weight_bytes_per_param=8)  # fmt: skip
     cache = StageCache(GRAPH, 3, 5, hw, "1f1b")
     best = exhaustive(cache)
     inside = exhaustive(cache, [(c, c) for c in best.cuts])

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from workbench.cluster import ClusterSpec
 from workbench.llm.dawnpiper.check import run_check
 from workbench.llm.dawnpiper.config import DawnpiperConfig
-from workbench.llm.dawnpiper.costs import Hardware, StageCache
+from workbench.llm.dawnpiper.costs import StageBudget, StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition
 from workbench.llm.dawnpiper.study import traced
 
@@ -32,8 +33,8 @@ def test_pipeline_equals_single_process(
 ) -> None:
     t, g = traced(DawnpiperConfig(**gpt, dtype=dtype))
     elem = 8 if dtype == "float64" else 4
-    hw = Hardware(memory_bytes=memory, pcie_bytes_per_s=pcie, link_bytes_per_s=1e9, state_bytes_per_param=4 * elem,
-                  weight_bytes_per_param=elem)  # fmt: skip
+    hw = StageBudget(memory_bytes=memory, cluster=ClusterSpec(pcie_bw_gbps=pcie / 1e9, intra_node_bw_gbps=1.0, intra_node_latency_us=0.0), state_bytes_per_param=4 * elem,
+                     weight_bytes_per_param=elem)  # fmt: skip
     part, _ = dawnpiper_partition(StageCache(g, stages, micro_batches, hw, schedule))
     assert part.feasible
     assert sum(len(s.swap) + len(s.recompute) for s in part.stages) > 0  # the budget forces memory management

@@ -9,7 +9,7 @@ import pytest
 from workbench.llm.dawnpiper.config import DawnpiperConfig
 from workbench.llm.dawnpiper.generate import generate_graph
 from workbench.llm.dawnpiper.runner import run
-from workbench.llm.dawnpiper.study import hardware_of, traced
+from workbench.llm.dawnpiper.study import budget_of, traced
 from workbench.llm.gpt import GPTConfig
 
 pytestmark = pytest.mark.slow
@@ -37,7 +37,7 @@ def test_partition_mode_json_and_exhaustive_gap() -> None:
     assert names == ["compute-balanced", "memory-balanced", "pipedream", "vpipe", "dawnpiper"]
     assert set(out["partitioners"][0]) >= {"name", "cuts", "stage_peak_bytes", "iteration_seconds", "max_batch"}
     assert out["exhaustive"] is not None and out["exhaustive"]["dawnpiper_gap"] >= -1e-12
-    assert hardware_of(DawnpiperConfig()).state_bytes_per_param == 32  # fp64: weight, gradient, Adam m and v
+    assert budget_of(DawnpiperConfig()).state_bytes_per_param == 32  # fp64: weight, gradient, Adam m and v
 
 
 def test_budget_below_one_micro_batch_is_refused() -> None:

@@ -1,8 +1,8 @@
-"""SRT tests decode a tiny policy: one torch thread (see workbench.llm.srt.threads), restored after each test."""
+"""SRT tests decode a tiny policy: one torch thread (see workbench.threads), restored after each test."""
 
 import pytest
 
-from workbench.llm.srt.threads import one_thread
+from workbench.threads import one_thread
 
 
 @pytest.fixture(autouse=True)

@@ -25,10 +25,10 @@ def test_claims_are_declared_with_existing_evidence():
 
 
 def test_model_claims_are_the_calibrated_models():
-    hw = m.calibrate_overhead()
+    eff = m.calibrate_overhead()
     t = m.TABLE1_GEN_S
-    a = m.calibrate_acceptance(t["baseline"]["grpo"] / t["srt"]["grpo"], m.WORKLOADS["grpo"], 24, hw)
-    want = m.speedup(m.WORKLOADS["ppo"], m.Drafting(24, a), hw=hw)["speedup"]
+    a = m.calibrate_acceptance(t["baseline"]["grpo"] / t["srt"]["grpo"], m.WORKLOADS["grpo"], 24, eff)
+    want = m.speedup(m.WORKLOADS["ppo"], m.Drafting(24, a), eff=eff)["speedup"]
     c = BY_KEY["gen_speedup_ppo"]
     assert c.measure(**c.settings).value == pytest.approx(want, rel=1e-9)
     d = BY_KEY["suffix_slower_on_dapo"]

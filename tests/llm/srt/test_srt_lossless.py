@@ -26,13 +26,14 @@ from workbench.llm.srt.decode import (
     uniforms_for,
     verify_forward,
 )
-from workbench.llm.srt.drafters import DRAFTERS, DraftBudget, make_drafter
+from workbench.llm.srt.drafters import DRAFTERS, DraftBudget, Drafter, make_drafter
 from workbench.llm.srt.reference import (
     plain_decode,
     sequence_probs,
     tree_attention_loop,
     tree_logits_by_paths,
 )
+from workbench.llm.srt.sampling import draw, draw_many, processed_probs
 from workbench.llm.srt.suffix_tree import Draft, SuffixTree
 from workbench.llm.srt.tree_attention import tree_mask, tree_positions
 
@@ -134,6 +135,41 @@ def test_tree_verification_forward_equals_a_plain_forward_per_branch():
     torch.testing.assert_close(logits, tree_logits_by_paths(model, prefix, tokens, PARENTS), atol=1e-9, rtol=1e-9)
 
 
+def test_vectorised_draw_equals_draw():
+    """The chi-square sampler draws all rows at once with draw_many; the engine draws one token with draw."""
+    g = torch.Generator().manual_seed(3)
+    logits = torch.randn(5, 9, generator=g, dtype=torch.float64)
+    u = torch.cat([torch.rand(200, generator=g, dtype=torch.float64), torch.tensor([0.0, 1.0 - 2**-53])])
+    for probs in (processed_probs(logits, 0.7, top_p=0.8, top_k=5), processed_probs(logits, 1.0)):
+        for row in probs:
+            assert draw_many(row, u).tolist() == [draw(row, float(x)) for x in u]
+
+
+class _TreeDrafter(Drafter):
+    """Drafts from a fixed suffix tree (no online update): the engine's view of the chi-square test's proposer."""
+
+    def __init__(self, propose) -> None:
+        self._propose = propose
+
+    def propose(self, seq, context, limit):
+        return self._propose(list(context), limit)
+
+
+def _chi2_setup(width):
+    model = _model(vocab=4, seed=5, hidden=16)
+    with torch.no_grad():
+        model.head.lm.weight.mul_(30.0)  # peaked, so that drafts are often (not always) accepted
+    tree = SuffixTree(8)
+    rng = torch.Generator().manual_seed(1)
+    for i in range(6):  # drafts from a few (biased) past rollouts
+        tree.extend(i, torch.randint(0, 4, (6,), generator=rng).tolist() if i % 2 else [1, 2, 3, 3, 0, 1])
+
+    def propose(ctx, limit):
+        return tree.speculate(ctx, max_spec=limit, spec_factor=4.0, min_prob=0.0, tree_width=width)
+
+    return model, propose
+
+
 CHI2 = [
     ("chain", 0, Sampling(temperature=1.0, max_new=4, eos=99)),
     ("tree", 2, Sampling(temperature=0.7, top_p=0.85, top_k=3, max_new=4, eos=99)),
@@ -144,18 +180,8 @@ CHI2 = [
 @pytest.mark.parametrize(("kind", "width", "sampling"), CHI2, ids=[c[0] for c in CHI2])
 def test_chi_square_speculative_sequences_follow_the_policy_distribution(kind, width, sampling):
     # vocab 4, 4 tokens: 256 sequences; 1e5 speculative samples against the exact probabilities
-    model = _model(vocab=4, seed=5, hidden=16)
-    with torch.no_grad():
-        model.head.lm.weight.mul_(30.0)  # peaked, so that drafts are often (not always) accepted
+    model, propose = _chi2_setup(width)
     prompt = [1, 2]
-    tree = SuffixTree(8)
-    rng = torch.Generator().manual_seed(1)
-    for i in range(6):  # drafts from a few (biased) past rollouts
-        tree.extend(i, torch.randint(0, 4, (6,), generator=rng).tolist() if i % 2 else [1, 2, 3, 3, 0, 1])
-
-    def propose(ctx, limit):
-        return tree.speculate(ctx, max_spec=limit, spec_factor=4.0, min_prob=0.0, tree_width=width)
-
     n = 100_000
     seqs, forwards = speculative_sample_many(model, prompt, n, 4, propose, sampling, torch.Generator().manual_seed(2))
     exact = sequence_probs(
@@ -178,3 +204,17 @@ def test_chi_square_speculative_sequences_follow_the_policy_distribution(kind, w
     assert p > 1e-3, f"chi-square p = {p}"
     assert forwards < 4 * 21, "shared contexts must share verification forwards"
     assert math.isclose(sum(exact.values()), 1.0, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize(("kind", "width", "sampling"), CHI2, ids=[c[0] for c in CHI2])
+def test_chi_square_sampler_rows_are_engine_rollouts(kind, width, sampling):
+    """Row r of the chi-square sampler is the engine's rollout of a request owning the row's uniforms: the
+    statistical test samples what the engine emits."""
+    model, propose = _chi2_setup(width)
+    prompt, n = [1, 2], 64
+    seqs, _ = speculative_sample_many(model, prompt, n, 4, propose, sampling, torch.Generator().manual_seed(2))
+    uniforms = torch.rand(n, 4, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    reqs = [Request(seq=r, key=0, prompt=prompt, uniforms=uniforms[r]) for r in range(n)]
+    states, stats = rollout(reqs, _TreeDrafter(propose), ModelVerifier(model, sampling))
+    assert stats.accepted > 0, "the test should exercise accepted drafts"
+    assert [tuple(st.response) for st in states] == seqs

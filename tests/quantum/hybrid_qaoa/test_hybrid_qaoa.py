@@ -12,6 +12,7 @@ import pytest
 import torch
 from qiskit.quantum_info import Statevector
 
+from workbench.quantum.device import get_device
 from workbench.quantum.hybrid_qaoa.circuits import qaoa_circuit, qaoa_layout
 from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
 from workbench.quantum.hybrid_qaoa.maxcut import cut_values, max_cut, parse_graph
@@ -59,7 +60,7 @@ def test_bad_graphs_and_settings_are_refused():
 @pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_noiseless_gate_and_gate_equivalent_hybrid_match_the_ideal_circuit(spec, p):
     g = parse_graph(spec)
-    ev = Evaluator(qaoa_layout(g, p, "fake_jakarta"), noisy=False, mixer_dt=128)
+    ev = Evaluator(qaoa_layout(g, p, get_device("fake_jakarta")), noisy=False, mixer_dt=128)
     gammas, betas = [0.7, 1.1][:p], [0.4, 0.25][:p]
     x = np.array(gammas + betas)
     ideal = _ideal(g, gammas, betas)
@@ -70,11 +71,11 @@ def test_noiseless_gate_and_gate_equivalent_hybrid_match_the_ideal_circuit(spec,
 
 
 def test_gate_mixer_by_frames_equals_the_phase_shifted_schedule():
-    ev = Evaluator(qaoa_layout(parse_graph("ring-4"), 1, "fake_jakarta"), noisy=True, mixer_dt=128)
+    ev = Evaluator(qaoa_layout(parse_graph("ring-4"), 1, get_device("fake_jakarta")), noisy=True, mixer_dt=128)
     beta = 0.37
     composed = ev.gate_mixer(0, beta)
     q = ev.mixed_qubits(0)[0]
-    sx = calibrated_sx("fake_jakarta", ev.layout.active[q], 3)
+    sx = calibrated_sx(ev.layout.device, ev.layout.active[q], 3)
     frame, t, plays = 0.0, 0, []
     param = ev.layout.betas[0]
     for name, angle in ev.layout.mixers[0][q]:

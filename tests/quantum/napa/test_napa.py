@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from qiskit.quantum_info import DensityMatrix, SparsePauliOp, random_statevector
 
+from workbench.quantum.device import get_device
 from workbench.quantum.napa.ansatz import DROP_AMP, PulseAnsatz, cr_duration
 from workbench.quantum.napa.config import NapaConfig
 from workbench.quantum.napa.energy import energy, energy_and_gradient, fold_leakage, term_expectation
@@ -15,7 +16,7 @@ from workbench.quantum.pulse.calibrated import calibrated_natives
 
 @pytest.fixture(scope="module")
 def natives():
-    return calibrated_natives("fake_jakarta", 0, 1, 3)
+    return calibrated_natives(get_device("fake_jakarta"), 0, 1, 3)
 
 
 def test_hamiltonians_match_fci_and_the_codes_h2_coefficients():

@@ -12,7 +12,7 @@ import torch
 from qiskit import QuantumCircuit, transpile
 from qiskit.quantum_info import Operator, random_unitary
 
-from workbench.quantum.pulse.device import load_pulse_device, pulse_device_names
+from workbench.quantum.device import load_pulse_device, pulse_device_names
 from workbench.quantum.pulse.fidelity import average_gate_fidelity, from_qiskit, leakage
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps, operators
 from workbench.quantum.pulse.natives import (

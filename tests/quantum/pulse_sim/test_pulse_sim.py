@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from workbench.quantum.device import get_device
 from workbench.quantum.pulse_sim import study
 from workbench.quantum.pulse_sim.config import PulseSimConfig
 from workbench.quantum.pulse_sim.runner import format_table, run
@@ -22,14 +23,16 @@ def test_bad_settings_name_the_parameter():
         PulseSimConfig(shape="gaussian_square", width=300.0)
     with pytest.raises(ValueError, match="device='fake_nowhere' is not allowed"):
         PulseSimConfig.from_dict({"device": "fake_nowhere"})
-    with pytest.raises(ValueError, match="device='fake_torino' has no Hamiltonian data in conf_torino.json"):
-        PulseSimConfig(device="fake_torino")
+    with pytest.raises(ValueError, match="device='fake_torino' is not allowed: valid values are one of") as err:
+        PulseSimConfig(device="fake_torino")  # only devices with Hamiltonian data are offered
+    valid = str(err.value).split(":", 1)[1]
+    assert "'fake_jakarta'" in valid and "'fake_torino'" not in valid
 
 
 def test_pulse_view_follows_the_area_rule_and_keeps_trace():
     config = PulseSimConfig(shape="gaussian", levels=2, sigma=40.0, duration=160)
     area = float(study.pulse_of(config, amp=1.0).real.sum())
-    dev = study.load_pulse_device(config.device, (0,), levels=2)
+    dev = get_device(config.device).transmons((0,), levels=2)
     theta = 2.0
     view = study.pulse_view(config.replace(amp=theta / (dev.drive[0] * area * dev.dt)))
     assert view.p1 == pytest.approx(math.sin(theta / 2) ** 2, abs=1e-10)
@@ -49,16 +52,16 @@ def test_rabi_batch_equals_single_pulses():
 
 
 def test_drag_scan_minimum_is_near_the_analytic_beta():
-    scan = study.drag_scan("fake_jakarta", 0, tuple(np.linspace(-1.0, 3.0, 17)))
+    scan = study.drag_scan(get_device("fake_jakarta"), 0, tuple(np.linspace(-1.0, 3.0, 17)))
     best = scan["betas"][int(np.argmin(scan["error"]))]
     assert abs(best - scan["analytic_beta"]) < 0.5
     assert scan["error"].min() < 0.05 * scan["error"][int(np.argmin(np.abs(scan["betas"])))]
     with pytest.raises(ValueError, match="duration=8 is too short"):
-        study.drag_scan("fake_jakarta", 0, (0.0,), duration=8, sigma=2.0)
+        study.drag_scan(get_device("fake_jakarta"), 0, (0.0,), duration=8, sigma=2.0)
 
 
 def test_cr_rotates_the_target_depending_on_the_control():
-    cr = study.cr_scan("fake_jakarta", 0, 1, 0.4, (512, 1024))
+    cr = study.cr_scan(get_device("fake_jakarta"), 0, 1, 0.4, (512, 1024))
     assert np.all(cr["control_1"] > cr["control_0"] + 0.1)
 
 

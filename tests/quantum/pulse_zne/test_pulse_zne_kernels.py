@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from workbench.quantum.pulse.device import load_pulse_device
+from workbench.quantum.device import load_pulse_device
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
 from workbench.quantum.pulse.propagate import unitary
 from workbench.quantum.pulse.schedule import Play, Schedule

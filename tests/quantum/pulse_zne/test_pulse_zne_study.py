@@ -9,11 +9,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from workbench.quantum.device import get_device, load_pulse_device
 from workbench.quantum.napa.ansatz import PulseAnsatz
 from workbench.quantum.napa.energy import energy
 from workbench.quantum.napa.hamiltonians import load
 from workbench.quantum.pulse.calibrated import calibrated_natives
-from workbench.quantum.pulse.device import load_pulse_device
 from workbench.quantum.pulse_zne import study
 from workbench.quantum.pulse_zne.estimator import echo_decay, fit_echo_decay
 from workbench.quantum.pulse_zne.extrapolation import richardson
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def problem():
-    natives = calibrated_natives("fake_jakarta", 0, 1)
+    natives = calibrated_natives(get_device("fake_jakarta"), 0, 1)
     ham = load("H2", 0.735)
     ansatz = PulseAnsatz(natives, 1)
     x = ansatz.initial(3, scale=0.5)
@@ -39,7 +39,7 @@ def test_energy_matches_napa_at_time_scale_one(problem):
 
 
 def test_estimator_tracks_noise_and_drift_and_misses_amplitude_errors():
-    val = study.estimator_validity("fake_jakarta", 0)
+    val = study.estimator_validity(get_device("fake_jakarta"), 0)
     assert val["correlation"]["noise"] > 0.99
     assert val["correlation"]["detuning"] > 0.99
     amp = np.array(val["rows"]["amplitude"])

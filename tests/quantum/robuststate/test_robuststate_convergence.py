@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from workbench.quantum import statevector
+from workbench.quantum.device import get_device
 from workbench.quantum.robuststate.problem import evaluate, make_machine, make_problem, split_error
 from workbench.quantum.robuststate.reference import aer_machine_density
 from workbench.quantum.robuststate.straight_through import train_robuststate
@@ -48,7 +49,7 @@ def test_fine_tuning_converges_to_theta_minus_eps(shots: int | None) -> None:
 def test_machine_fidelity_matches_aer_state_fidelity() -> None:
     from qiskit.quantum_info import DensityMatrix, state_fidelity
 
-    pb = make_problem("w", 3, "fake_perth", blocks=3, coherent_strength=1.0, seed=2, pretrain_steps=60)
+    pb = make_problem("w", 3, get_device("fake_perth"), blocks=3, coherent_strength=1.0, seed=2, pretrain_steps=60)
     machine = make_machine(pb, shots=100)
     ours = evaluate(machine, pb.theta0, pb.psi)
     ref = aer_machine_density(machine, pb.theta0)

@@ -13,6 +13,7 @@ import torch
 
 from workbench.quantum import statevector
 from workbench.quantum.calibration import load_calibration
+from workbench.quantum.device import get_device
 from workbench.quantum.topgen import model as cx_model
 from workbench.quantum.topgen.device import counts
 from workbench.quantum.topgen.generate import generate, growth_block
@@ -74,7 +75,7 @@ def test_generated_ansatz_uses_only_coupling_edges_and_transpiles_without_swaps(
             assert (min(p, q), max(p, q)) in edges
     grown = a.then(*growth_block(gen.tiling))
     for ansatz, extra in ((a, 0), (grown, 1)):
-        placed = counts(ansatz, device, region)
+        placed = counts(ansatz, get_device(device), region)
         assert placed.swaps == 0
         inner = sum(len(e) for e in gen.tiling.inner) + len(gen.tiling.stitches)
         model = cx_model.topgen_cx([s.template for s in gen.chosen], len(gen.tiling.stitches), blocks, extra, inner)

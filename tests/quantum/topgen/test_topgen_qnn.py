@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from workbench.cli import main
+from workbench.quantum.device import get_device
 from workbench.quantum.topgen.baselines import SubConfig, hardware_efficient, subcircuit
 from workbench.quantum.topgen.config import TopgenConfig
 from workbench.quantum.topgen.device import noisy_logits, place_qnn
@@ -26,7 +27,7 @@ def data():
 
 
 def _models():
-    gen = generated("fake_jakarta", 5, 3, 1, 2, 100, 75, 0)
+    gen = generated(get_device("fake_jakarta"), 5, 3, 1, 2, 100, 75, 0)
     a, _ = subcircuit(5, SubConfig((5, 3), (2, 5)))
     return [("topgen", gen.ansatz, gen.tiling.region), ("hea", hardware_efficient(5, 2), None), ("quantumnas", a, None)]
 
@@ -46,9 +47,9 @@ def test_transpiled_routed_circuit_at_zero_noise_gives_the_logical_logits(index,
     _, ansatz, layout = _models()[index]
     model = QNN(ansatz, initial_weights(ansatz, 1, scale=1.0), 4)
     ideal = model.logits(data.x_test).detach()
-    placed = noisy_logits(model, data.x_test, "fake_jakarta", layout, scale=0.0)
+    placed = noisy_logits(model, data.x_test, get_device("fake_jakarta"), layout, scale=0.0)
     torch.testing.assert_close(placed, ideal, atol=1e-9, rtol=0)  # transpiler angles: float64 round-off
-    noisy = noisy_logits(model, data.x_test, "fake_jakarta", layout)
+    noisy = noisy_logits(model, data.x_test, get_device("fake_jakarta"), layout)
     assert 0 < float((noisy - ideal).abs().max()) < LOGIT_SCALE
 
 
@@ -63,7 +64,7 @@ def _direct_noisy_logits(model, x, device, layout, scale=1.0):
     from workbench.quantum.topgen.device import transpile_ansatz
     from workbench.quantum.topgen.qnn import assemble
 
-    placed = transpile_ansatz(full_circuit(model.ansatz), device, layout, seed=0)
+    placed = transpile_ansatz(full_circuit(model.ansatz), get_device(device), layout, seed=0)
     small, physical = compact(placed.circuit)
     cal = calibration_subset(load_calibration(device), physical)
     probs = probabilities(small, assemble(small, x, model.weights), noise=NoiseSpec.device(cal, scale=scale))
@@ -84,14 +85,14 @@ def test_noisy_logits_through_the_machine_equal_the_direct_density_matrix(index,
     if device != "fake_jakarta":  # TopGen's region was chosen on jakarta: elsewhere qiskit places it
         layout = None
     model = QNN(ansatz, initial_weights(ansatz, 2, scale=1.0), 4)
-    ours = noisy_logits(model, data.x_test, device, layout).numpy()
+    ours = noisy_logits(model, data.x_test, get_device(device), layout).numpy()
     np.testing.assert_allclose(ours, _direct_noisy_logits(model, data.x_test, device, layout), atol=1e-9, rtol=0)
 
 
 def test_the_device_evaluation_counts_one_machine_execution_per_image(data):
     _, ansatz, layout = _models()[0]
     model = QNN(ansatz, initial_weights(ansatz, 2, scale=1.0), 4)
-    placed = place_qnn(model, "fake_jakarta", layout)
+    placed = place_qnn(model, get_device("fake_jakarta"), layout)
     assert placed.machine.shots is None and placed.machine.executions == 0
     logits = placed.logits(data.x_test)
     assert placed.machine.circuits == placed.machine.executions == len(data.x_test) == logits.shape[0]

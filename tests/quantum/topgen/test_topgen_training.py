@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from workbench.quantum.calibration import load_calibration
+from workbench.quantum.device import get_device
 from workbench.quantum.topgen.config import TopgenConfig
 from workbench.quantum.topgen.digits import load_task
 from workbench.quantum.topgen.generate import growth_block
@@ -23,7 +24,7 @@ SMALL = dict(
 
 
 def test_growth_starts_near_identity_and_keeps_weights_consistent():
-    gen = generated("fake_jakarta", 5, 3, 1, 2, 100, 75, 0)
+    gen = generated(get_device("fake_jakarta"), 5, 3, 1, 2, 100, 75, 0)
     data = load_task("digits-2", seed=0, max_train=48, max_test=24)
     model = QNN(gen.ansatz, initial_weights(gen.ansatz, 0), 2)
     with one_thread():

@@ -54,6 +54,7 @@ __all__ = [
     "decomposition_roles",
     "view_graph",
     "clear_caches",
+    "predict_seconds",
 ]
 
 #: synthetic graph families of the size sweep (R-MAT edge factor 8; Erdos-Renyi mean degree 8; square grid)

@@ -62,6 +62,12 @@ class GraphData:
         block = self.x[rows]
         return block.to_sparse_coo().coalesce() if self.sparse_features else block
 
+    def train_rows(self, rows: slice) -> tuple[torch.Tensor, torch.Tensor]:
+        """The training vertices among ``rows``: their indices relative to ``rows.start``, and their labels."""
+        tr = self.train
+        local = tr[(tr >= rows.start) & (tr < rows.stop)] - rows.start
+        return local, self.y[local + rows.start]
+
     @property
     def features(self) -> int:
         return int(self.x.shape[1])

@@ -1,28 +1,36 @@
 """Single-process full-graph training (the exact baseline every distributed mode is compared with).
 
 One Adam step per epoch on the loss of the whole graph; dropout masks from :func:`.models.dropout_mask`.
-:class:`TrainSpec` holds what every mode shares (epochs, optimiser, seed, when to snapshot parameters); the
-accuracy curves of every mode are computed from snapshots by the same exact full-graph forward
+:class:`TrainSpec` holds what every mode shares (epochs, optimiser, seed, when to snapshot parameters), and
+:func:`run_epochs` is every distributed worker's epoch loop (returning a :class:`WorkerRun`); the accuracy curves of every mode are computed from snapshots by the same exact full-graph forward
 (:func:`curves`), so a mode's curve shows what its parameters do, not how it evaluates.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
 from workbench.graphs.gnnpipe.data import GraphData, adj_rows
 from workbench.graphs.gnnpipe.models import ModelSpec, accuracy, forward_full, init_params, loss_sum, param_names
 
+if TYPE_CHECKING:
+    from workbench.distributed.comm import Comm
+
 __all__ = [
     "Adam",
     "TrainSpec",
     "Snapshot",
     "TrainRun",
+    "WorkerRun",
+    "copy_params",
     "make_optimizer",
     "snapshot_epochs",
+    "run_epochs",
     "train_full",
     "curves",
     "evaluate",
@@ -63,6 +71,19 @@ class TrainRun:
         """Median wall seconds of one epoch (the first, which warms caches, included only if it is alone)."""
         xs = sorted(self.epoch_seconds[1:] or self.epoch_seconds)
         return float(xs[len(xs) // 2])
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    """One rank's training, as a distributed worker returns it: parameter snapshots (empty on ranks that keep
+    none), per-epoch losses (NaN where the rank computes no loss), wall seconds and bytes sent per epoch, and the
+    final parameters (the ones this rank owns)."""
+
+    snapshots: tuple[Snapshot, ...]
+    losses: tuple[float, ...]
+    seconds: tuple[float, ...]
+    sent: tuple[int, ...]
+    params: dict[str, torch.Tensor]
 
 
 class Adam:
@@ -110,6 +131,31 @@ def snapshot_epochs(train: TrainSpec) -> set[int]:
     return {0, train.epochs, *range(train.eval_every, train.epochs + 1, train.eval_every)}
 
 
+def copy_params(params: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Detached copies of ``params`` (name -> tensor)."""
+    return {k: v.detach().clone() for k, v in params.items()}
+
+
+def run_epochs(
+    comm: Comm, train: TrainSpec, params: dict[str, torch.Tensor], epoch: Callable[[int], float], *, snapshots: bool
+) -> WorkerRun:
+    """A worker's epoch loop: ``epoch(e)`` trains epoch ``e`` and returns its loss; each epoch's wall seconds and
+    the bytes ``comm`` sent are recorded, and ``params`` are snapshotted at :func:`snapshot_epochs` when
+    ``snapshots``."""
+    keep = snapshot_epochs(train)
+    snaps = [Snapshot(0, copy_params(params))] if snapshots else []
+    losses, seconds, sent = [], [], []
+    for e in range(train.epochs):
+        before = comm.bytes_sent
+        start = time.perf_counter()
+        losses.append(epoch(e))
+        seconds.append(time.perf_counter() - start)
+        sent.append(comm.bytes_sent - before)
+        if snapshots and e + 1 in keep:
+            snaps.append(Snapshot(e + 1, copy_params(params)))
+    return WorkerRun(tuple(snaps), tuple(losses), tuple(seconds), tuple(sent), copy_params(params))
+
+
 def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
     """Train on the whole graph in this process; returns the final parameters and snapshots."""
     dtype = data.x.dtype
@@ -118,7 +164,7 @@ def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
     opt = make_optimizer([params[k] for k in names], train)
     adj = adj_rows(data.adj, slice(0, data.n), dtype)
     keep = snapshot_epochs(train)
-    snaps = [Snapshot(0, {k: v.detach().clone() for k, v in params.items()})]
+    snaps = [Snapshot(0, copy_params(params))]
     losses, seconds = [], []
     y_train, n_train = data.y[data.train], len(data.train)
     x = data.feature_rows(slice(0, data.n))
@@ -132,9 +178,10 @@ def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
         seconds.append(time.perf_counter() - start)
         losses.append(float(loss.detach()))
         if epoch + 1 in keep:
-            snaps.append(Snapshot(epoch + 1, {k: v.detach().clone() for k, v in params.items()}))
-    final = {k: v.detach().clone() for k, v in params.items()}
-    return TrainRun(params=final, snapshots=tuple(snaps), losses=tuple(losses), epoch_seconds=tuple(seconds))
+            snaps.append(Snapshot(epoch + 1, copy_params(params)))
+    return TrainRun(
+        params=copy_params(params), snapshots=tuple(snaps), losses=tuple(losses), epoch_seconds=tuple(seconds)
+    )
 
 
 def evaluate(

@@ -14,15 +14,13 @@ parameters (:func:`.volume.graph_parallel_bytes`).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import scipy.sparse as sp
 import torch
 
 from workbench.distributed.comm import Comm
 from workbench.graphs.gnnpipe.data import GraphData, to_torch_sparse
-from workbench.graphs.gnnpipe.full import Snapshot, TrainSpec, make_optimizer, snapshot_epochs
+from workbench.graphs.gnnpipe.full import TrainSpec, WorkerRun, make_optimizer, run_epochs
 from workbench.graphs.gnnpipe.models import (
     ModelSpec,
     dropout_mask,
@@ -34,7 +32,7 @@ from workbench.graphs.gnnpipe.models import (
 )
 from workbench.graphs.gnnpipe.partition import halo_sets
 
-__all__ = ["HaloPlan", "halo_plan", "halo_exchange", "graph_parallel_worker"]
+__all__ = ["HaloPlan", "halo_plan", "halo_exchange", "all_reduce_grads", "graph_parallel_worker"]
 
 
 class HaloPlan:
@@ -105,9 +103,23 @@ def halo_exchange(z: torch.Tensor, comm: Comm, plan: HaloPlan) -> torch.Tensor:
     return _Exchange.apply(z, comm, plan)
 
 
+def all_reduce_grads(comm: Comm, params: dict[str, torch.Tensor], names: list[str]) -> None:
+    """Sum the gradients of ``params[k]`` (k in ``names``) over ``comm``'s ranks by one all-reduce of a flat vector;
+    a parameter without a gradient contributes zeros."""
+    flat = torch.cat(
+        [(params[k].grad if params[k].grad is not None else torch.zeros_like(params[k])).reshape(-1) for k in names]
+    )
+    comm.all_reduce(flat)
+    offset = 0
+    for k in names:
+        size = params[k].numel()
+        params[k].grad = flat[offset : offset + size].view_as(params[k]).clone()
+        offset += size
+
+
 def graph_parallel_worker(
     rank: int, world: int, comm: Comm, data: GraphData, spec: ModelSpec, train: TrainSpec, bounds: tuple[int, ...]
-) -> dict:
+) -> WorkerRun:
     """Rank ``rank``'s training (see module docstring): snapshots (rank 0), losses, seconds and bytes per epoch."""
     torch.set_num_threads(1)
     dtype = data.x.dtype
@@ -117,46 +129,25 @@ def graph_parallel_worker(
     params = {k: v.clone().requires_grad_() for k, v in init_params(spec, train.seed, dtype).items()}
     opt = make_optimizer([params[k] for k in names], train)
     x = data.feature_rows(rows)
-    tr = data.train
-    local = tr[(tr >= rows.start) & (tr < rows.stop)] - rows.start
-    y = data.y[local + rows.start]
-    keep = snapshot_epochs(train)
-    snaps = [Snapshot(0, {k: v.detach().clone() for k, v in params.items()})] if rank == 0 else []
-    losses, seconds, sent = [], [], []
+    local, y = data.train_rows(rows)
     n, d, p = data.n, spec.hidden, spec.dropout
-    for epoch in range(train.epochs):
-        before = comm.bytes_sent
-        start = time.perf_counter()
+
+    def epoch(e: int) -> float:
         h0 = input_layer(params, x)
         h = h0
         for l in range(1, spec.layers + 1):
-            mask = data.row_mask(dropout_mask(train.seed, epoch, l, (n, d), p, dtype))
+            mask = data.row_mask(dropout_mask(train.seed, e, l, (n, d), p, dtype))
             z = h if mask is None else h * mask[rows]
             agg = plan.adj @ halo_exchange(z, comm, plan)
             h = layer_forward(spec, params, l, agg, h, h0)
-        mask = data.row_mask(dropout_mask(train.seed, epoch, spec.layers + 1, (n, d), p, dtype))
+        mask = data.row_mask(dropout_mask(train.seed, e, spec.layers + 1, (n, d), p, dtype))
         hm = h if mask is None else h * mask[rows]
         logits = hm @ params["out.W"] + params["out.b"]
         loss = loss_sum(logits[local], y, len(data.train))
         loss.backward()
-        flat = torch.cat([params[k].grad.reshape(-1) for k in names])
-        comm.all_reduce(flat)
-        offset = 0
-        for k in names:
-            size = params[k].numel()
-            params[k].grad.copy_(flat[offset : offset + size].view_as(params[k]))
-            offset += size
+        all_reduce_grads(comm, params, names)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        seconds.append(time.perf_counter() - start)
-        sent.append(comm.bytes_sent - before)
-        losses.append(float(loss.detach()))
-        if rank == 0 and epoch + 1 in keep:
-            snaps.append(Snapshot(epoch + 1, {k: v.detach().clone() for k, v in params.items()}))
-    return {
-        "snapshots": snaps,
-        "losses": losses,
-        "seconds": seconds,
-        "sent": sent,
-        "params": {k: v.detach().clone() for k, v in params.items()},
-    }
+        return float(loss.detach())
+
+    return run_epochs(comm, train, params, epoch, snapshots=rank == 0)

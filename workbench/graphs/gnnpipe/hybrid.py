@@ -22,14 +22,12 @@ each way, ``2 (S - 1) n width itemsize``; every layer exchanges the G-way halo H
 
 from __future__ import annotations
 
-import time
-
 import torch
 
 from workbench.distributed.comm import Comm
 from workbench.graphs.gnnpipe.data import GraphData
-from workbench.graphs.gnnpipe.full import Snapshot, TrainSpec, make_optimizer, snapshot_epochs
-from workbench.graphs.gnnpipe.graph_parallel import HaloPlan, halo_exchange
+from workbench.graphs.gnnpipe.full import TrainSpec, WorkerRun, make_optimizer, run_epochs
+from workbench.graphs.gnnpipe.graph_parallel import HaloPlan, all_reduce_grads, halo_exchange
 from workbench.graphs.gnnpipe.models import (
     ModelSpec,
     dropout_mask,
@@ -88,7 +86,7 @@ def hybrid_worker(
     train: TrainSpec,
     bounds: tuple[int, ...],
     stages: int,
-) -> dict:
+) -> WorkerRun:
     """Rank ``rank`` = (stage ``rank // G``, part ``rank % G``) of the hybrid (see module docstring).
 
     ``data``: renumbered so that part g is rows ``bounds[g]:bounds[g+1]`` (G = len(bounds) - 1 parts);
@@ -112,16 +110,10 @@ def hybrid_worker(
     params = {k: full[k].clone().requires_grad_() for k in names}
     opt = make_optimizer([params[k] for k in names], train)
     x = data.feature_rows(rows) if first else None
-    tr = data.train
-    local = tr[(tr >= rows.start) & (tr < rows.stop)] - rows.start
-    y = data.y[local + rows.start]
+    local, y = data.train_rows(rows)
     n, d, w, p = data.n, spec.hidden, spec.message_width, spec.dropout
-    keep = snapshot_epochs(train)
-    snaps = [Snapshot(0, {k: v.detach().clone() for k, v in params.items()})] if g == 0 else []
-    losses, seconds, sent = [], [], []
-    for epoch in range(train.epochs):
-        before = comm.bytes_sent
-        start = time.perf_counter()
+
+    def epoch(e: int) -> float:
         # ---------------------------------------------------------------- forward through this stage's layers
         if first:
             h0 = input_layer(params, x)  # (own, d)
@@ -133,18 +125,18 @@ def hybrid_worker(
             h = leaf[:, :d]
             h0 = leaf[:, d:] if spec.kind == "gcnii" else None
         for l in layers:
-            mask = data.row_mask(dropout_mask(train.seed, epoch, l, (n, d), p, dtype))
+            mask = data.row_mask(dropout_mask(train.seed, e, l, (n, d), p, dtype))
             z = h if mask is None else h * mask[rows]  # (own, d)
             agg = plan.adj @ halo_exchange(z, group, plan)  # (own, d)
             h = layer_forward(spec, params, l, agg, h, h0)
         # ---------------------------------------------------------------- loss, or the boundary both ways
         if last:
-            mask = data.row_mask(dropout_mask(train.seed, epoch, spec.layers + 1, (n, d), p, dtype))
+            mask = data.row_mask(dropout_mask(train.seed, e, spec.layers + 1, (n, d), p, dtype))
             hm = h if mask is None else h * mask[rows]
             logits = hm @ params["out.W"] + params["out.b"]  # (own, C)
             loss = loss_sum(logits[local], y, len(data.train))
             loss.backward()
-            losses.append(float(loss.detach()))
+            value = float(loss.detach())
         else:
             out = torch.cat([h, h0], dim=1) if spec.kind == "gcnii" else h  # (own, w)
             send = out.detach().contiguous()
@@ -153,30 +145,14 @@ def hybrid_worker(
             pipe.p2p(recvs=[(grad, s + 1)]).wait()
             handle.wait()
             torch.autograd.backward([out], [grad])
-            losses.append(float("nan"))
+            value = float("nan")
         if not first:
             gin = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
             pipe.p2p(sends=[(gin.contiguous(), s - 1)]).wait()
         # ---------------------------------------------------------------- the stage's gradient all-reduce
-        flat = torch.cat(
-            [(params[k].grad if params[k].grad is not None else torch.zeros_like(params[k])).reshape(-1) for k in names]
-        )
-        group.all_reduce(flat)
-        offset = 0
-        for k in names:
-            size = params[k].numel()
-            params[k].grad = flat[offset : offset + size].view_as(params[k]).clone()
-            offset += size
+        all_reduce_grads(group, params, names)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        seconds.append(time.perf_counter() - start)
-        sent.append(comm.bytes_sent - before)
-        if g == 0 and epoch + 1 in keep:
-            snaps.append(Snapshot(epoch + 1, {k: v.detach().clone() for k, v in params.items()}))
-    return {
-        "snapshots": snaps,
-        "losses": losses,
-        "seconds": seconds,
-        "sent": sent,
-        "params": {k: v.detach().clone() for k, v in params.items()},
-    }
+        return value
+
+    return run_epochs(comm, train, params, epoch, snapshots=g == 0)

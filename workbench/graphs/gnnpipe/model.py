@@ -12,8 +12,10 @@ statistics:
 - the degree sequence: a log-normal with the graph's mean degree (OGB's published |V| and |E|) and sigma
   ``DEGREE_SIGMA`` (an assumption; OGB's degree histograms are heavy-tailed).
 
-Time per epoch: compute at an effective GPU rate (sparse aggregation and dense transforms, forward and
-backward: 3x the forward FLOPs), split over P; graph parallelism adds its halo exchange per layer and the
+Time per epoch: compute at an effective GPU rate (:class:`Kernels`, an assumption: sparse aggregation and dense
+transforms, forward and backward: 3x the forward FLOPs), split over P; every transfer is priced on the network
+link of the cluster (``inter_node_bw_gbps``, ``inter_node_latency_us`` of a :class:`~workbench.cluster.ClusterSpec`,
+by default the ``"h800-sxm-nvlink-ib"`` preset: 25 GB/s, 10 us; the paper's testbed is not readable); graph parallelism adds its halo exchange per layer and the
 all-reduce, GNNPipe adds its boundary transfers and the pipeline fill ``(K + P - 1) / K``. Nothing overlaps
 (conservative for both). Communication overhead = the communication seconds. Every number is labelled MODEL.
 """
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.cluster import PRESETS, ClusterSpec
 from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes
 
 __all__ = [
@@ -34,7 +37,8 @@ __all__ = [
     "DEGREE_SIGMA",
     "random_halo",
     "lognormal_degrees",
-    "Hardware",
+    "Kernels",
+    "CLUSTER",
     "Projection",
     "project",
     "flops_per_epoch",
@@ -88,13 +92,20 @@ def lognormal_degrees(mean: float, sigma: float = DEGREE_SIGMA, samples: int = 2
     return out
 
 
-@dataclass(frozen=True)
-class Hardware:
-    """Effective GPU rate (FLOP/s achieved by GNN kernels), link bandwidth (bytes/s) and per-message latency (s)."""
+#: the cluster the paper-scale model prices on (its network link: 25 GB/s per GPU, 10 us per message)
+CLUSTER: ClusterSpec = PRESETS["h800-sxm-nvlink-ib"]
 
-    flops: float = 20e12
-    link_bytes_per_s: float = 25e9
-    latency_s: float = 10e-6
+
+@dataclass(frozen=True)
+class Kernels:
+    """What GNN kernels achieve on one GPU (a model assumption, not hardware): effective TFLOP/s of sparse
+    aggregation and dense transforms together."""
+
+    tflops: float = 20.0
+
+    @property
+    def flops_per_second(self) -> float:
+        return self.tflops * 1e12
 
 
 def param_count(kind: str, layers: int, hidden: int, features: int, classes: int) -> int:
@@ -134,10 +145,12 @@ def project(
     chunks: int,
     itemsize: int = 4,
     locality: float = 1.0,
-    hardware: Hardware = Hardware(),
+    cluster: ClusterSpec = CLUSTER,
+    kernels: Kernels = Kernels(),
     sigma: float = DEGREE_SIGMA,
 ) -> dict[str, Projection | float]:
-    """MODEL: graph parallelism (halo = random estimate x ``locality``) and GNNPipe on ``gpus`` GPUs.
+    """MODEL: graph parallelism (halo = random estimate x ``locality``) and GNNPipe on ``gpus`` GPUs of ``cluster``
+    (transfers on its network link) at the GNN kernels' effective rate ``kernels``.
 
     Returns ``{"graph-parallel": Projection, "gnnpipe": Projection, "halo": H, "volume_ratio", "overhead_ratio",
     "time_ratio"}`` (ratios graph-parallel / GNNPipe).
@@ -149,8 +162,8 @@ def project(
     halo = random_halo(deg, gpus, scale=n / len(deg)) * locality
     width = hidden * (2 if kind == "gcnii" else 1)
     pbytes = param_count(kind, layers, hidden, graph.features, graph.classes) * itemsize
-    compute = flops_per_epoch(n, nnz, graph.features, graph.classes, layers, hidden) / hardware.flops
-    bw, lat = hardware.link_bytes_per_s, hardware.latency_s
+    compute = flops_per_epoch(n, nnz, graph.features, graph.classes, layers, hidden) / kernels.flops_per_second
+    bw, lat = cluster.inter_node_bytes_per_second, cluster.inter_node_latency_us / 1e6
     gp_bytes = graph_parallel_bytes(int(halo), layers, hidden, itemsize, pbytes, gpus)
     # per GPU: its share of the halo each layer, both ways; one message per peer per layer and direction
     gp_comm = (gp_bytes / gpus) / bw + 2 * layers * (gpus - 1) * lat

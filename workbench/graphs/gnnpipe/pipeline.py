@@ -29,14 +29,13 @@ full-graph training step for step (tested to fp64 exactness).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import torch
 
 from workbench.distributed.comm import Comm
 from workbench.graphs.gnnpipe.data import GraphData, adj_rows
-from workbench.graphs.gnnpipe.full import Snapshot, TrainSpec, make_optimizer, snapshot_epochs
+from workbench.graphs.gnnpipe.full import TrainSpec, WorkerRun, make_optimizer, run_epochs
 from workbench.graphs.gnnpipe.models import (
     ModelSpec,
     dropout_mask,
@@ -110,9 +109,7 @@ class _Stage:
                 rows = slice(bounds[c], bounds[c + 1])
                 adj = adj_rows(self.data.adj, rows, self.dtype)
                 x = self.data.feature_rows(rows) if self.first else None
-                tr = self.data.train
-                local = tr[(tr >= rows.start) & (tr < rows.stop)] - rows.start
-                out.append((rows, adj, x, local, self.data.y[local + rows.start]))
+                out.append((rows, adj, x, *self.data.train_rows(rows)))
             self.cache[bounds] = tuple(out)
         return self.cache[bounds]
 
@@ -244,26 +241,9 @@ class _Stage:
 
 def pipeline_worker(
     rank: int, world: int, comm: Comm, data: GraphData, spec: ModelSpec, train: TrainSpec, pipe: PipeSpec
-) -> dict:
+) -> WorkerRun:
     """The body of stage ``rank`` (see module docstring). Returns its parameter snapshots, per-epoch losses
     (last stage), seconds and bytes sent per epoch."""
     torch.set_num_threads(1)
     stage = _Stage(comm, data, spec, train, pipe)
-    keep = snapshot_epochs(train)
-    snaps = [Snapshot(0, {k: v.detach().clone() for k, v in stage.params.items()})]
-    losses, seconds, sent = [], [], []
-    for epoch in range(train.epochs):
-        before = comm.bytes_sent
-        start = time.perf_counter()
-        losses.append(stage.epoch(epoch))
-        seconds.append(time.perf_counter() - start)
-        sent.append(comm.bytes_sent - before)
-        if epoch + 1 in keep:
-            snaps.append(Snapshot(epoch + 1, {k: v.detach().clone() for k, v in stage.params.items()}))
-    return {
-        "snapshots": snaps,
-        "losses": losses,
-        "seconds": seconds,
-        "sent": sent,
-        "params": {k: v.detach().clone() for k, v in stage.params.items()},
-    }
+    return run_epochs(comm, train, stage.params, stage.epoch, snapshots=True)

@@ -14,13 +14,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from workbench.cluster import ClusterSpec
 from workbench.distributed.launch import run_workers
 from workbench.graphs.gnnpipe.config import GnnpipeConfig
 from workbench.graphs.gnnpipe.data import GraphData, load_data, permuted
-from workbench.graphs.gnnpipe.full import Snapshot, TrainRun, TrainSpec, curves, train_full
+from workbench.graphs.gnnpipe.full import Snapshot, TrainRun, TrainSpec, WorkerRun, curves, train_full
 from workbench.graphs.gnnpipe.graph_parallel import graph_parallel_worker
 from workbench.graphs.gnnpipe.hybrid import check_grid, hybrid_worker, stage_param_counts
-from workbench.graphs.gnnpipe.model import MODEL_LABEL, PAPER_GRAPHS, Hardware, param_count, project
+from workbench.graphs.gnnpipe.model import CLUSTER, MODEL_LABEL, PAPER_GRAPHS, param_count, project
 from workbench.graphs.gnnpipe.models import ModelSpec, param_names
 from workbench.graphs.gnnpipe.partition import Cut, epoch_order, halo_pairs, make_cut, stale_edge_share
 from workbench.graphs.gnnpipe.pipeline import PipeSpec, pipeline_worker
@@ -136,7 +137,6 @@ class MethodRun:
         return all(b == self.model_bytes_per_epoch for b in self.bytes_each_epoch)
 
 
-_HARDWARE = Hardware()
 _NEUTRAL = dict(mode="check", eval_every=5, timeout_s=600.0, paper_graph="ogbn-products", gpus=4)
 
 
@@ -158,17 +158,17 @@ def _key(cfg: GnnpipeConfig, name: str) -> tuple:
     return (name, dataclasses.replace(cfg, **fields))
 
 
-def _merge(results: list[dict], spec: ModelSpec) -> tuple[dict[str, torch.Tensor], tuple[Snapshot, ...]]:
+def _merge(results: list[WorkerRun], spec: ModelSpec) -> tuple[dict[str, torch.Tensor], tuple[Snapshot, ...]]:
     """Parameters and snapshots of all stages merged (graph parallel: rank 0's, which all ranks equal)."""
     params: dict[str, torch.Tensor] = {}
     for r in results:
-        params.update(r["params"])
+        params.update(r.params)
     snaps = []
-    for i, snap in enumerate(results[0]["snapshots"]):
+    for i, snap in enumerate(results[0].snapshots):
         merged: dict[str, torch.Tensor] = {}
         for r in results:
-            if r["snapshots"]:
-                merged.update(r["snapshots"][i].params)
+            if r.snapshots:
+                merged.update(r.snapshots[i].params)
         snaps.append(Snapshot(snap.epoch, merged))
     return {k: params[k] for k in param_names(spec)}, tuple(snaps)
 
@@ -207,7 +207,7 @@ def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
                 oom_hint=hint,
             )
             halo = _halo(cfg, cfg.workers)
-            pbytes = sum(v.numel() for v in results[0]["params"].values()) * itemsize
+            pbytes = sum(v.numel() for v in results[0].params.values()) * itemsize
             model_bytes = graph_parallel_bytes(halo, cfg.layers, cfg.hidden, itemsize, pbytes, cfg.workers)
             info = {"halo": halo, "partition": cfg.partition, "parts": cut.sizes()}
         elif name == "hybrid":
@@ -243,16 +243,16 @@ def run_method(cfg: GnnpipeConfig, name: str) -> MethodRun:
             model_bytes = gnnpipe_bytes(data.n, cfg.workers, spec.message_width, itemsize)
             info = {"chunks": chunks, "chunk_sizes": cut.sizes()}
         params, snaps = _merge(results, spec)
-        each = tuple(int(sum(r["sent"][e] for r in results)) for e in range(cfg.epochs))
-        per_epoch = [max(r["seconds"][e] for r in results) for e in range(cfg.epochs)]
+        each = tuple(int(sum(r.sent[e] for r in results)) for e in range(cfg.epochs))
+        per_epoch = [max(r.seconds[e] for r in results) for e in range(cfg.epochs)]
         secs = float(np.median(per_epoch[1:] or per_epoch))
         if name == "graph-parallel":
-            losses = tuple(float(sum(r["losses"][e] for r in results)) for e in range(cfg.epochs))
+            losses = tuple(float(sum(r.losses[e] for r in results)) for e in range(cfg.epochs))
         elif name == "hybrid":  # the last stage's G ranks each hold their part's share of the loss
             last = results[-(cfg.workers // cfg.hybrid_stages) :]
-            losses = tuple(float(sum(r["losses"][e] for r in last)) for e in range(cfg.epochs))
+            losses = tuple(float(sum(r.losses[e] for r in last)) for e in range(cfg.epochs))
         else:
-            losses = tuple(float(x) for x in results[-1]["losses"])
+            losses = tuple(float(x) for x in results[-1].losses)
     trained = TrainRun(params=params, snapshots=snaps, losses=tuple(losses), epoch_seconds=(secs,))
     cur = curves(data, spec, trained)
     out = MethodRun(
@@ -405,7 +405,7 @@ def locality_factor(cfg: GnnpipeConfig) -> float:
 
 
 def paper_scale(
-    cfg: GnnpipeConfig, layers: tuple[int, ...] = (4, 8, 16, 32, 64, 128), hardware: Hardware = _HARDWARE
+    cfg: GnnpipeConfig, layers: tuple[int, ...] = (4, 8, 16, 32, 64, 128), cluster: ClusterSpec = CLUSTER
 ) -> list[dict[str, Any]]:
     """MODEL rows: graph-parallel / GNNPipe volume, overhead and time ratios on ``cfg.paper_graph`` with cfg.gpus
     GPUs, for METIS-like (locality measured on cfg.dataset) and random partitions, at depths ``layers``. Memoised."""
@@ -420,14 +420,14 @@ def paper_scale(
         cfg.data_dir,
         cfg.seed,
         layers,
-        hardware,
+        cluster,
     )
     if key not in _VIEWS:
-        _VIEWS[key] = _paper_scale(cfg, layers, hardware)
+        _VIEWS[key] = _paper_scale(cfg, layers, cluster)
     return _VIEWS[key]
 
 
-def _paper_scale(cfg: GnnpipeConfig, layers: tuple[int, ...], hardware: Hardware) -> list[dict[str, Any]]:
+def _paper_scale(cfg: GnnpipeConfig, layers: tuple[int, ...], cluster: ClusterSpec) -> list[dict[str, Any]]:
     graph = PAPER_GRAPHS[cfg.paper_graph]
     loc = locality_factor(cfg)
     rows = []
@@ -444,7 +444,7 @@ def _paper_scale(cfg: GnnpipeConfig, layers: tuple[int, ...], hardware: Hardware
                 chunks=cfg.chunks,
                 itemsize=4,
                 locality=factor,
-                hardware=hardware,
+                cluster=cluster,
             )
             rows.append(
                 {

@@ -29,7 +29,7 @@ from workbench.graphs.graph import Graph
 from workbench.graphs.kudu.config import KuduConfig
 from workbench.graphs.kudu.count import KuduResult, count_jobs
 from workbench.graphs.kudu.engine import EngineOptions
-from workbench.graphs.kudu.model import Measured, Projection, project_all
+from workbench.graphs.kudu.model import Measured, Projection, cluster_summary, project_all
 from workbench.graphs.loaders import load_graph
 from workbench.graphs.patterns import Pattern, parse_pattern
 
@@ -51,6 +51,7 @@ __all__ = [
     "KuduView",
     "kudu_view",
     "check_counts",
+    "cluster_summary",
 ]
 
 DEFAULT_CHUNKS = (1, 4, 16, 64, 256, 1024, 4096)

@@ -18,7 +18,7 @@ Lagrangian search that can lose 0.3-7.0 % to the exact optimum, so a smaller dev
 from __future__ import annotations
 
 from workbench.claims import Assumption, Baseline, Claim, Figure, check_fits
-from workbench.cluster import ClusterSpec
+from workbench.cluster import PRESETS
 from workbench.llm.cfp.model import PAPER_SETTING
 from workbench.llm.cfp.study import alpa_speedup
 
@@ -30,7 +30,7 @@ PAPER_V2 = "arXiv 2504.00598 v2 (7 Jul 2025), abstract: 'significant speedups', 
 #: model -> (family name, the v1 abstract's "up to" speed-up over Alpa)
 PAPER_SPEEDUPS = {"gpt-6.7b": ("GPT", 1.51), "llama-7b": ("LLaMA", 1.31), "moe-16e": ("MoE", 3.43)}
 
-_DEFAULT = ClusterSpec()
+_DEFAULT = PRESETS["h800-sxm-nvlink-ib"]  # the ClusterSpec defaults
 
 _BASELINE = Baseline(
     name="Alpa-style ILP (Alpa's objective, same per-operator plan space, same cost model)",
@@ -113,7 +113,7 @@ def _speedup(model: str):
         inter_node_bw_gbps: float,
         gpu_memory_gb: float,
     ) -> Figure:
-        cluster = ClusterSpec(
+        cluster = _DEFAULT.replace(
             gpu_tflops=float(gpu_tflops),
             intra_node_bw_gbps=float(intra_node_bw_gbps),
             inter_node_bw_gbps=float(inter_node_bw_gbps),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.cluster import ClusterSpec
+from workbench.cluster import PRESETS, ClusterSpec
 from workbench.llm.cfp.config import CfpConfig
 from workbench.llm.cfp.search import SearchOutcome, search
 
@@ -55,7 +55,7 @@ def paper_row(model: str, *, cluster: ClusterSpec | None = None, **setting) -> t
     s = {**PAPER_SETTING, **setting}
     config = CfpConfig(
         mode="search", model=model, layers=0, gpus=s["gpus"], mesh=s["mesh"], batch=s["batch"],
-        ilp_layers=s["ilp_layers"], brute_force_limit=0, cluster=cluster or ClusterSpec(),
+        ilp_layers=s["ilp_layers"], brute_force_limit=0, cluster=cluster or PRESETS["h800-sxm-nvlink-ib"],
     )  # fmt: skip
     out = search(config)
 

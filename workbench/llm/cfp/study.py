@@ -12,7 +12,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from workbench.cluster import ClusterSpec
+from workbench.cluster import PRESETS, ClusterSpec
 from workbench.config import Config, param
 from workbench.llm.cfp.blocks import build_blocks, segments
 from workbench.llm.cfp.config import CfpConfig
@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 FAMILY_MODEL = {"gpt": "gpt-6.7b", "llama": "llama-7b", "moe": "moe-16e"}
+#: the workbench's default cluster (equal to ``ClusterSpec()``); the toy clusters below vary it
+_DEFAULT: ClusterSpec = PRESETS["h800-sxm-nvlink-ib"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,8 +140,8 @@ def search_time_sweep(
     default cluster)."""
     rows = []
     m = parse_mesh(mesh)
-    toy = ClusterSpec(gpu_tflops=0.001, intra_node_latency_us=0.0, intra_node_bw_gbps=0.5)
-    cluster = ClusterSpec() if model else toy
+    toy = _DEFAULT.replace(gpu_tflops=0.001, intra_node_latency_us=0.0, intra_node_bw_gbps=0.5)
+    cluster = _DEFAULT if model else toy
     for L in layers:
         if model:
             graph = graph_for(model, batch=m.size, layers=L)
@@ -170,7 +172,7 @@ def profile_sweep(layers: tuple[int, ...] = (1, 2, 4), mesh: str = "2", hidden: 
     rows = []
     for L in layers:
         shape = GPTShape(layers=L, hidden=hidden, heads=4, seq=16, vocab=2)
-        problem = build_problem(gpt_graph(shape, batch=2 * m.size), m, ClusterSpec(), itemsize=4)
+        problem = build_problem(gpt_graph(shape, batch=2 * m.size), m, _DEFAULT, itemsize=4)
         blocks = build_blocks(problem)
         prof = profile_blocks(problem, blocks, repeats=2)
         rows.append({
@@ -207,9 +209,9 @@ def block_optimality(meshes: tuple[str, ...] = ("2", "4", "2x2", "2x3"), fractio
     """CFP's block DP against the exact per-operator ILP on a 2-layer toy GPT (hidden 24, 6 heads, sequence 6,
     batch 12) on several meshes and clusters, without a memory limit (fraction 1) and with the limit at
     ``least + fraction * (most - least)`` bytes: the relative gap ``DP / ILP - 1`` of each case."""
-    clusters = {"slow compute": ClusterSpec(gpu_tflops=0.001, intra_node_latency_us=0.0, intra_node_bw_gbps=0.5),
-                "slow links": ClusterSpec(gpu_tflops=0.01, intra_node_latency_us=0.1, intra_node_bw_gbps=0.05),
-                "default": ClusterSpec()}  # fmt: skip
+    clusters = {"slow compute": _DEFAULT.replace(gpu_tflops=0.001, intra_node_latency_us=0.0, intra_node_bw_gbps=0.5),
+                "slow links": _DEFAULT.replace(gpu_tflops=0.01, intra_node_latency_us=0.1, intra_node_bw_gbps=0.05),
+                "default": _DEFAULT}  # fmt: skip
     shape = GPTShape(layers=2, hidden=24, heads=6, seq=6, vocab=2, ffn_mult=2)
     rows = []
     for mesh in meshes:
@@ -249,12 +251,10 @@ def alpa_speedup(
     and ``memory_limit`` (bytes)."""
     config = CfpConfig(
         mode="search", model=model, layers=0, gpus=gpus, mesh=mesh, batch=batch, ilp_layers=ilp_layers,
-        brute_force_limit=0, ilp=False, cluster=cluster or ClusterSpec(),
+        brute_force_limit=0, ilp=False, cluster=cluster or _DEFAULT,
     )  # fmt: skip
     out = search(config, with_oracles=False)
-    links = dataclasses.replace(
-        config, cluster=dataclasses.replace(config.cluster, gpu_tflops=ClusterSpec().gpu_tflops)
-    )
+    links = dataclasses.replace(config, cluster=dataclasses.replace(config.cluster, gpu_tflops=_DEFAULT.gpu_tflops))
     a = _alpa_assignment(links)
     alpa = None if a is None else _price(out.problem, "alpa", list(a), out.memory_limit)
     return {

@@ -17,13 +17,13 @@ import time
 
 import numpy as np
 
-from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache, in_flight
+from workbench.llm.dawnpiper.costs import Partition, StageBudget, StageCache, in_flight
 from workbench.llm.dawnpiper.graph import NodeGraph, activation_table, static_bytes
 
 __all__ = ["activation_table", "min_max_cuts", "balance_by_time", "balance_by_size", "memory_cost_table"]
 
 
-def memory_cost_table(graph: NodeGraph, stages: int, micro_batches: int, hw: Hardware, schedule: str) -> list:
+def memory_cost_table(graph: NodeGraph, stages: int, micro_batches: int, hw: StageBudget, schedule: str) -> list:
     """Per stage x: the (n+1, n+1) table of ``static_x + k_x * act`` of stage [i, j) (no swap or recompute)."""
     act = activation_table(graph)
     pprefix = np.concatenate([[0.0], np.cumsum(graph.param_bytes / graph.param_elem_bytes)])

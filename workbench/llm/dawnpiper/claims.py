@@ -20,15 +20,15 @@ varied; PCIe bandwidth and the effective compute rate price swaps and recomputes
 
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 
 from workbench.claims import Assumption, Baseline, Claim, Figure, Fit
-from workbench.cluster import ClusterSpec
 from workbench.llm.dawnpiper.config import A100, DawnpiperConfig
 from workbench.llm.dawnpiper.costs import Partition
 from workbench.llm.dawnpiper.feasibility import partition_fit
 from workbench.llm.dawnpiper.model import max_batch, run_partitioner
-from workbench.llm.dawnpiper.study import PAPER_SWEEP, graph_of, hardware_of
+from workbench.llm.dawnpiper.study import PAPER_SWEEP, budget_of, graph_of
 from workbench.results import fmt_bytes
 
 __all__ = ["CLAIMS", "PAPER_CLAIMS", "PAPER_VERSION", "FAMILY", "MICRO_BATCHES", "plan_at"]
@@ -49,8 +49,8 @@ _EVIDENCE = (
 
 def _config(model: str, stages: int, memory_gb: float, host_gb: float, pcie_gbps: float, tflops: float
             ) -> DawnpiperConfig:  # fmt: skip
-    cluster = ClusterSpec(**{**A100, "gpu_memory_gb": memory_gb, "host_memory_gb": host_gb * A100["gpus_per_node"],
-                             "pcie_bw_gbps": pcie_gbps, "gpu_tflops": tflops})  # fmt: skip
+    cluster = dataclasses.replace(A100, gpu_memory_gb=memory_gb, host_memory_gb=host_gb * A100.gpus_per_node,
+                                  pcie_bw_gbps=pcie_gbps, gpu_tflops=tflops)  # fmt: skip
     return DawnpiperConfig(mode="model", model=model, stages=stages, micro_batches=MICRO_BATCHES,
                            memory_gb=memory_gb, micro_batch=1, schedule=SCHEDULE, cluster=cluster)  # fmt: skip
 
@@ -60,7 +60,7 @@ def _largest(name: str, model: str, stages: int, memory_gb: float, host_gb: floa
              tflops: float = 150.0) -> tuple[int, Partition | None]:  # fmt: skip
     """Partitioner ``name``'s largest trainable micro-batch (the search's, MODEL) and its partition."""
     cfg = _config(model, stages, memory_gb, host_gb, pcie_gbps, tflops)
-    return max_batch(name, lambda b: graph_of(cfg, b), stages, MICRO_BATCHES, hardware_of(cfg), SCHEDULE)
+    return max_batch(name, lambda b: graph_of(cfg, b), stages, MICRO_BATCHES, budget_of(cfg), SCHEDULE)
 
 
 @lru_cache(maxsize=256)
@@ -68,7 +68,7 @@ def plan_at(name: str, model: str, stages: int, micro_batch: int, memory_gb: flo
             pcie_gbps: float = 25.0, tflops: float = 150.0) -> Partition:  # fmt: skip
     """Partitioner ``name``'s partition at ``micro_batch`` samples (MODEL)."""
     cfg = _config(model, stages, memory_gb, host_gb, pcie_gbps, tflops)
-    return run_partitioner(name, graph_of(cfg, micro_batch), stages, MICRO_BATCHES, hardware_of(cfg), SCHEDULE)
+    return run_partitioner(name, graph_of(cfg, micro_batch), stages, MICRO_BATCHES, budget_of(cfg), SCHEDULE)
 
 
 def _fit(model: str, plans: list[tuple[Partition, int]], memory_gb: float, tflops: float) -> Fit:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
-from workbench.cluster import ClusterSpec
+from workbench.cluster import PRESETS, ClusterSpec, preset
 from workbench.config import Config, group, param
 from workbench.llm.gpt import PAPER_SHAPES, GPTConfig
 
@@ -12,15 +14,11 @@ MODES = ("partition", "check", "model")
 MODELS = ("traced", *sorted(PAPER_SHAPES, key=lambda k: float(k.split("-")[1][:-1])))
 SCHEDULES = ("1f1b", "gpipe")
 DTYPES = ("float64", "float32")
-#: A100 SXM defaults (NVIDIA A100 datasheet: 312 TFLOP/s dense bf16 peak, 40 GB HBM2 at 1,555 GB/s, NVLink 3
-#: 600 GB/s bidirectional = 300 per direction, PCIe Gen4 x16 32 GB/s per direction of which ~25 achieved);
-#: effective compute 150 TFLOP/s = 48 % of peak, a Megatron-LM-like utilisation (our assumption).
-#: host: DGX A100 (320 GB) has 1 TB of system memory for 8 GPUs, 125 GB per GPU for swapped tensors.
-A100 = dict(
-    gpu_tflops=150.0, gpu_memory_gb=40.0, intra_node_bw_gbps=300.0, pcie_bw_gbps=25.0, gpus_per_node=8,
-    host_memory_gb=1000.0,
-)  # fmt: skip
-HBM_GBPS = 1555.0
+#: the A100 node the model prices on (workbench.cluster.PRESETS, datasheets there): 150 TFLOP/s effective, 40 GB
+#: HBM2 at 1,555 GB/s, NVLink 300 GB/s and PCIe ~25 GB/s per direction, DGX A100's 1 TB of host memory for 8 GPUs
+#: (125 GB per GPU for swapped tensors)
+A100_PRESET = "a100-40gb-sxm-nvlink"
+A100: ClusterSpec = PRESETS[A100_PRESET]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,12 +56,16 @@ class DawnpiperConfig(Config):
         help="device memory per stage (weights, gradients, optimizer state and activations); A100: 40",
     )
     schedule: str = param("1f1b", choices=SCHEDULES, help="pipeline schedule: 1F1B (PipeDream-flush) or GPipe")
-    hbm_gbps: float = param(
-        HBM_GBPS, lo=1.0, hi=100_000.0, unit="GB/s", label="HBM bandwidth", help="MODEL: device memory bandwidth"
-    )
     seed: int = param(0, lo=0, hi=2**31 - 1, help="seed of the traced GPT's weights and the data")
     timeout_s: float = param(120.0, lo=1.0, hi=86_400.0, unit="s", help="wall-clock limit of the multi-process run")
-    cluster: ClusterSpec = group(ClusterSpec, help="A100 node (MODEL); PCIe prices swaps, NVLink stage links", **A100)
+    cluster: ClusterSpec = group(
+        ClusterSpec,
+        help="A100 node (MODEL); PCIe prices swaps, NVLink stage links, HBM the memory-bound ops",
+        **preset(A100_PRESET),
+    )
+
+    #: the HBM bandwidth was a flag of its own before it joined the cluster
+    ALIASES: ClassVar[Mapping[str, str]] = {"hbm_gbps": "cluster.hbm_bw_gbps"}
 
     def check_combination(self) -> None:
         if self.model == "traced" and self.hidden % self.heads:

@@ -32,26 +32,38 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.cluster import PRESETS, ClusterSpec
 from workbench.llm.dawnpiper.graph import NodeGraph, activation_table, static_bytes
 
-__all__ = ["SCHEDULES", "Hardware", "StagePlan", "Partition", "in_flight", "plan_stage", "evaluate", "StageCache"]
+__all__ = ["SCHEDULES", "StageBudget", "StagePlan", "Partition", "in_flight", "plan_stage", "evaluate", "StageCache"]
 
 SCHEDULES = ("1f1b", "gpipe", "pipedream")
 
 
 @dataclass(frozen=True, kw_only=True)
-class Hardware:
-    """What the cost model needs of a device: memory per stage (bytes), PCIe and inter-stage link (bytes/s, s),
-    the bytes per parameter of static state (weights, gradients, optimizer) and of one stashed weight, and the
-    host memory a stage may fill with swapped tensors (bytes; all its micro-batches in flight together)."""
+class StageBudget:
+    """What the cost model allows one stage: its memory budget (bytes), the bytes per parameter of static state
+    (weights, gradients, optimizer) and of one stashed weight, and the host memory it may fill with swapped
+    tensors (bytes; all its micro-batches in flight together), on the GPUs of ``cluster`` (the hardware: its
+    PCIe prices swaps, its NVLink the inter-stage link)."""
 
     memory_bytes: float
-    pcie_bytes_per_s: float
-    link_bytes_per_s: float
-    link_latency_s: float = 0.0
+    cluster: ClusterSpec = PRESETS["a100-40gb-sxm-nvlink"]
     state_bytes_per_param: float = 16.0
     weight_bytes_per_param: float = 2.0
     host_bytes: float = math.inf
+
+    @property
+    def pcie_bytes_per_s(self) -> float:
+        return self.cluster.pcie_bw_gbps * 1e9
+
+    @property
+    def link_bytes_per_s(self) -> float:
+        return self.cluster.intra_node_bytes_per_second
+
+    @property
+    def link_latency_s(self) -> float:
+        return self.cluster.intra_node_latency_s
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,7 +116,7 @@ def in_flight(schedule: str, stage: int, stages: int, micro_batches: int) -> int
     return micro_batches if schedule == "gpipe" else min(stages - stage, micro_batches)
 
 
-def _comm_s(graph: NodeGraph, cut: int, hw: Hardware) -> float:
+def _comm_s(graph: NodeGraph, cut: int, hw: StageBudget) -> float:
     """Seconds to send the values crossing the cut before unit ``cut`` (one direction, one micro-batch)."""
     if cut <= 0 or cut >= graph.n:
         return 0.0
@@ -118,7 +130,7 @@ def plan_stage(
     stage: int,
     stages: int,
     micro_batches: int,
-    hw: Hardware,
+    hw: StageBudget,
     schedule: str = "1f1b",
     *,
     optimize: bool = True,
@@ -184,7 +196,7 @@ def _choose(
     stop: int,
     reduce: int,
     window_s: float,
-    hw: Hardware,
+    hw: StageBudget,
     host_cap: float = math.inf,
 ) -> tuple[list[int], list[int], int, int, float, bool]:
     """The greedy swap/recompute choice that frees ``reduce`` bytes per micro-batch (see the module docstring)."""
@@ -266,7 +278,7 @@ def _choose_layers(
     stop: int,
     reduce: int,
     window_s: float,
-    hw: Hardware,
+    hw: StageBudget,
     host_cap: float = math.inf,
 ) -> tuple[list[int], list[int], int, int, float, bool]:
     """vPipe's granularity (our model of its paper's description): a whole layer is swapped, or recomputed from
@@ -329,7 +341,7 @@ class StageCache:
         graph: NodeGraph,
         stages: int,
         micro_batches: int,
-        hw: Hardware,
+        hw: StageBudget,
         schedule: str,
         optimize: bool = True,
         granularity: str = "tensor",
@@ -371,7 +383,7 @@ class StageCache:
 def evaluate(
     graph: NodeGraph,
     cuts: Sequence[int],
-    hw: Hardware,
+    hw: StageBudget,
     micro_batches: int,
     schedule: str = "1f1b",
     *,

@@ -13,8 +13,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from workbench.cluster import ClusterSpec
 from workbench.llm.dawnpiper.balance import balance_by_size, balance_by_time
-from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
+from workbench.llm.dawnpiper.costs import Partition, StageBudget, StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition
 from workbench.llm.dawnpiper.generate import generate_graph
 from workbench.llm.dawnpiper.graph import NodeGraph, layer_cuts
@@ -22,7 +23,7 @@ from workbench.llm.dawnpiper.pipedream import pipedream_partition
 from workbench.llm.dawnpiper.vpipe import vpipe_partition
 from workbench.llm.gpt import PAPER_SHAPES
 
-__all__ = ["MODEL_LABEL", "PARTITIONERS", "paper_hardware", "paper_graph", "partition_all", "max_batch", "BatchRow"]
+__all__ = ["MODEL_LABEL", "PARTITIONERS", "paper_budget", "paper_graph", "partition_all", "max_batch", "BatchRow"]
 
 MODEL_LABEL = "MODEL: A100 cost model over node graphs generated from the GPT shapes (not measured)"
 PARTITIONERS = ("compute-balanced", "memory-balanced", "pipedream", "vpipe", "dawnpiper")
@@ -30,16 +31,13 @@ PARTITIONERS = ("compute-balanced", "memory-balanced", "pipedream", "vpipe", "da
 MAX_MICRO_BATCH = 4096
 
 
-def paper_hardware(
-    memory_gb: float, pcie_gbps: float, link_gbps: float, link_latency_us: float, host_gb: float = math.inf
-) -> Hardware:
-    """A100 stage: mixed-precision Adam (16 bytes per parameter: fp16 weight and gradient, fp32 master, m, v),
-    one fp16 weight per stashed version (PipeDream), and ``host_gb`` of host memory for swapped tensors."""
-    return Hardware(
+def paper_budget(memory_gb: float, cluster: ClusterSpec, host_gb: float = math.inf) -> StageBudget:
+    """A stage of ``memory_gb`` on ``cluster``'s GPUs (the A100 preset at paper scale): mixed-precision Adam (16
+    bytes per parameter: fp16 weight and gradient, fp32 master, m, v), one fp16 weight per stashed version
+    (PipeDream), and ``host_gb`` of host memory for swapped tensors."""
+    return StageBudget(
         memory_bytes=memory_gb * 1e9,
-        pcie_bytes_per_s=pcie_gbps * 1e9,
-        link_bytes_per_s=link_gbps * 1e9,
-        link_latency_s=link_latency_us * 1e-6,
+        cluster=cluster,
         state_bytes_per_param=16.0,
         weight_bytes_per_param=2.0,
         host_bytes=host_gb * 1e9,
@@ -53,7 +51,7 @@ def paper_graph(model: str, micro_batch: int, tflops: float, hbm_gbps: float) ->
     return generate_graph(PAPER_SHAPES[model], micro_batch, flops_per_s=tflops * 1e12, hbm_bytes_per_s=hbm_gbps * 1e9)
 
 
-def run_partitioner(name: str, graph: NodeGraph, stages: int, micro_batches: int, hw: Hardware, schedule: str
+def run_partitioner(name: str, graph: NodeGraph, stages: int, micro_batches: int, hw: StageBudget, schedule: str
                     ) -> Partition:  # fmt: skip
     """One partitioner's partition, judged under its own memory management."""
     if name == "pipedream":
@@ -73,7 +71,7 @@ def run_partitioner(name: str, graph: NodeGraph, stages: int, micro_batches: int
     raise ValueError(f"partitioner={name!r} is unknown: valid partitioners are {(*PARTITIONERS, 'dawnpiper-layer')}")
 
 
-def partition_all(graph: NodeGraph, stages: int, micro_batches: int, hw: Hardware, schedule: str
+def partition_all(graph: NodeGraph, stages: int, micro_batches: int, hw: StageBudget, schedule: str
                   ) -> dict[str, Partition]:  # fmt: skip
     return {name: run_partitioner(name, graph, stages, micro_batches, hw, schedule) for name in PARTITIONERS}
 
@@ -83,7 +81,7 @@ def max_batch(
     graph_at: Callable[[int], NodeGraph],
     stages: int,
     micro_batches: int,
-    hw: Hardware,
+    hw: StageBudget,
     schedule: str,
     cap: int = MAX_MICRO_BATCH,
 ) -> tuple[int, Partition | None]:

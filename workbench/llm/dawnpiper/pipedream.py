@@ -15,13 +15,13 @@ import time
 import numpy as np
 
 from workbench.llm.dawnpiper.balance import memory_cost_table, min_max_cuts
-from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
+from workbench.llm.dawnpiper.costs import Partition, StageBudget, StageCache
 from workbench.llm.dawnpiper.graph import NodeGraph, layer_cuts
 
 __all__ = ["pipedream_partition"]
 
 
-def pipedream_partition(graph: NodeGraph, stages: int, micro_batches: int, hw: Hardware) -> Partition:
+def pipedream_partition(graph: NodeGraph, stages: int, micro_batches: int, hw: StageBudget) -> Partition:
     """PipeDream's layer-granular partition, judged under its own schedule (weight stashing, no swap/recompute).
 
     When no layer-granular partition fits in memory the compute-optimal one is returned, infeasible.

@@ -10,11 +10,10 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from workbench.cluster import ClusterSpec
 from workbench.config import Config, param
 from workbench.llm.dawnpiper.check import CheckOutcome, run_check
-from workbench.llm.dawnpiper.config import A100, HBM_GBPS, DawnpiperConfig
-from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
+from workbench.llm.dawnpiper.config import A100, DawnpiperConfig
+from workbench.llm.dawnpiper.costs import Partition, StageBudget, StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition, theorem_interval
 from workbench.llm.dawnpiper.feasibility import partition_peaks
 from workbench.llm.dawnpiper.generate import generate_graph
@@ -23,8 +22,8 @@ from workbench.llm.dawnpiper.model import (
     MODEL_LABEL,
     PARTITIONERS,
     max_batch,
+    paper_budget,
     paper_graph,
-    paper_hardware,
     run_partitioner,
 )
 from workbench.llm.dawnpiper.reference import exhaustive
@@ -34,7 +33,7 @@ from workbench.llm.gpt import PAPER_SHAPES
 __all__ = [
     "traced",
     "graph_of",
-    "hardware_of",
+    "budget_of",
     "check_budget",
     "partitions",
     "exhaustive_of",
@@ -73,7 +72,7 @@ def graph_of(config: DawnpiperConfig, micro_batch: int | None = None) -> NodeGra
     if config.model == "traced":
         g = traced(config)[1]
         return g if b == g.micro_batch else g.scaled(b)
-    return _paper_graph(config.model, b, config.cluster.gpu_tflops, config.hbm_gbps)
+    return _paper_graph(config.model, b, config.cluster.gpu_tflops, config.cluster.hbm_bw_gbps)
 
 
 @lru_cache(maxsize=256)
@@ -81,21 +80,21 @@ def _paper_graph(model: str, b: int, tflops: float, hbm: float) -> NodeGraph:
     return paper_graph(model, b, tflops, hbm)
 
 
-def hardware_of(config: DawnpiperConfig) -> Hardware:
-    """The stage hardware: the budget, PCIe and NVLink of the cluster; state bytes by precision."""
+def budget_of(config: DawnpiperConfig) -> StageBudget:
+    """A stage's budget: ``memory_gb`` and a GPU's share of the host memory on the cluster (whose PCIe and NVLink
+    price swaps and stage links); state bytes by precision."""
     c = config.cluster
     host = c.host_memory_gb / c.gpus_per_node
     if config.model == "traced":
         elem = 8 if config.dtype == "float64" else 4
-        return Hardware(
-            memory_bytes=config.memory_gb * 1e9, pcie_bytes_per_s=c.pcie_bw_gbps * 1e9,
-            link_bytes_per_s=c.intra_node_bw_gbps * 1e9, link_latency_s=c.intra_node_latency_us * 1e-6,
-            state_bytes_per_param=4.0 * elem, weight_bytes_per_param=float(elem), host_bytes=host * 1e9,
+        return StageBudget(
+            memory_bytes=config.memory_gb * 1e9, cluster=c, state_bytes_per_param=4.0 * elem,
+            weight_bytes_per_param=float(elem), host_bytes=host * 1e9,
         )  # fmt: skip
-    return paper_hardware(config.memory_gb, c.pcie_bw_gbps, c.intra_node_bw_gbps, c.intra_node_latency_us, host)
+    return paper_budget(config.memory_gb, c, host)
 
 
-def check_budget(config: DawnpiperConfig, graph: NodeGraph, hw: Hardware) -> None:
+def check_budget(config: DawnpiperConfig, graph: NodeGraph, hw: StageBudget) -> None:
     """Refuse a budget no partition can meet: the weights and optimizer state alone exceed S budgets, or one
     node's do (a stage holds at least one node). Raises ValueError naming memory_gb."""
     per_unit = static_bytes(graph, hw.state_bytes_per_param)
@@ -108,14 +107,14 @@ def check_budget(config: DawnpiperConfig, graph: NodeGraph, hw: Hardware) -> Non
         )
 
 
-def _cache(config: DawnpiperConfig, graph: NodeGraph, hw: Hardware) -> StageCache:
+def _cache(config: DawnpiperConfig, graph: NodeGraph, hw: StageBudget) -> StageCache:
     return StageCache(graph, config.stages, config.micro_batches, hw, config.schedule)
 
 
 @lru_cache(maxsize=64)
 def partitions(config: DawnpiperConfig) -> tuple[dict[str, Partition], dict]:
     """Every partitioner at the configured micro-batch, and DawnPiper's search account."""
-    graph, hw = graph_of(config), hardware_of(config)
+    graph, hw = graph_of(config), budget_of(config)
     check_budget(config, graph, hw)
     out = {}
     account: dict = {}
@@ -130,7 +129,7 @@ def partitions(config: DawnpiperConfig) -> tuple[dict[str, Partition], dict]:
 @lru_cache(maxsize=32)
 def exhaustive_of(config: DawnpiperConfig) -> Partition | None:
     """The exhaustive optimum on small graphs (<= 30 units, <= 4 stages), else None."""
-    graph, hw = graph_of(config), hardware_of(config)
+    graph, hw = graph_of(config), budget_of(config)
     if graph.n > EXHAUSTIVE_MAX_UNITS or config.stages > EXHAUSTIVE_MAX_STAGES:
         return None
     return exhaustive(_cache(config, graph, hw))
@@ -139,7 +138,7 @@ def exhaustive_of(config: DawnpiperConfig) -> Partition | None:
 @lru_cache(maxsize=64)
 def max_batches(config: DawnpiperConfig, cap: int = 4096) -> dict[str, int]:
     """Largest trainable micro-batch per partitioner (MODEL when the graph is generated or scaled)."""
-    hw = hardware_of(config)
+    hw = budget_of(config)
     out = {}
     for name in PARTITIONERS:
         out[name] = max_batch(
@@ -152,7 +151,7 @@ def max_batches(config: DawnpiperConfig, cap: int = 4096) -> dict[str, int]:
 def check(config: DawnpiperConfig) -> tuple[Partition, CheckOutcome]:
     """DawnPiper's partition of the traced GPT run for real on ``stages`` processes."""
     t, graph = traced(config)
-    hw = hardware_of(config)
+    hw = budget_of(config)
     check_budget(config, graph, hw)
     part, _ = dawnpiper_partition(_cache(config, graph, hw))
     outcome = run_check(
@@ -210,9 +209,7 @@ def exhaustive_gap(config: DawnpiperConfig) -> dict | None:
         "feasible": best.feasible,
         "search_seconds": best.search_s,
         "dawnpiper_gap": gap,
-        "optimum_inside_interval": _inside_theorem(
-            _cache(config, graph_of(config), hardware_of(config)), best, account
-        ),
+        "optimum_inside_interval": _inside_theorem(_cache(config, graph_of(config), budget_of(config)), best, account),
     }
 
 
@@ -253,8 +250,8 @@ def theorem_sweep(config: DawnpiperConfig, stage_counts=(2, 3, 4), budgets_gb=(1
     its search needed. Budgets below the static memory are left out."""
     graph = graph_of(config)
 
-    def hw_of(budget: float) -> Hardware:
-        return hardware_of(dataclasses.replace(config, memory_gb=budget))
+    def hw_of(budget: float) -> StageBudget:
+        return budget_of(dataclasses.replace(config, memory_gb=budget))
 
     static = static_bytes(graph, hw_of(1.0).state_bytes_per_param)
     budgets = [b for b in budgets_gb if b * 1e9 >= max(static.sum() / max(stage_counts), static.max())]
@@ -269,11 +266,10 @@ def theorem_sweep_slice(
     embedding and LM head weigh as at scale; 26 nodes, small enough for the oracle), on A100 hardware."""
     shape = dataclasses.replace(PAPER_SHAPES[model], layers=2)
     c = DawnpiperConfig().cluster
-    graph = generate_graph(shape, micro_batch, flops_per_s=c.gpu_tflops * 1e12, hbm_bytes_per_s=HBM_GBPS * 1e9)
+    graph = generate_graph(shape, micro_batch, flops_per_s=c.gpu_tflops * 1e12, hbm_bytes_per_s=c.hbm_bw_gbps * 1e9)
 
-    def hw_of(budget: float) -> Hardware:
-        return paper_hardware(budget, c.pcie_bw_gbps, c.intra_node_bw_gbps, c.intra_node_latency_us,
-                              c.host_memory_gb / c.gpus_per_node)  # fmt: skip
+    def hw_of(budget: float) -> StageBudget:
+        return paper_budget(budget, c, c.host_memory_gb / c.gpus_per_node)
 
     return _sweep(graph, hw_of, stage_counts, budgets_gb, micro_batches, "1f1b")
 
@@ -305,7 +301,7 @@ def paper_point(config: DawnpiperConfig) -> PaperPoint:
     """The paper-scale account of ``config`` (its model, stages, micro-batches, budget, schedule, cluster)."""
     if config.model == "traced":
         raise ValueError("model='traced' has no paper-scale point: valid models are " + ", ".join(PAPER_SHAPES))
-    hw = hardware_of(config)
+    hw = budget_of(config)
     check_budget(config, graph_of(config, 1), hw)
     mb = max_batches(config)
     equal = max(mb["vpipe"], 1)
@@ -358,7 +354,7 @@ def stage_fit_rows(config: DawnpiperConfig, name: str, micro_batch: int) -> list
     """Partitioner ``name``'s plan at ``micro_batch`` (MODEL), per stage: the cost model's peak (saved tensors
     only) and the independent count of every tensor live at the stage's peak
     (:func:`~workbench.llm.dawnpiper.feasibility.stage_peak`), in GB, against the device."""
-    hw = hardware_of(config)
+    hw = budget_of(config)
     graph = graph_of(config, micro_batch)
     part = run_partitioner(name, graph, config.stages, config.micro_batches, hw, config.schedule)
     return [
@@ -396,7 +392,7 @@ class DawnpiperViewConfig(Config):
         return DawnpiperConfig(
             mode="partition", model=self.model, stages=self.stages, memory_gb=self.memory_gb,
             micro_batches=self.micro_batches, micro_batch=self.micro_batch, schedule=self.schedule,
-            cluster=ClusterSpec(**{**A100, "pcie_bw_gbps": self.pcie_gbps}),
+            cluster=dataclasses.replace(A100, pcie_bw_gbps=self.pcie_gbps),
         )  # fmt: skip
 
 

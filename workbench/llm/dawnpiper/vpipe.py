@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from workbench.llm.dawnpiper.balance import balance_by_time
-from workbench.llm.dawnpiper.costs import Hardware, Partition, StageCache
+from workbench.llm.dawnpiper.costs import Partition, StageBudget, StageCache
 from workbench.llm.dawnpiper.graph import NodeGraph, layer_cuts
 
 __all__ = ["vpipe_partition"]
@@ -24,7 +24,7 @@ def _key(part: Partition) -> tuple[float, float]:
 
 
 def vpipe_partition(
-    graph: NodeGraph, stages: int, micro_batches: int, hw: Hardware, schedule: str = "1f1b"
+    graph: NodeGraph, stages: int, micro_batches: int, hw: StageBudget, schedule: str = "1f1b"
 ) -> Partition:
     """vPipe's partition (MODEL): layer cuts, per-layer swap/recompute, local moves of one layer at a time."""
     start = time.perf_counter()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.cluster import ClusterSpec
+from workbench.cluster import ClusterSpec, preset
 from workbench.config import Config, group, param
 from workbench.llm.gpt import PAPER_SHAPES, GPTConfig
 
@@ -61,17 +61,13 @@ class GreedySnakeConfig(Config):
                                    help="samples per micro-batch at paper scale (model mode)")  # fmt: skip
     adam_gelems: float = param(2.0, lo=0.001, hi=1000.0, unit="Gelem/s", label="CPU Adam rate",
                                help="CPU Adam updates per second of one node (inferred; DeepSpeed CPU-Adam class)")  # fmt: skip
+    # the "a100-80gb-pcie4-nvme" preset (workbench.cluster.PRESETS, each value's source there): 150 TFLOP/s
+    # effective (~48 % of the 312 peak), 80 GB, PCIe Gen4 ~25 GB/s, one Gen4 NVMe at ~6.5 / 3.5 GB/s read / write,
+    # 512 GB host memory, 64 cores
     cluster: ClusterSpec = group(
         ClusterSpec,
         help="an A100-80GB node with NVMe (inferred values; the paper's testbed text was not readable)",
-        gpu_tflops=150.0,  # ~48 % of the A100's 312 TFLOP/s dense bf16 peak, sustained on large GEMMs (inferred)
-        gpu_memory_gb=80.0,  # A100 80GB
-        gpus_per_node=8,
-        pcie_bw_gbps=25.0,  # PCIe Gen4 x16: 32 GB/s theoretical, ~25 achieved (the brief; FlexTrain profiles it)
-        ssd_read_bw_gbps=6.5,  # one Gen4 NVMe (e.g. Samsung PM9A3 class): ~6.5 GB/s sequential read (inferred)
-        ssd_write_bw_gbps=3.5,  # and ~3.5 GB/s sequential write (inferred)
-        host_memory_gb=512.0,  # inferred
-        cpu_cores=64,
+        **preset("a100-80gb-pcie4-nvme"),
     )
 
     def check_combination(self) -> None:

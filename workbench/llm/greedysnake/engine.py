@@ -34,7 +34,7 @@ import torch
 
 from workbench.llm.gpt import Block, Embedding, GPTConfig, Head, build_gpt, lm_loss
 from workbench.llm.greedysnake.reference import unit_parameters
-from workbench.llm.greedysnake.schedule import SCHEDULES, Task, micro_batch_tokens, tasks_for
+from workbench.llm.greedysnake.schedule import SCHEDULES, micro_batch_tokens, tasks_for, tensor_consumers
 from workbench.llm.greedysnake.store import ByteCounter, StateStore
 
 __all__ = ["DeviceMemory", "OffloadedTrainer", "TrainStats", "unit_sizes", "activation_bytes", "min_budget_bytes"]
@@ -348,7 +348,7 @@ class OffloadedTrainer:
                 if self.split[u]:
                     futures_a[u] = self._worker.submit(self._deferred_step, u, c % 2, ver_a)
         batches = [micro_batch_tokens(self.cfg, self.mbs, seed=self.data_seed, step=c, mb=m) for m in range(M)]
-        consumers = _consumers(self.tasks)
+        consumers = tensor_consumers(self.tasks)
         host: dict[tuple, torch.Tensor] = {}
         resident: dict[tuple, torch.Tensor] = {}
         slots = {key: i for i, key in enumerate(consumers)}
@@ -504,14 +504,3 @@ class OffloadedTrainer:
         if self._worker is not None:
             self._worker.shutdown(wait=True)
         self.store.close()
-
-
-def _consumers(tasks: list[Task]) -> dict[tuple, list[int]]:
-    """For each inter-layer tensor, the indices of the tasks that read it (x: unit input; dy: output gradient)."""
-    out: dict[tuple, list[int]] = {}
-    for i, t in enumerate(tasks):
-        if t.unit > 0:
-            out.setdefault(("x", t.unit, t.mb), []).append(i)
-        if t.kind == "bwd":
-            out.setdefault(("dy", t.unit, t.mb), []).append(i)
-    return out

@@ -32,7 +32,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from workbench.llm.gpt import GPTShape, block_param_count
-from workbench.llm.greedysnake.schedule import tasks_for
+from workbench.llm.greedysnake.schedule import tasks_for, tensor_consumers
 
 __all__ = ["Rates", "Placement", "Widths", "SimResult", "simulate", "LPResult", "configuration_search",
            "unit_sizes_of", "unit_flops_of", "activation_bytes_per_layer"]  # fmt: skip
@@ -108,16 +108,6 @@ def activation_bytes_per_layer(shape: GPTShape, micro_batch: int, width: int = 2
     return s * micro_batch * d * (34 + 5 * a * s / d) * width / 2
 
 
-def _consumers(tasks) -> dict[tuple, list[int]]:  # noqa: ANN001
-    out: dict[tuple, list[int]] = {}
-    for i, t in enumerate(tasks):
-        if t.unit > 0:
-            out.setdefault(("x", t.unit, t.mb), []).append(i)
-        if t.kind == "bwd":
-            out.setdefault(("dy", t.unit, t.mb), []).append(i)
-    return out
-
-
 class _Res:
     def __init__(self) -> None:
         self.free, self.busy = 0.0, 0.0
@@ -158,7 +148,7 @@ def simulate(
     tokens_mb = micro_batch_size * shape.seq
     X = tokens_mb * shape.hidden * widths.x  # one inter-layer tensor of one rank
     tasks = tasks_for(schedule, U, M)
-    cons = _consumers(tasks)
+    cons = tensor_consumers(tasks)
     a_frac = alpha if schedule == "vertical-overlap" else 0.0
     gpu, h2d, d2h, sr, sw, cpu = (_Res() for _ in range(6))
     ssd_bytes = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "checkpoints": 0.0}

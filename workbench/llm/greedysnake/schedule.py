@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Task", "SCHEDULES", "horizontal", "vertical", "tasks_for", "micro_batch_tokens"]
+__all__ = ["Task", "SCHEDULES", "horizontal", "vertical", "tasks_for", "tensor_consumers", "micro_batch_tokens"]
 
 Kind = Literal["fwd", "last", "bwd"]
 
@@ -79,6 +79,17 @@ def tasks_for(schedule: str, units: int, micro_batches: int) -> list[Task]:
     if schedule in ("vertical", "vertical-overlap"):
         return vertical(units, micro_batches)
     raise ValueError(f"schedule={schedule!r} is not supported: valid values are {', '.join(SCHEDULES)}")
+
+
+def tensor_consumers(tasks: list[Task]) -> dict[tuple, list[int]]:
+    """For each inter-layer tensor, the indices of the tasks that read it (x: unit input; dy: output gradient)."""
+    out: dict[tuple, list[int]] = {}
+    for i, t in enumerate(tasks):
+        if t.unit > 0:
+            out.setdefault(("x", t.unit, t.mb), []).append(i)
+        if t.kind == "bwd":
+            out.setdefault(("dy", t.unit, t.mb), []).append(i)
+    return out
 
 
 def micro_batch_tokens(gpt_config: Any, micro_batch_size: int, *, seed: int, step: int, mb: int) -> tuple:

@@ -19,7 +19,7 @@ import statistics
 from workbench.claims import Assumption, Baseline, Claim, Figure
 from workbench.cluster import ClusterSpec
 from workbench.llm.mesh_attention.config import MeshAttentionConfig
-from workbench.llm.mesh_attention.study import model_point, verdict_sweep
+from workbench.llm.mesh_attention.study import DEFAULT_CLUSTER, model_point, verdict_sweep
 
 __all__ = ["CLAIMS", "PAPER_CLAIMS", "FAMILY", "GPUS"]
 
@@ -86,8 +86,8 @@ def _assumptions(*, with_time: bool) -> tuple[Assumption, ...]:
 
 def _cluster(gpus_per_node: int, inter_bw: float = 25.0, intra_bw: float = 200.0, tflops: float = 400.0
              ) -> ClusterSpec:  # fmt: skip
-    return ClusterSpec(gpus_per_node=gpus_per_node, inter_node_bw_gbps=inter_bw, intra_node_bw_gbps=intra_bw,
-                       gpu_tflops=tflops)  # fmt: skip
+    return DEFAULT_CLUSTER.replace(gpus_per_node=gpus_per_node, inter_node_bw_gbps=inter_bw,
+                                   intra_node_bw_gbps=intra_bw, gpu_tflops=tflops)  # fmt: skip
 
 
 def _speedups(baseline: str, *, heads: int, causal: bool, gpus_per_node: int, inter_bw: float, intra_bw: float,

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from workbench.cluster import ClusterSpec
 from workbench.config import Config, group, param
-from workbench.llm.mesh_attention.plan import SCHEDULES
+from workbench.llm.mesh_attention.plan import SCHEDULES, divisors
 
 #: real runs start one process per rank on this machine; beyond this the model carries the result
 MAX_CHECK_GPUS = 16
@@ -25,6 +25,11 @@ MAX_CHECK_WORK = 2**32
 DTYPE_BYTES: Mapping[str, int] = {"float64": 8, "float32": 4, "bfloat16": 2}
 #: the element types the real check runs in (bfloat16 only in the model)
 CHECK_DTYPES: tuple[str, ...] = ("float32", "float64")
+
+
+def tile_a_options(gpus: int) -> tuple[int, ...]:
+    """The values ``tile_a`` may take with ``gpus``: 0 (automatic) or a divisor of ``gpus``."""
+    return (0, *divisors(gpus))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.cluster import ClusterSpec
+from workbench.cluster import PRESETS, ClusterSpec
 from workbench.llm.mesh_attention.config import MeshAttentionConfig
 from workbench.llm.mesh_attention.model import AttentionModelResult, model_attention
 from workbench.llm.mesh_attention.plan import assignment_matrix, choose_tile, make_mesh_plan
@@ -39,6 +39,8 @@ __all__ = [
     "verdict_summary",
     "inter_node_units",
     "topology_effect",
+    "backlog_effect",
+    "DEFAULT_CLUSTER",
 ]
 
 #: GPU counts of the per-rank communication sweep (the chosen P joins them)
@@ -256,6 +258,8 @@ def max_count_difference(check_run: Mapping[str, Any]) -> int:
 # ----------------------------------------------------------------------------------------------------------
 #: the settings a 256-GPU paper would plausibly use (8 GPUs per node, NVLink, 25-50 GB/s per GPU across nodes;
 #: effective attention rate 400 (FlashAttention-2-like) or 600 (FlashAttention-3-like) TFLOP/s on Hopper)
+#: the cluster the study's sweeps vary (its network bandwidth and FLOP rate) when the caller gives none
+DEFAULT_CLUSTER: ClusterSpec = PRESETS["h800-sxm-nvlink-ib"]
 VERDICT_SEQS: tuple[int, ...] = (131_072, 262_144, 524_288, 1_048_576)
 VERDICT_INTER_BW: tuple[float, ...] = (25.0, 50.0)
 VERDICT_TFLOPS: tuple[float, ...] = (400.0, 600.0)
@@ -287,10 +291,10 @@ def verdict_sweep(
     ulysses_degree: int | None = None,
 ) -> tuple[VerdictPoint, ...]:
     """Model every method at each (S, network bandwidth, TFLOP/s), bf16 (memoised): on ``cluster`` (NVLink,
-    node size; default 8-GPU nodes) with its network bandwidth and FLOP rate replaced by each grid value; USP at
-    ``ulysses_degree`` (None: the automatic degree). The claims (:mod:`~workbench.llm.mesh_attention.claims`)
-    read their speed-ups from here."""
-    base = ClusterSpec(gpus_per_node=8) if cluster is None else cluster
+    node size; default :data:`DEFAULT_CLUSTER`, 8-GPU nodes) with its network bandwidth and FLOP rate replaced by
+    each grid value; USP at ``ulysses_degree`` (None: the automatic degree). The claims
+    (:mod:`~workbench.llm.mesh_attention.claims`) read their speed-ups from here."""
+    base = DEFAULT_CLUSTER if cluster is None else cluster
     points = []
     for seq in seqs:
         for bw in inter_bw:
@@ -340,11 +344,12 @@ def inter_node_units(
     seq: int = 1_048_576,
     heads: int = 32,
     head_dim: int = 128,
-    gpus_per_node: int = 8,
+    cluster: ClusterSpec | None = None,
 ) -> dict[str, dict[int, float]]:
     """Per-rank inter-node elements (fwd+bwd, max over ranks, in units of one Q chunk B*H*(S/P)*D) of each
-    method with its default plan (Mesh tile, USP degree, StarTrail's fastest team), on 8-GPU nodes."""
-    cluster = ClusterSpec(gpus_per_node=gpus_per_node)
+    method with its default plan (Mesh tile, USP degree, StarTrail's fastest team), on ``cluster`` (default
+    :data:`DEFAULT_CLUSTER`, 8-GPU nodes; only its node size matters)."""
+    cluster = DEFAULT_CLUSTER if cluster is None else cluster
     out: dict[str, dict[int, float]] = {}
     for m in ("mesh", "node_mesh", "usp", "startrail", "ring"):
         out[m] = {}
@@ -358,14 +363,20 @@ def inter_node_units(
 
 @functools.lru_cache(maxsize=8)
 def topology_effect(
-    gpus: int = 256, seq: int = 262_144, head_dim: int = 128, inter_bw: tuple[float, ...] = (25.0, 50.0)
+    gpus: int = 256,
+    seq: int = 262_144,
+    head_dim: int = 128,
+    inter_bw: tuple[float, ...] = (25.0, 50.0),
+    cluster: ClusterSpec | None = None,
 ) -> list[dict[str, Any]]:
     """Step time with topology-aware tile placement / row-first, for the flat Mesh (heads=32) and the
     node-level Mesh when a node holds several Ulysses groups (heads=4: u=4 on 8-GPU nodes, 2 groups per
-    node, tile over 64 groups) or one (heads=32: u=8, placement cannot matter)."""
+    node, tile over 64 groups) or one (heads=32: u=8, placement cannot matter); on ``cluster`` (default
+    :data:`DEFAULT_CLUSTER`) with its network bandwidth replaced by each of ``inter_bw``."""
+    base = DEFAULT_CLUSTER if cluster is None else cluster
     rows = []
     for bw in inter_bw:
-        cluster = ClusterSpec(inter_node_bw_gbps=bw)
+        spec = base.replace(inter_node_bw_gbps=bw)
         for method, heads in (("mesh", 32), ("node_mesh", 4), ("node_mesh", 32)):
             t = [
                 model_attention(
@@ -376,7 +387,7 @@ def topology_effect(
                     head_dim=head_dim,
                     causal=True,
                     dtype_bytes=2,
-                    cluster=cluster,
+                    cluster=spec,
                     topology_aware=aware,
                 )
                 for aware in (True, False)
@@ -406,16 +417,19 @@ def backlog_effect(
     seqs: tuple[int, ...] = VERDICT_SEQS,
     inter_bw: tuple[float, ...] = VERDICT_INTER_BW,
     tflops: tuple[float, ...] = VERDICT_TFLOPS,
+    cluster: ClusterSpec | None = None,
 ) -> list[dict[str, Any]]:
     """MODEL: step time of flat and node-level Mesh with the current tile schedule and with the greedy
     compute backlog (``plan.greedy_schedule(schedule="greedy-backlog")``, an INFERENCE about the paper's rule),
-    over the verdict sweep's settings (8-GPU NVLink nodes, bf16). One row per (method, S, bandwidth, TFLOP/s):
-    forward / backward / total seconds of each schedule and the gain ``1 - backlog / current``."""
+    over the verdict sweep's settings (``cluster``, default :data:`DEFAULT_CLUSTER`: 8-GPU NVLink nodes, with its
+    network bandwidth and FLOP rate replaced by each grid value; bf16). One row per (method, S, bandwidth,
+    TFLOP/s): forward / backward / total seconds of each schedule and the gain ``1 - backlog / current``."""
+    base = DEFAULT_CLUSTER if cluster is None else cluster
     rows = []
     for seq in seqs:
         for bw in inter_bw:
             for tf in tflops:
-                cluster = ClusterSpec(inter_node_bw_gbps=bw, gpu_tflops=tf, gpus_per_node=8)
+                spec = base.replace(inter_node_bw_gbps=bw, gpu_tflops=tf)
                 for method in ("mesh", "node_mesh"):
                     res = {
                         sch: model_attention(
@@ -426,7 +440,7 @@ def backlog_effect(
                             head_dim=head_dim,
                             causal=causal,
                             dtype_bytes=2,
-                            cluster=cluster,
+                            cluster=spec,
                             schedule=sch,
                         )
                         for sch in ("current", "greedy-backlog")

@@ -39,9 +39,9 @@ CHECK_CONFIG = SrtConfig(prompts=4, batch_prompts=2, group=4, steps=4, sft_steps
 
 # ---- MODEL at paper scale ------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=64)
-def _hardware(mfu: float, bw_eff: float) -> m.Hardware:
-    """H800 with the given shares, its per-iteration overhead calibrated on Table 1's GRPO baseline (31.8 s)."""
-    return m.calibrate_overhead(hw=replace(m.H800, mfu=float(mfu), bw_eff=float(bw_eff)))
+def _efficiency(mfu: float, bw_eff: float) -> m.Efficiency:
+    """The given shares of the H800, the per-iteration overhead calibrated on Table 1's GRPO baseline (31.8 s)."""
+    return m.calibrate_overhead(eff=replace(m.EFFICIENCY, mfu=float(mfu), bw_eff=float(bw_eff)), cluster=m.H800)
 
 
 @functools.lru_cache(maxsize=256)
@@ -49,7 +49,7 @@ def _acceptance(method: str, k: int, mfu: float, bw_eff: float) -> float:
     """The per-token acceptance of ``method`` ("srt" or "suffix") calibrated on Table 1's GRPO column."""
     t = m.TABLE1_GEN_S
     a = m.calibrate_acceptance(
-        t["baseline"]["grpo"] / t[method]["grpo"], m.WORKLOADS["grpo"], k, _hardware(mfu, bw_eff)
+        t["baseline"]["grpo"] / t[method]["grpo"], m.WORKLOADS["grpo"], k, _efficiency(mfu, bw_eff)
     )
     if a is None:
         raise ValueError(f"draft_len={k}: no acceptance gives {method}'s GRPO speed-up at mfu={mfu}, bw_eff={bw_eff}")
@@ -59,7 +59,7 @@ def _acceptance(method: str, k: int, mfu: float, bw_eff: float) -> float:
 @functools.lru_cache(maxsize=1024)
 def _speedup(w: m.Workload, method: str, k: int, mfu: float, bw_eff: float, transfer: float) -> dict[str, float]:
     a = min(_acceptance(method, k, mfu, bw_eff) * transfer, 0.999)
-    return m.speedup(w, m.Drafting(k, a), hw=_hardware(mfu, bw_eff))
+    return m.speedup(w, m.Drafting(k, a), eff=_efficiency(mfu, bw_eff))
 
 
 _N10 = replace(m.WORKLOADS["grpo"], name="grpo-n10", n=10)  # v1 Table 3: GRPO with 10 responses per prompt
@@ -73,7 +73,7 @@ _PLAIN = Baseline(
 
 def _model_assumptions(workload: str, *, transfer_of: str = "SRT's") -> tuple[Assumption, ...]:
     w = {"grpo-n10": _N10, **m.WORKLOADS}[workload]
-    base_s = m.generation(w, m.Drafting(), hw=_hardware(0.5, 0.8))["seconds"]
+    base_s = m.generation(w, m.Drafting(), eff=_efficiency(0.5, 0.8))["seconds"]
     paper_s = {"grpo-n10": 47.1, **m.TABLE1_GEN_S["baseline"]}[workload]
     return (
         Assumption(

@@ -322,17 +322,22 @@ def speculative_sample_many(
 ) -> tuple[list[tuple[int, ...]], int]:
     """``n`` independent speculative rollouts of exactly ``length`` tokens (eos ignored), vectorised by context.
 
-    Rows that share a context share one verification forward (the same :func:`verify_forward` as the engine);
-    the acceptance walk then runs over all of them at once with fresh uniforms from ``generator``. This is
-    what the chi-square tests sample from. Returns the sequences and the number of verification forwards.
+    Each rollout owns ``length`` uniforms from ``generator`` (one per response token, as a :class:`Request`'s),
+    and every step of it is the engine's: rows that share a context share one verification forward (the same
+    :func:`verify_forward`), and each row then takes the engine's acceptance :func:`walk` through the draft, its
+    i-th token at a node drawn from that node's processed distribution with the row's uniform of that token
+    (:func:`~workbench.llm.srt.sampling.draw_many`, the vectorised :func:`~workbench.llm.srt.sampling.draw`, for
+    all the rows at once). This is what the chi-square tests sample from. Returns the sequences and the number of
+    verification forwards.
     """
     s = sampling
-    rows: dict[tuple[int, ...], torch.Tensor] = {(): torch.arange(n)}
+    uniforms = torch.rand(n, length, generator=generator, dtype=torch.float64)  # (n, length)
+    rows: dict[tuple[int, ...], list[int]] = {(): list(range(n))}
     done: list[tuple[int, ...]] = [()] * n
     forwards = 0
     while rows:
-        nxt: dict[tuple[int, ...], list[torch.Tensor]] = {}
-        for ctx, idx in rows.items():
+        nxt: dict[tuple[int, ...], list[int]] = {}
+        for ctx, members in rows.items():
             full = [*prompt, *ctx]
             limit = length - len(ctx) - 1
             draft = propose(full, limit) if limit > 0 else Draft()
@@ -341,31 +346,29 @@ def speculative_sample_many(
                 past = model.forward_cached(torch.tensor([full[:-1]]))[1] if len(full) > 1 else None
                 logits, _, _ = verify_forward(model, past, full[-1], draft)
             forwards += 1
-            probs = processed_probs(logits, s.temperature, s.top_p, s.top_k)
-            children: dict[int, dict[int, int]] = {}
-            for j, (tok, par) in enumerate(zip(draft.tokens, draft.parents, strict=True)):
-                children.setdefault(par, {}).setdefault(tok, j)
+            probs = processed_probs(logits, s.temperature, s.top_p, s.top_k)  # (k + 1, vocab)
+            idx = torch.tensor(members)
+            draws: dict[tuple[int, int], list[int]] = {}  # (node, i) -> every member's i-th token at node
 
-            def descend(node: int, members: torch.Tensor, emitted: tuple[int, ...]) -> None:
-                u = torch.rand(len(members), generator=generator, dtype=torch.float64)
-                row = probs[node + 1]
-                toks = row.argmax().expand(len(members)) if s.temperature == 0 else draw_many(row, u)
-                for t in toks.unique().tolist():
-                    sub = members[toks == t]
-                    out = (*emitted, t)
-                    child = children.get(node, {}).get(t)
-                    if child is not None and len(ctx) + len(out) < length:
-                        descend(child, sub, out)
+            def tokens(node: int, i: int) -> list[int]:
+                if (node, i) not in draws:
+                    row = probs[node + 1]
+                    if s.temperature == 0:
+                        toks = row.argmax().expand(len(members))
                     else:
-                        nxt.setdefault((*ctx, *out), []).append(sub)
+                        toks = draw_many(row, uniforms[idx, len(ctx) + i])
+                    draws[(node, i)] = toks.tolist()
+                return draws[(node, i)]
 
-            descend(-1, idx, ())
+            for at, r in enumerate(members):
+                # the engine's walk; no token is -1, so eos is ignored
+                emitted, _ = walk(draft, lambda node, i, at=at: tokens(node, i)[at], eos=-1)
+                nxt.setdefault((*ctx, *emitted), []).append(r)
         rows = {}
-        for ctx, parts in nxt.items():
-            idx = torch.cat(parts)
+        for ctx, members in nxt.items():
             if len(ctx) >= length:
-                for i in idx.tolist():
-                    done[i] = ctx[:length]
+                for r in members:
+                    done[r] = ctx[:length]
             else:
-                rows[ctx] = idx
+                rows[ctx] = members
     return done, forwards

@@ -17,8 +17,8 @@ distribution; the batch shrinks as responses finish, so the long tail runs at sm
 
 Sourced: the model shape (Qwen2.5-1.5B config: 28 layers, hidden 1536, 12 query / 2 KV heads of 128, 1.54 B
 parameters), the workloads (paper v1 App. A Table 2: batch, responses per prompt, max in/out lengths, 8 GPUs),
-Table 1's times, the H800's 989 TFLOP/s dense bf16 and 3.35 TB/s HBM3 (NVIDIA H100 SXM datasheet; the H800 has the
-same memory system). Assumed (labelled): MFU 0.5, bandwidth efficiency 0.8, the length distribution (median
+Table 1's times, the H800's 989 TFLOP/s dense bf16 and 3.35 TB/s HBM3 (the ``"h800-sxm-nvlink-ib"`` preset of
+:data:`workbench.cluster.PRESETS`: ``peak_tflops`` and ``hbm_bw_gbps``). Assumed (labelled, :class:`Efficiency`): MFU 0.5, bandwidth efficiency 0.8, the length distribution (median
 = max_out / 4, sigma 0.9), prompt = max_in / 2, the per-iteration overhead (calibrated once so the GRPO baseline
 takes Table 1's 31.8 s), and every acceptance (unknown at paper scale: either measured on our CPU task, or
 calibrated on ONE column and then used to predict the other three). Tool calls of ReTool are not modelled
@@ -33,13 +33,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.optimize
 
+from workbench.cluster import PRESETS, ClusterSpec
+
 __all__ = [
     "Shape",
-    "Hardware",
+    "Efficiency",
     "Workload",
     "Drafting",
     "QWEN25_1_5B",
     "H800",
+    "EFFICIENCY",
     "WORKLOADS",
     "TABLE1_GEN_S",
     "generation",
@@ -74,18 +77,21 @@ class Shape:
 QWEN25_1_5B = Shape(params=1.54e9, layers=28, q_heads=12, kv_heads=2, head_dim=128)
 
 
-@dataclass(frozen=True)
-class Hardware:
-    """One GPU of the rollout: peak dense bf16 FLOP/s, HBM bandwidth, their achieved shares, per-iteration overhead."""
+#: the rollout GPU (its peak dense bf16 FLOP/s and HBM bandwidth): an H800 SXM
+H800: ClusterSpec = PRESETS["h800-sxm-nvlink-ib"]
 
-    tflops: float = 989.0  # H800/H100 SXM dense bf16 (datasheet)
+
+@dataclass(frozen=True)
+class Efficiency:
+    """What the rollout engine achieves on one GPU (model assumptions, not hardware): its share of the peak FLOP/s
+    and of the HBM bandwidth, and its per-iteration overhead."""
+
     mfu: float = 0.5  # assumed
-    hbm_gbps: float = 3350.0  # H100/H800 SXM HBM3 (datasheet)
     bw_eff: float = 0.8  # assumed
     overhead_ms: float = 5.0  # scheduler/sampling/launch per iteration; calibrated by calibrate_overhead
 
 
-H800 = Hardware()
+EFFICIENCY = Efficiency()
 
 
 @dataclass(frozen=True)
@@ -139,9 +145,10 @@ def _lengths(w: Workload, seed: int) -> np.ndarray:
     return np.clip(np.round(raw), 16, w.max_out)
 
 
-def generation(w: Workload, d: Drafting, *, shape: Shape = QWEN25_1_5B, hw: Hardware = H800,
-               seed: int = 0) -> dict[str, float]:  # fmt: skip
-    """MODEL generation time of one rollout step on one GPU: seconds, iterations, mean cost per iteration."""
+def generation(w: Workload, d: Drafting, *, shape: Shape = QWEN25_1_5B, eff: Efficiency = EFFICIENCY,
+               cluster: ClusterSpec = H800, seed: int = 0) -> dict[str, float]:  # fmt: skip
+    """MODEL generation time of one rollout step on one GPU of ``cluster`` (its ``peak_tflops`` and
+    ``hbm_bw_gbps`` at ``eff``'s shares): seconds, iterations, mean cost per iteration."""
     lengths = _lengths(w, seed)  # (n,) response tokens
     e = tokens_per_forward(d)
     iters = np.ceil(lengths / e).astype(int)  # forwards each sequence needs
@@ -158,8 +165,8 @@ def generation(w: Workload, d: Drafting, *, shape: Shape = QWEN25_1_5B, hw: Hard
     flops = 2 * shape.params * tokens + shape.attention_flops_per_token_per_context * context * (
         tokens / np.maximum(n_active, 1)
     )
-    t = hw.overhead_ms * 1e-3 + np.maximum(
-        bytes_ / (hw.hbm_gbps * 1e9 * hw.bw_eff), flops / (hw.tflops * 1e12 * hw.mfu)
+    t = eff.overhead_ms * 1e-3 + np.maximum(
+        bytes_ / (cluster.hbm_bw_gbps * 1e9 * eff.bw_eff), flops / (cluster.peak_tflops * 1e12 * eff.mfu)
     )
     return {"seconds": float(t.sum()), "iterations": n_iter, "forwards": float(iters.sum()),
             "cost_per_iteration_s": float(t.mean()), "tokens_per_forward": e}  # fmt: skip
@@ -179,17 +186,18 @@ def speedup(w: Workload, d: Drafting, **kw) -> dict[str, float]:
 
 
 def calibrate_overhead(target_s: float = TABLE1_GEN_S["baseline"]["grpo"], w: Workload = WORKLOADS["grpo"],
-                       hw: Hardware = H800) -> Hardware:  # fmt: skip
+                       eff: Efficiency = EFFICIENCY, cluster: ClusterSpec = H800) -> Efficiency:  # fmt: skip
     """The per-iteration overhead that makes plain decoding of ``w`` take ``target_s`` (Table 1's GRPO baseline)."""
-    f = lambda ms: generation(w, Drafting(), hw=replace(hw, overhead_ms=ms))["seconds"] - target_s  # noqa: E731
+    f = lambda ms: generation(w, Drafting(), eff=replace(eff, overhead_ms=ms), cluster=cluster)["seconds"] - target_s  # noqa: E731
     if f(0.0) > 0:
-        return replace(hw, overhead_ms=0.0)
-    return replace(hw, overhead_ms=float(scipy.optimize.brentq(f, 0.0, 100.0, xtol=1e-6)))
+        return replace(eff, overhead_ms=0.0)
+    return replace(eff, overhead_ms=float(scipy.optimize.brentq(f, 0.0, 100.0, xtol=1e-6)))
 
 
-def calibrate_acceptance(target_speedup: float, w: Workload, k: int, hw: Hardware) -> float | None:
+def calibrate_acceptance(target_speedup: float, w: Workload, k: int, eff: Efficiency,
+                         cluster: ClusterSpec = H800) -> float | None:  # fmt: skip
     """The per-token acceptance a for which the model gives ``target_speedup`` with draft length k (None if none)."""
-    f = lambda a: speedup(w, Drafting(k, a), hw=hw)["speedup"] - target_speedup  # noqa: E731
+    f = lambda a: speedup(w, Drafting(k, a), eff=eff, cluster=cluster)["speedup"] - target_speedup  # noqa: E731
     lo, hi = f(0.0), f(0.999)
     if lo > 0 or hi < 0:
         return None

@@ -43,7 +43,7 @@ from workbench.llm.srt.grpo import Trajectory, train
 from workbench.llm.srt.reference import sequence_probs
 from workbench.llm.srt.suffix_tree import SuffixTree
 from workbench.llm.srt.task import EOS, make_prompts, policy_config, sft
-from workbench.llm.srt.threads import one_thread
+from workbench.threads import one_thread
 
 __all__ = [
     "BASELINES",
@@ -540,21 +540,21 @@ def clear_caches() -> None:
 # ---------------------------------------------------------------------------------------------- paper scale
 @functools.lru_cache(maxsize=8)
 def paper_model(k: int = 24, acceptance_measured: float | None = None) -> dict:
-    """MODEL rows beside Table 1: the hardware overhead calibrated on the GRPO baseline, SRT's and SuffixDecoding's
+    """MODEL rows beside Table 1: the per-iteration overhead calibrated on the GRPO baseline, SRT's and SuffixDecoding's
     acceptance each calibrated on the GRPO column (draft length ``k``, the authors' default 24), then predicted for
     PPO, DAPO and ReTool; the acceptance each method would need in every column; optionally the speed-up at an
     acceptance measured here."""
     from workbench.llm.srt import model as m
 
-    hw = m.calibrate_overhead()
+    eff = m.calibrate_overhead()
     t = m.TABLE1_GEN_S
     paper = {name: {w: t["baseline"][w] / t[name][w] for w in m.WORKLOADS} for name in ("srt", "suffix", "ngram")}
-    a_srt = m.calibrate_acceptance(paper["srt"]["grpo"], m.WORKLOADS["grpo"], k, hw)
-    a_suf = m.calibrate_acceptance(paper["suffix"]["grpo"], m.WORKLOADS["grpo"], k, hw)
+    a_srt = m.calibrate_acceptance(paper["srt"]["grpo"], m.WORKLOADS["grpo"], k, eff)
+    a_suf = m.calibrate_acceptance(paper["suffix"]["grpo"], m.WORKLOADS["grpo"], k, eff)
     rows = []
     for name, w in m.WORKLOADS.items():
-        srt = m.speedup(w, m.Drafting(k, a_srt), hw=hw)
-        suf = m.speedup(w, m.Drafting(k, a_suf), hw=hw)
+        srt = m.speedup(w, m.Drafting(k, a_srt), eff=eff)
+        suf = m.speedup(w, m.Drafting(k, a_suf), eff=eff)
         row = {
             "workload": name,
             "paper_srt": paper["srt"][name],
@@ -563,15 +563,15 @@ def paper_model(k: int = 24, acceptance_measured: float | None = None) -> dict:
             "model_srt_cost_ratio": srt["cost_ratio"],
             "paper_suffix": paper["suffix"][name],
             "model_suffix": suf["speedup"],
-            "acceptance_needed_srt": m.calibrate_acceptance(paper["srt"][name], w, k, hw),
-            "acceptance_needed_suffix": m.calibrate_acceptance(paper["suffix"][name], w, k, hw),
+            "acceptance_needed_srt": m.calibrate_acceptance(paper["srt"][name], w, k, eff),
+            "acceptance_needed_suffix": m.calibrate_acceptance(paper["suffix"][name], w, k, eff),
             "model_baseline_s": srt["baseline_s"],
             "paper_baseline_s": t["baseline"][name],
         }
         if acceptance_measured is not None:
-            row["model_srt_at_measured"] = m.speedup(w, m.Drafting(k, acceptance_measured), hw=hw)["speedup"]
+            row["model_srt_at_measured"] = m.speedup(w, m.Drafting(k, acceptance_measured), eff=eff)["speedup"]
         rows.append(row)
-    return {"label": m.LABEL, "k": k, "overhead_ms": hw.overhead_ms, "acceptance_srt": a_srt,
+    return {"label": m.LABEL, "k": k, "overhead_ms": eff.overhead_ms, "acceptance_srt": a_srt,
             "acceptance_suffix": a_suf, "rows": rows}  # fmt: skip
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.calibration import device_names, load_calibration
+from workbench.quantum.calibration import device_names
+from workbench.quantum.device import get_device
 
 #: the density-matrix sweeps of the fidelity mode stay below a second per point on 2 cores up to here
 MAX_FIDELITY_WIDTH = 8
@@ -68,7 +69,7 @@ class DevicesConfig(Config):
         if self.mode == "fidelity" and self.device == "all":
             raise ValueError("device='all' is only for mode='list': valid values in fidelity mode are device names")
         if self.device != "all":
-            qubits = load_calibration(self.device).num_qubits
+            qubits = get_device(self.device).num_qubits
             if self.mode == "fidelity" and qubits < 2:
                 raise ValueError(
                     f"device={self.device!r} has {qubits} qubit: fidelity mode needs a device with at least 2 qubits"

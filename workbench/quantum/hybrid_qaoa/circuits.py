@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from workbench.quantum.calibration import fake_backend
+from workbench.quantum.device import Device
 from workbench.quantum.hybrid_qaoa.maxcut import Graph
 
 __all__ = ["QaoaLayout", "qaoa_circuit", "qaoa_layout"]
@@ -26,7 +26,7 @@ class QaoaLayout:
 
     graph: Graph
     p: int
-    device: str
+    device: Device
     active: tuple[int, ...]
     cost: tuple[object, ...]
     mixers: tuple[dict[int, tuple[tuple[str, object], ...]], ...]
@@ -55,14 +55,14 @@ def qaoa_circuit(graph: Graph, p: int):
 
 @functools.lru_cache(maxsize=64)
 def qaoa_layout(
-    graph: Graph, p: int, device: str, *, seed_transpiler: int = 0, optimization_level: int = 1
+    graph: Graph, p: int, device: Device, *, seed_transpiler: int = 0, optimization_level: int = 1
 ) -> QaoaLayout:
     """Transpile the QAOA of ``graph`` with ``p`` layers to ``device`` and cut it into segments."""
     from qiskit import QuantumCircuit, transpile
 
-    backend = fake_backend(device)
+    backend = device.backend
     if graph.n > backend.num_qubits:
-        raise ValueError(f"graph has {graph.n} nodes but {device} has {backend.num_qubits} qubits")
+        raise ValueError(f"graph has {graph.n} nodes but {device.name} has {backend.num_qubits} qubits")
     qc, gamma, beta = qaoa_circuit(graph, p)
     tq = transpile(qc, backend=backend, optimization_level=optimization_level, seed_transpiler=seed_transpiler)
     touched = sorted(
@@ -85,7 +85,7 @@ def qaoa_layout(
         per_qubit: dict[int, list] = {}
         for inst in segments[2 * k + 1]:
             if len(inst.qubits) != 1 or inst.operation.name not in ("rz", "sx", "x"):
-                raise ValueError(f"unexpected {inst.operation.name} in the mixer of {device}")
+                raise ValueError(f"unexpected {inst.operation.name} in the mixer of {device.name}")
             q = index[tq.find_bit(inst.qubits[0]).index]
             angle = inst.operation.params[0] if inst.operation.params else None
             per_qubit.setdefault(q, []).append((inst.operation.name, angle))

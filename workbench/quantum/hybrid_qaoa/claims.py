@@ -68,19 +68,22 @@ def _max_gain(*, mixer_dt: int, budget: int, noise: str) -> Figure:
 
 @functools.lru_cache(maxsize=8)
 def _active_qubits(device: str) -> tuple[int, ...]:
+    from workbench.quantum.device import get_device
     from workbench.quantum.hybrid_qaoa.circuits import qaoa_layout
 
+    dev = get_device(device)
     return tuple(sorted({q for g in GRAPHS for p in P_VALUES for q in
-                         qaoa_layout(_config(g, p).parsed_graph(), p, device).active}))  # fmt: skip
+                         qaoa_layout(_config(g, p).parsed_graph(), p, dev).active}))  # fmt: skip
 
 
 def _mixer_reduction(*, device: str, rotation: float) -> Figure:
+    from workbench.quantum.device import get_device
     from workbench.quantum.hybrid_qaoa.simulate import GATE_MIXER_DT
-    from workbench.quantum.pulse.device import load_pulse_device
     from workbench.quantum.pulse.waveforms import drag
 
     qubits = _active_qubits(device)
-    transmons = [load_pulse_device(device, (q,)) for q in qubits]
+    dev = get_device(device)
+    transmons = [dev.transmons((q,)) for q in qubits]
     for d in range(16, GATE_MIXER_DT + 1, 16):
         area = float(drag(d, 1.0, d / 4, 0.0).real.sum())
         reach = min(t.drive[0] * area * t.dt for t in transmons)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.calibration import device_names
+from workbench.quantum.device import get_device, pulse_device_names
 from workbench.quantum.hybrid_qaoa.maxcut import Graph, parse_graph
-from workbench.quantum.pulse.device import device_qubit_count
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,7 +20,7 @@ class HybridQaoaConfig(Config):
     )
     p: int = param(1, lo=1, hi=3, unit="layers", label="QAOA layers p", help="cost + mixer layers")
     device: str = param(
-        "fake_jakarta", choices=device_names(), label="device", help="device snapshot (one with Hamiltonian data)"
+        "fake_jakarta", choices=pulse_device_names(), label="device", help="device snapshot with Hamiltonian data"
     )
     mixer_dt: int = param(
         128, lo=16, hi=640, unit="dt", label="hybrid mixer", help="duration of the hybrid's mixer pulse (samples)"
@@ -34,7 +33,7 @@ class HybridQaoaConfig(Config):
 
     def check_combination(self) -> None:
         g = self.parsed_graph()
-        qubits = device_qubit_count(self.device)
+        qubits = get_device(self.device).require_hamiltonian().num_qubits
         if g.n > qubits:
             raise ValueError(f"graph={self.graph!r} has {g.n} nodes: valid range on {self.device} is 2..{qubits}")
         if g.n > 7:

@@ -27,14 +27,14 @@ import numpy as np
 import torch
 
 from workbench.quantum.apply import apply_matrix
-from workbench.quantum.calibration import calibration_subset, load_calibration
 from workbench.quantum.channels import virtual_targets
 from workbench.quantum.circuit import bind, from_qiskit, resolve_params
 from workbench.quantum.density import apply_readout, diagonal, run_density
+from workbench.quantum.device import Device
 from workbench.quantum.hybrid_qaoa.circuits import QaoaLayout
 from workbench.quantum.hybrid_qaoa.maxcut import cut_values
 from workbench.quantum.noise import NoiseSpec
-from workbench.quantum.pulse.device import PulseDevice, load_pulse_device
+from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
 from workbench.quantum.pulse.natives import X_DURATION, SingleQubitPulse, calibrate_single
 from workbench.quantum.pulse.propagate import channels, dissipator
@@ -48,9 +48,9 @@ GATE_MIXER_DT = 2 * X_DURATION  # sx - rz - sx
 
 
 @functools.lru_cache(maxsize=256)
-def calibrated_sx(device: str, qubit: int, levels: int = 3) -> SingleQubitPulse:
+def calibrated_sx(device: Device, qubit: int, levels: int = 3) -> SingleQubitPulse:
     """The SX pulse of physical ``qubit`` found in our simulator (Rabi + fine calibration, no relaxation)."""
-    transmon = load_pulse_device(device, (qubit,), levels=levels).noiseless()
+    transmon = device.transmons((qubit,), levels=levels).noiseless()
     x = calibrate_single(transmon, 0, "x")
     return calibrate_single(transmon, 0, "sx", beta0=x.beta)
 
@@ -94,14 +94,13 @@ class Evaluator:
     def _spec(self) -> NoiseSpec | None:
         if not self.noisy:
             return None
-        cal = calibration_subset(load_calibration(self.layout.device), self.layout.active)
-        return NoiseSpec.device(cal)
+        return self.layout.device.noise(self.layout.active)
 
     @functools.cached_property
     def transmons(self) -> tuple[PulseDevice, ...]:
         out = []
         for q in self.layout.active:
-            t = load_pulse_device(self.layout.device, (q,), levels=self.levels)
+            t = self.layout.device.transmons((q,), levels=self.levels)
             out.append(t if self.noisy else t.noiseless())
         return tuple(out)
 

@@ -18,12 +18,12 @@ import numpy as np
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
+from workbench.quantum.device import get_device
 from workbench.quantum.hybrid_qaoa.circuits import qaoa_layout
 from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
 from workbench.quantum.hybrid_qaoa.maxcut import cut_values, max_cut
 from workbench.quantum.hybrid_qaoa.simulate import GATE_MIXER_DT, Evaluator, calibrated_sx
 from workbench.quantum.hybrid_qaoa.train import grid_start, train
-from workbench.quantum.pulse.device import load_pulse_device
 from workbench.quantum.pulse.waveforms import drag
 
 __all__ = [
@@ -74,7 +74,7 @@ class Comparison:
 
 
 def _evaluator(config: HybridQaoaConfig) -> Evaluator:
-    layout = qaoa_layout(config.parsed_graph(), config.p, config.device, seed_transpiler=config.seed,
+    layout = qaoa_layout(config.parsed_graph(), config.p, get_device(config.device), seed_transpiler=config.seed,
                          optimization_level=config.optimization_level)  # fmt: skip
     return Evaluator(layout, config.noise == "device", config.mixer_dt)
 
@@ -133,7 +133,7 @@ def compare(config: HybridQaoaConfig, on_evaluation: Callable[[int, int], None] 
     start = ev.expected_cut("gate", x0)
     gate = train(counting, "gate", x0, config.budget)
     hybrid = train(counting, "hybrid", ev.hybrid_from_gate(x0), config.budget)
-    dt = load_pulse_device(config.device, (0,)).dt
+    dt = ev.layout.device.require_hamiltonian().dt
     result = Comparison(
         optimum_cut=opt,
         optimum_assignments=assignments,
@@ -212,12 +212,13 @@ class MixerView:
 @functools.lru_cache(maxsize=64)
 def mixer_view(config: HybridQaoaConfig, theta: float = np.pi / 2) -> MixerView:
     """Cheap (no training): what each mixer plays for one layer."""
-    layout = qaoa_layout(config.parsed_graph(), config.p, config.device, seed_transpiler=config.seed,
+    device = get_device(config.device)
+    layout = qaoa_layout(config.parsed_graph(), config.p, device, seed_transpiler=config.seed,
                          optimization_level=config.optimization_level)  # fmt: skip
     q = layout.active[0]
-    transmon = load_pulse_device(config.device, (q,))
+    transmon = device.transmons((q,))
     dt = transmon.dt
-    sx = calibrated_sx(config.device, q, 3)
+    sx = calibrated_sx(device, q, 3)
     one = drag(160, sx.amp, 40, sx.beta).abs().numpy()
     env_gate = np.concatenate([one, one])
     d = config.mixer_dt

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.calibration import device_names
+from workbench.quantum.device import coupled_qubits, device_qubit_count, pulse_device_names
 from workbench.quantum.napa.hamiltonians import MOLECULES, bond_lengths
 from workbench.quantum.napa.train import OPTIMISERS
-from workbench.quantum.pulse.device import coupled_qubits, device_qubit_count
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -18,7 +17,7 @@ class NapaConfig(Config):
     molecule: str = param("H2", choices=tuple(MOLECULES), label="molecule", help="2-qubit reduced Hamiltonian")
     bond_length: float = param(0.735, lo=0.3, hi=3.0, unit="A", label="bond length", help="a shipped bond length")
     device: str = param(
-        "fake_jakarta", choices=device_names(), label="device", help="device snapshot (one with Hamiltonian data)"
+        "fake_jakarta", choices=pulse_device_names(), label="device", help="device snapshot with Hamiltonian data"
     )
     control: int = param(0, lo=0, hi=126, label="control qubit", help="the CR's control (local qubit 0)")
     target: int = param(1, lo=0, hi=126, label="target qubit", help="the CR's target (local qubit 1)")

@@ -1,5 +1,6 @@
 """What the NAPA panel, notebook and CLI show: VQE runs of the native-pulse ansatz and of the gate baselines on
 one device pair, progressive vs all-at-once, trainable frequency vs amplitude only, error vs schedule duration,
+the panel's view of one setting (:func:`panel_view`: energy curve, cached runs, the ansatz's schedule envelopes),
 and the raw figures the claims (:mod:`workbench.quantum.napa.claims`) read.
 
 Caches: :func:`vqe` and :func:`baseline` are memoised and written to ``cache_dir("napa")`` (JSON, atomic, keyed
@@ -17,11 +18,12 @@ import numpy as np
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
+from workbench.quantum.device import get_device
 from workbench.quantum.napa.ansatz import PulseAnsatz
 from workbench.quantum.napa.baselines import GateAnsatz, hea_circuit, uccsd_circuit
 from workbench.quantum.napa.config import NapaConfig
 from workbench.quantum.napa.energy import energy, energy_and_gradient
-from workbench.quantum.napa.hamiltonians import ReducedHamiltonian, load
+from workbench.quantum.napa.hamiltonians import ReducedHamiltonian, bond_lengths, load
 from workbench.quantum.napa.train import Trace, optimise, progressive
 from workbench.quantum.pulse.calibrated import calibrated_natives
 from workbench.quantum.pulse.device import PulseDevice
@@ -29,6 +31,10 @@ from workbench.quantum.pulse.device import PulseDevice
 __all__ = [
     "CACHE_VERSION",
     "VqeRun",
+    "NapaView",
+    "KINDS",
+    "bond_lengths",
+    "panel_view",
     "vqe",
     "baseline",
     "cached",
@@ -37,6 +43,7 @@ __all__ = [
 ]
 
 CACHE_VERSION = 1
+KINDS = ("napa", "hea", "uccsd")  # NAPA and its two gate baselines
 
 
 @dataclass(frozen=True)
@@ -64,7 +71,7 @@ def accuracy(e: float, exact: float) -> float:
 
 
 def _device(config: NapaConfig) -> tuple[PulseDevice, object]:
-    natives = calibrated_natives(config.device, config.control, config.target, 3)
+    natives = calibrated_natives(get_device(config.device), config.control, config.target, 3)
     dev = natives.device
     if config.noise == "none":
         dev = dev.noiseless()
@@ -170,6 +177,65 @@ def baseline(config: NapaConfig, kind: str) -> VqeRun:
     run = VqeRun(kind, best, h.exact, abs(best - h.exact), ansatz.duration_ns, trace.evaluations,
                  tuple(float(v) for v in trace.best), tuple(float(v) for v in x))  # fmt: skip
     return _store(kind, config, run)
+
+
+@dataclass(frozen=True)
+class NapaView:
+    """What the NAPA panel draws at one setting: the molecule's exact ground energy along its shipped bond
+    lengths and at the chosen one, the runs computed so far (None: not optimised yet), and the NAPA schedule's
+    |envelope| per channel, one value per sample of ``dt_ns`` (``envelopes[channel][k]`` at ``times_ns[k]``): of
+    the trained parameters when NAPA has run, else of the seeded initial ones."""
+
+    config: NapaConfig
+    bond_lengths: tuple[float, ...]
+    curve: tuple[float, ...]
+    exact: float
+    runs: dict[str, VqeRun | None]
+    samples: int
+    dt_ns: float
+    envelopes: dict[str, np.ndarray]
+
+    @property
+    def trained(self) -> bool:
+        return self.runs["napa"] is not None
+
+    @property
+    def times_ns(self) -> np.ndarray:
+        return np.arange(self.samples) * self.dt_ns
+
+    @property
+    def duration_ns(self) -> float:
+        return self.samples * self.dt_ns
+
+    def envelope(self, channel: str) -> np.ndarray:
+        """|envelope| on ``channel`` (zeros where the schedule plays nothing on it)."""
+        return self.envelopes.get(channel, np.zeros(self.samples))
+
+
+def panel_view(config: NapaConfig) -> NapaView:
+    """The NAPA panel's view of ``config`` (reads the run caches only: :func:`vqe` and :func:`baseline` compute)."""
+    lengths = bond_lengths(config.molecule)
+    runs = {kind: cached(kind, config) for kind in KINDS}
+    natives = calibrated_natives(get_device(config.device), config.control, config.target, 3)
+    ansatz = PulseAnsatz(natives, config.layers, config.trainable_frequency)
+    napa = runs["napa"]
+    x = np.array(napa.params) if napa is not None else ansatz.initial(config.seed, scale=0.5)
+    schedule = ansatz.schedule(x)
+    n = schedule.duration
+    envelopes: dict[str, np.ndarray] = {}
+    for p in schedule.plays:
+        env = envelopes.setdefault(p.channel, np.zeros(n))
+        env[p.start : p.stop] += np.abs(p.samples.detach().numpy())
+    return NapaView(
+        config=config,
+        bond_lengths=tuple(lengths),
+        curve=tuple(load(config.molecule, b).exact for b in lengths),
+        exact=load(config.molecule, config.bond_length).exact,
+        runs=runs,
+        samples=n,
+        dt_ns=float(natives.device.dt),
+        envelopes=envelopes,
+    )
 
 
 def clear_caches() -> None:

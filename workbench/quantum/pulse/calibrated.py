@@ -14,7 +14,7 @@ from dataclasses import asdict
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
-from workbench.quantum.pulse.device import load_pulse_device
+from workbench.quantum.device import Device
 from workbench.quantum.pulse.natives import (
     CrossResonance,
     NativeGates,
@@ -34,10 +34,10 @@ def _cache_file(device: str, qubits: tuple[int, int], levels: int):
 
 
 @functools.lru_cache(maxsize=16)
-def calibrated_natives(device: str, qubit: int, target: int, levels: int = 3) -> NativeGates:
+def calibrated_natives(device: Device, qubit: int, target: int, levels: int = 3) -> NativeGates:
     """X and SX on both qubits and the ECR ``qubit -> target`` of a device pair, found in our simulator (the
     pair re-indexed 0 = ``qubit``, 1 = ``target``); read from the disk cache when calibrated before."""
-    pair = load_pulse_device(device, (qubit, target), levels=levels)
+    pair = device.transmons((qubit, target), levels=levels)
     path = _cache_file(pair.name, (qubit, target), levels)
     if path.exists():
         try:

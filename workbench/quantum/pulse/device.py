@@ -9,30 +9,19 @@ in qiskit-ibm-runtime 0.51) carries the model IBM published for OpenPulse simula
 with every value in rad/ns (``wq0 = 32.9`` rad/ns = 5.237 GHz on fake_jakarta) and ``dt`` in ns. Here ``O = a^dag a``
 is the number operator, so ``delta`` is the anharmonicity (negative), ``omegad`` the drive strength in rad/ns per
 unit of dimensionless amplitude, ``jq`` the exchange coupling. T1, T2 and readout errors come from the same
-snapshot's calibration (:func:`workbench.quantum.calibration.load_calibration`).
+snapshot's calibration. :meth:`workbench.quantum.device.Device.transmons` reads them (and
+:mod:`workbench.quantum.device` has the by-name helpers for config boundaries).
 
 A :class:`PulseDevice` holds a chosen subset of qubits, re-indexed 0..n-1, with 2 or 3 levels each.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-import json
 import math
 import os
 from dataclasses import dataclass
 
-from workbench.quantum.calibration import _resolve, device_names, load_calibration
-
-__all__ = [
-    "PulseDevice",
-    "load_pulse_device",
-    "pulse_device_names",
-    "conf_path",
-    "device_qubit_count",
-    "coupled_qubits",
-]
+__all__ = ["PulseDevice", "MAX_AMP"]
 
 #: the largest dimensionless drive amplitude (IBM's pulse amplitudes are normalised to |amp| <= 1)
 MAX_AMP = 1.0
@@ -108,94 +97,3 @@ class PulseDevice:
             self.name, self.qubits, self.levels, self.omega, self.anharmonicity, self.drive, self.couplings,
             self.dt, self.t1, self.t2, p01, p10, self.source,
         )  # fmt: skip
-
-
-def conf_path(device: str) -> str:
-    """The ``conf_*.json`` file of ``device`` inside the installed qiskit-ibm-runtime."""
-    _, cls = _resolve(device)
-    return os.path.join(os.path.dirname(inspect.getfile(cls)), cls.conf_filename)
-
-
-@functools.lru_cache(maxsize=128)
-def _hamiltonian_vars(device: str) -> tuple[dict[str, float], float, int]:
-    path = conf_path(device)
-    with open(path) as f:
-        conf = json.load(f)
-    ham = conf.get("hamiltonian") or {}
-    if not ham.get("vars"):
-        raise ValueError(
-            f"device={device!r} has no Hamiltonian data in {os.path.basename(path)}: devices with Hamiltonian "
-            f"data are {', '.join(pulse_device_names())}"
-        )
-    return dict(ham["vars"]), float(conf["dt"]), int(conf["n_qubits"])
-
-
-@functools.lru_cache(maxsize=1)
-def pulse_device_names() -> tuple[str, ...]:
-    """Device snapshots whose configuration carries a transmon Hamiltonian (sorted)."""
-    out = []
-    for name in device_names():
-        try:
-            with open(conf_path(name)) as f:
-                if (json.load(f).get("hamiltonian") or {}).get("vars"):
-                    out.append(name)
-        except (OSError, ValueError):
-            continue
-    return tuple(out)
-
-
-def load_pulse_device(device: str, qubits: tuple[int, ...] = (0,), *, levels: int = 3) -> PulseDevice:
-    """The transmons ``qubits`` of ``device`` with ``levels`` (2 or 3) levels each.
-
-    Raises ValueError naming the parameter for an unknown device, a device without Hamiltonian data, a qubit
-    outside the device, repeated qubits or a bad level count.
-    """
-    if levels not in (2, 3):
-        raise ValueError(f"levels={levels} is not allowed: valid values are 2, 3")
-    qubits = tuple(int(q) for q in qubits)
-    if not 1 <= len(qubits) <= 4:
-        raise ValueError(f"qubits={qubits} is out of range: valid range is 1..4 qubits")
-    if len(set(qubits)) != len(qubits):
-        raise ValueError(f"qubits={qubits} repeats a qubit")
-    name, _ = _resolve(device)
-    v, dt, n = _hamiltonian_vars(name)
-    for q in qubits:
-        if not 0 <= q < n:
-            raise ValueError(f"qubits={qubits} is out of range for {name}: valid qubits are 0..{n - 1}")
-    couplings = []
-    for i in range(len(qubits)):
-        for j in range(i + 1, len(qubits)):
-            J = v.get(f"jq{qubits[i]}q{qubits[j]}", v.get(f"jq{qubits[j]}q{qubits[i]}"))
-            if J:
-                couplings.append((i, j, float(J)))
-    cal = load_calibration(name)
-    ns = 1e9
-    return PulseDevice(
-        name=name,
-        qubits=qubits,
-        levels=levels,
-        omega=tuple(float(v[f"wq{q}"]) for q in qubits),
-        anharmonicity=tuple(float(v[f"delta{q}"]) for q in qubits),
-        drive=tuple(float(v[f"omegad{q}"]) for q in qubits),
-        couplings=tuple(couplings),
-        dt=dt,
-        t1=tuple(cal.t1[q] * ns for q in qubits),
-        t2=tuple(cal.t2[q] * ns for q in qubits),
-        readout_p01=tuple(cal.readout_p01[q] for q in qubits),
-        readout_p10=tuple(cal.readout_p10[q] for q in qubits),
-        source=conf_path(name),
-    )
-
-
-def device_qubit_count(device: str) -> int:
-    """Qubits of ``device`` with Hamiltonian data (ValueError naming the valid devices otherwise)."""
-    name, _ = _resolve(device)
-    return _hamiltonian_vars(name)[2]
-
-
-def coupled_qubits(device: str, qubit: int) -> tuple[int, ...]:
-    """The qubits with an exchange coupling ``jq`` to ``qubit`` in the device's Hamiltonian."""
-    name, _ = _resolve(device)
-    v = _hamiltonian_vars(name)[0]
-    n = _hamiltonian_vars(name)[2]
-    return tuple(q for q in range(n) if q != qubit and (v.get(f"jq{qubit}q{q}") or v.get(f"jq{q}q{qubit}")))

@@ -25,9 +25,10 @@ IBM_SX_ERROR = {0: 4.913786756611988e-4, 1: 1.8883364189831766e-4}
 
 
 def _qutip(*, levels: int) -> Figure:
+    from workbench.quantum.device import get_device
     from workbench.quantum.pulse_sim.study import qutip_check
 
-    diff = qutip_check(DEVICE, 0, 1, int(levels))["max_abs_diff"]
+    diff = qutip_check(get_device(DEVICE), 0, 1, int(levels))["max_abs_diff"]
     return Figure(diff, note=f"{DEVICE} (0, 1), {levels} levels, drive + CR + detuned drive with T1/T2")
 
 
@@ -36,16 +37,17 @@ def _sx_error(qubit: int):
         from qiskit.circuit.library import SXGate
         from qiskit.quantum_info import Operator
 
+        from workbench.quantum.device import get_device
         from workbench.quantum.pulse.calibrated import calibrated_natives
-        from workbench.quantum.pulse.device import load_pulse_device
         from workbench.quantum.pulse.fidelity import from_qiskit
         from workbench.quantum.pulse.schedule import Play, Schedule
         from workbench.quantum.pulse_zne.estimator import process_fidelity
 
-        pulse = calibrated_natives(DEVICE, 0, 1, 3).sx[qubit]
+        device = get_device(DEVICE)
+        pulse = calibrated_natives(device, 0, 1, 3).sx[qubit]
         play = pulse.play()
         schedule = Schedule.of([Play("d0", play.samples, 0, play.detuning)])
-        dev = load_pulse_device(DEVICE, (qubit,), levels=int(levels))
+        dev = device.transmons((qubit,), levels=int(levels))
         dev = dev if decoherence else dev.noiseless()
         err = 1 - process_fidelity(dev, schedule, from_qiskit(Operator(SXGate()), 1))
         return Figure(err, note=f"calibrated SX (35.6 ns DRAG) on {DEVICE} qubit {qubit}, {levels} levels; IBM "

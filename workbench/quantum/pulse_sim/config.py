@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.calibration import device_names
-from workbench.quantum.pulse.device import coupled_qubits, device_qubit_count
+from workbench.quantum.device import coupled_qubits, device_qubit_count, pulse_device_names
 
 SHAPES = ("gaussian", "drag", "gaussian_square", "constant")
 
@@ -18,7 +17,7 @@ class PulseSimConfig(Config):
 
     mode: str = param("pulse", choices=("pulse", "check"), help="pulse: one pulse; check: qutip + calibration")
     device: str = param(
-        "fake_jakarta", choices=device_names(), label="device", help="device snapshot (one with Hamiltonian data)"
+        "fake_jakarta", choices=pulse_device_names(), label="device", help="device snapshot with Hamiltonian data"
     )
     qubit: int = param(0, lo=0, hi=126, label="qubit", help="the driven qubit (control of the CR)")
     target: int = param(1, lo=0, hi=126, label="CR target", help="check mode: target of the cross-resonance gate")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.quantum.device import get_device
 from workbench.quantum.pulse.calibrated import calibrated_natives
 from workbench.quantum.pulse_sim.config import PulseSimConfig
 from workbench.quantum.pulse_sim.study import (
@@ -66,8 +67,9 @@ def run(config: PulseSimConfig) -> PulseSimResult:
             final_populations=tuple(float(p) for p in view.populations[:, -1]), rotation_deg=view.rotation_deg,
             fidelity_x=view.fidelity_x, fidelity_sx=view.fidelity_sx,
         )  # fmt: skip
-    qutip = qutip_check(config.device, config.qubit, config.target, config.levels)
-    natives = calibrated_natives(config.device, config.qubit, config.target, config.levels)
+    device = get_device(config.device)
+    qutip = qutip_check(device, config.qubit, config.target, config.levels)
+    natives = calibrated_natives(device, config.qubit, config.target, config.levels)
     dev = natives.device
     cx_fidelity, cx_ns = cx_check(natives)
     ecr = natives.ecr[(0, 1)]
@@ -95,8 +97,8 @@ def run(config: PulseSimConfig) -> PulseSimResult:
         hamiltonian_file=dev.source_name, qutip_max_abs_diff=qutip["max_abs_diff"], ours_seconds=qutip["ours_seconds"],
         qutip_seconds=qutip["qutip_seconds"], speedup_vs_qutip=qutip["qutip_seconds"] / qutip["ours_seconds"],
         convergence_max_abs_diff={str(k): v for k, v in convergence_check(
-            config.device, config.qubit, config.target, config.levels).items()},
-        analytic=analytic_checks(config.device, config.qubit), calibrated=calibrated,
+            device, config.qubit, config.target, config.levels).items()},
+        analytic=analytic_checks(device, config.qubit), calibrated=calibrated,
     )  # fmt: skip
 
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from workbench.quantum.device import Device, get_device
 from workbench.quantum.pulse.calibrated import clear_calibration_cache
-from workbench.quantum.pulse.device import PulseDevice, load_pulse_device
+from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.fidelity import average_gate_fidelity, from_qiskit, leakage
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
 from workbench.quantum.pulse.natives import (
@@ -61,7 +62,7 @@ def pulse_of(config: PulseSimConfig, amp: float | None = None) -> torch.Tensor:
 
 
 def _single(config: PulseSimConfig) -> PulseDevice:
-    dev = load_pulse_device(config.device, (config.qubit,), levels=config.levels)
+    dev = get_device(config.device).transmons((config.qubit,), levels=config.levels)
     return dev.scaled_noise(config.noise_scale) if config.noise_scale else dev.noiseless()
 
 
@@ -192,9 +193,9 @@ def _check_schedule() -> Schedule:
     )
 
 
-def qutip_check(device: str, qubit: int, target: int, levels: int) -> dict[str, float]:
+def qutip_check(device: Device, qubit: int, target: int, levels: int) -> dict[str, float]:
     """Max |rho_ours - rho_qutip| after a drive + CR + detuned drive schedule with T1/T2, and both run times."""
-    pair = load_pulse_device(device, (qubit, target), levels=levels)
+    pair = device.transmons((qubit, target), levels=levels)
     s = _check_schedule()
     dim = pair.dim
     rho = np.zeros((dim, dim), complex)
@@ -209,9 +210,9 @@ def qutip_check(device: str, qubit: int, target: int, levels: int) -> dict[str, 
     return {"max_abs_diff": float(np.abs(ours - ref).max()), "ours_seconds": ours_s, "qutip_seconds": qutip_s}
 
 
-def convergence_check(device: str, qubit: int, target: int, levels: int) -> dict[int, float]:
+def convergence_check(device: Device, qubit: int, target: int, levels: int) -> dict[int, float]:
     """Max |U_pc - U_ode| of a short drive + CR schedule for 1, 2, 4, 8 sub-steps (continuous frames by DOP853)."""
-    pair = load_pulse_device(device, (qubit, target), levels=levels).noiseless()
+    pair = device.transmons((qubit, target), levels=levels).noiseless()
     s = Schedule.of([Play("d0", drag(64, 0.3, 16, 1.0, 0.3)), Play("u0-1", gaussian_square(80, 0.4, 16, 20, 1.0), 7)])
     exact = ode_unitary(pair, s)
     return {
@@ -219,9 +220,9 @@ def convergence_check(device: str, qubit: int, target: int, levels: int) -> dict
     }
 
 
-def analytic_checks(device: str, qubit: int) -> dict[str, float]:
+def analytic_checks(device: Device, qubit: int) -> dict[str, float]:
     """Worst relative errors against closed forms: Rabi P(1) = sin^2(theta/2), T1 and T2 decay (2-level)."""
-    dev = load_pulse_device(device, (qubit,), levels=2)
+    dev = device.transmons((qubit,), levels=2)
     area = float(gaussian(160, 1.0, 40).real.sum())
     rabi = 0.0
     for theta in (0.3, math.pi / 2, math.pi, 2.5):
@@ -240,12 +241,12 @@ def analytic_checks(device: str, qubit: int) -> dict[str, float]:
 
 
 @functools.lru_cache(maxsize=16)
-def drag_scan(device: str, qubit: int, betas: tuple[float, ...], duration: int = 32, sigma: float = 8.0) -> dict:
+def drag_scan(device: Device, qubit: int, betas: tuple[float, ...], duration: int = 32, sigma: float = 8.0) -> dict:
     """Leakage and X-gate error of a pi pulse of ``duration`` samples over DRAG ``betas`` (3 levels, alone).
 
     The amplitude follows the area rule of the plain Gaussian; the analytic DRAG value is
     ``beta = -1 / (2 anharmonicity dt)`` (samples)."""
-    dev = load_pulse_device(device, (qubit,), levels=3).noiseless()
+    dev = device.transmons((qubit,), levels=3).noiseless()
     area = float(gaussian(duration, 1.0, sigma).real.sum())
     amp = math.pi / (dev.drive[0] * area * dev.dt)
     if amp > 1.0:
@@ -261,9 +262,9 @@ def drag_scan(device: str, qubit: int, betas: tuple[float, ...], duration: int =
 
 
 @functools.lru_cache(maxsize=16)
-def cr_scan(device: str, qubit: int, target: int, amp: float, durations: tuple[int, ...]) -> dict:
+def cr_scan(device: Device, qubit: int, target: int, amp: float, durations: tuple[int, ...]) -> dict:
     """P(target = 1) after a CR GaussianSquare of each duration, with the control in |0> and in |1>."""
-    pair = load_pulse_device(device, (qubit, target), levels=3).noiseless()
+    pair = device.transmons((qubit, target), levels=3).noiseless()
     lv = pair.levels
     p_c0, p_c1 = [], []
     for d in durations:

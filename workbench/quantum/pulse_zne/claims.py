@@ -65,18 +65,20 @@ _CASES = {
 
 
 def _reversal(*, case: str) -> Figure:
+    from workbench.quantum.device import get_device
     from workbench.quantum.pulse_zne.study import reversal_exactness
 
-    ex = reversal_exactness("fake_jakarta")
+    ex = reversal_exactness(get_device("fake_jakarta"))
     return Figure(1 - ex[_CASES[case]], note=f"echo S S^R on fake_jakarta, {case.replace('_', ' ')}: infidelity "
                                              f"{ex[_CASES[case]]:.1e} (no drift: max |U - I| "
                                              f"{ex['two_level_max_abs']:.1e})")  # fmt: skip
 
 
 def _estimator(*, scenario: str) -> Figure:
+    from workbench.quantum.device import get_device
     from workbench.quantum.pulse_zne.study import estimator_validity
 
-    r = estimator_validity("fake_jakarta", 0)["correlation"][scenario]
+    r = estimator_validity(get_device("fake_jakarta"), 0)["correlation"][scenario]
     return Figure(r, note=f"Pearson r of F_est and the true average gate fidelity as {scenario} varies "
                           "(3-level transmon, device T1/T2)")  # fmt: skip
 

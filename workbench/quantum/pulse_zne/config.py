@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.calibration import device_names
-from workbench.quantum.pulse.device import coupled_qubits, device_qubit_count
+from workbench.quantum.device import coupled_qubits, device_qubit_count, pulse_device_names
 from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS
 from workbench.quantum.pulse_zne.reversal import check_fold_factors, check_stretch_factors
 
@@ -34,7 +33,7 @@ class PulseZneConfig(Config):
     molecule: str = param("H2", choices=("H2", "HeH+"), label="molecule", help="2-qubit Hamiltonian (STO-3G)")
     bond_length: float = param(0.735, lo=0.4, hi=2.0, unit="A", label="bond length", help="a shipped geometry")
     device: str = param(
-        "fake_jakarta", choices=device_names(), label="device", help="device snapshot (one with Hamiltonian data)"
+        "fake_jakarta", choices=pulse_device_names(), label="device", help="device snapshot with Hamiltonian data"
     )
     qubit: int = param(0, lo=0, hi=126, label="control qubit", help="device qubit of the ansatz's qubit 0")
     target: int = param(1, lo=0, hi=126, label="target qubit", help="device qubit of the ansatz's qubit 1")

@@ -18,9 +18,10 @@ import numpy as np
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
+from workbench.quantum.device import Device, get_device
 from workbench.quantum.napa.hamiltonians import load
 from workbench.quantum.pulse.calibrated import calibrated_natives
-from workbench.quantum.pulse.device import PulseDevice, load_pulse_device
+from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.schedule import Play, Schedule
 from workbench.quantum.pulse.waveforms import drag
 from workbench.quantum.pulse_zne.config import PulseZneConfig
@@ -55,7 +56,7 @@ SWEEP_VERSION = 2
 
 
 def _problem(config: PulseZneConfig):
-    natives = calibrated_natives(config.device, config.qubit, config.target)
+    natives = calibrated_natives(get_device(config.device), config.qubit, config.target)
     ham = load(config.molecule, config.bond_length)
     return natives, ham
 
@@ -193,13 +194,13 @@ def _test_pulse(amp: float = 0.13, phase: float = 0.3, detuning: float = 0.0) ->
 
 
 @functools.lru_cache(maxsize=8)
-def reversal_exactness(device: str = "fake_jakarta") -> dict[str, float]:
+def reversal_exactness(device: Device) -> dict[str, float]:
     """``max |U(S S^R) - I|`` and the echo's infidelity for a DRAG pulse on: one 2-level transmon (no drift),
     with a 1 MHz detuning, one 3-level transmon (anharmonic drift), a coupled 3-level pair; and the
     one-layer ansatz on the pair."""
-    d2 = load_pulse_device(device, (0,), levels=2)
-    d3 = load_pulse_device(device, (0,), levels=3)
-    pair = load_pulse_device(device, (0, 1), levels=3)
+    d2 = device.transmons((0,), levels=2)
+    d3 = device.transmons((0,), levels=3)
+    pair = device.transmons((0, 1), levels=3)
     s = _test_pulse()
     det = _test_pulse(detuning=2 * np.pi * 1e-3)
     return {
@@ -228,11 +229,11 @@ SCENARIOS = {
 
 
 @functools.lru_cache(maxsize=8)
-def estimator_validity(device: str = "fake_jakarta", qubit: int = 0) -> dict:
+def estimator_validity(device: Device, qubit: int = 0) -> dict:
     """F_est (S then S^R from |0>) and the true average gate fidelity of S against the nominal pulse's unitary,
     one 3-level transmon with the device's T1/T2, as noise, amplitude error and detuning vary; Pearson
     correlations per scenario and for noise + detuning together."""
-    dev = load_pulse_device(device, (qubit,), levels=3)
+    dev = device.transmons((qubit,), levels=3)
     target = nominal_unitary(dev, _test_pulse())
     rows = {}
     for kind, values in SCENARIOS.items():
@@ -251,13 +252,11 @@ def estimator_validity(device: str = "fake_jakarta", qubit: int = 0) -> dict:
 
 
 @functools.lru_cache(maxsize=8)
-def echo_decay_scan(
-    device: str = "fake_jakarta", noise: tuple[float, ...] = (10.0, 30.0, 100.0), levels: int = 2
-) -> dict:
+def echo_decay_scan(device: Device, noise: tuple[float, ...] = (10.0, 30.0, 100.0), levels: int = 2) -> dict:
     """Echo decay ``(S S^R)^m``, m = 1..128, and the fitted error per pulse at several noise scales, on one transmon
     with ``levels`` levels (2: no drift, the decay is the noise's; 3: the anharmonic drift's coherent residue
     adds up over the repetitions and dominates at low noise)."""
-    dev = load_pulse_device(device, (0,), levels=levels)
+    dev = device.transmons((0,), levels=levels)
     reps = (1, 2, 4, 8, 16, 32, 64, 128)
     out = {}
     for eta in noise:

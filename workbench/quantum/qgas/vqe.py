@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -35,6 +35,9 @@ from workbench.quantum.variational.losses import energy_function, pauli_energy
 from workbench.quantum.variational.optimizers import lbfgs_restarts
 from workbench.quantum.variational.shadows import term_settings
 from workbench.threads import one_thread
+
+if TYPE_CHECKING:
+    from workbench.quantum.device import Device
 
 __all__ = ["Training", "NoisyScore", "train", "noisy_energy", "permute_terms"]
 
@@ -102,7 +105,7 @@ def noisy_energy(
     circuit: Any,
     params: Any,
     terms,
-    device: str,
+    device: str | Device,
     *,
     seed: int = 0,
     scale: float = 1.0,
@@ -115,19 +118,19 @@ def noisy_energy(
     layout and permutation are right)."""
     from qiskit import transpile
 
-    from workbench.quantum.calibration import calibration_subset, fake_backend, load_calibration
     from workbench.quantum.circuits import compact
-    from workbench.quantum.noise import NoiseSpec
+    from workbench.quantum.device import get_device
     from workbench.quantum.variational.machine import Machine
 
-    cal = load_calibration(device)
+    dev = get_device(device)
+    cal = dev.calibration
     if circuit.num_qubits > cal.num_qubits:
         raise ValueError(
-            f"circuit has {circuit.num_qubits} qubits but device {device} has {cal.num_qubits}: "
+            f"circuit has {circuit.num_qubits} qubits but device {dev.name} has {cal.num_qubits}: "
             f"valid widths are 1..{cal.num_qubits}"
         )
     bound = circuit.assign_parameters(list(params))
-    tq = transpile(bound, backend=fake_backend(device), seed_transpiler=seed, optimization_level=1)
+    tq = transpile(bound, backend=dev.backend, seed_transpiler=seed, optimization_level=1)
     final = tq.layout.final_index_layout()  # logical qubit q -> physical qubit final[q]
     small, physical = compact(tq)
     where = {p: i for i, p in enumerate(physical)}
@@ -137,7 +140,7 @@ def noisy_energy(
         where = {p: i for i, p in enumerate(physical)}
     mapping = {q: where[final[q]] for q in range(circuit.num_qubits)}
     obs = permute_terms(terms, mapping, small.num_qubits)
-    spec = NoiseSpec.device(calibration_subset(cal, physical), scale=scale)
+    spec = dev.noise(physical, scale=scale)
     machine = Machine(small, noise=spec, shots=shots, seed=seed, measurement_noise=False)
     settings = term_settings([lbl for _, lbl in obs], small.num_qubits)
     theta = torch.zeros(0, dtype=torch.float64)  # the circuit is bound

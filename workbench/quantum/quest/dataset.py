@@ -53,7 +53,8 @@ import numpy as np
 import torch
 
 from workbench.atomic import atomic_write, verify_zip
-from workbench.quantum.calibration import DeviceCalibration, calibration_subset, load_calibration
+from workbench.quantum.calibration import DeviceCalibration, calibration_subset
+from workbench.quantum.device import get_device
 from workbench.quantum.quest.encoding import ENCODING_VERSION, CircuitGraph, encode, gate_count
 
 __all__ = [
@@ -337,7 +338,7 @@ def _run_job(
     rng = np.random.default_rng(job.seed)
     rows = []
     if job.kind == "random":
-        cal = load_calibration(job.device)
+        cal = get_device(job.device).calibration
         physical = connected_qubits(cal, job.width, rng)
         noisy = effective_calibration(calibration_subset(cal, physical), rng, 1.0, duration_log2_max)
         model = noise_model(noisy)

@@ -184,9 +184,9 @@ def encode(
     calibration. Example::
 
         >>> from qiskit import QuantumCircuit
-        >>> from workbench.quantum.calibration import calibration_subset, load_calibration
+        >>> from workbench.quantum.device import get_device
         >>> qc = QuantumCircuit(2); _ = qc.sx(0); _ = qc.ecr(0, 1)
-        >>> encode(qc, calibration_subset(load_calibration("fake_brisbane"), (0, 1))).x.shape
+        >>> encode(qc, get_device("fake_brisbane").subset((0, 1))).x.shape
         (6, 30)
     """
     if circuit.num_qubits > calibration.num_qubits:

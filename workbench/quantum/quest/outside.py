@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.quantum.calibration import load_calibration
+from workbench.quantum.device import get_device
 from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.dataset import DEVICES, TRAIN_DEVICES, UNSEEN_DEVICES
 from workbench.quantum.quest.encoding import PHYSICAL_COLUMN, TWO_QUBIT_GATES, encode
@@ -132,7 +132,7 @@ def duration_coverage(devices: Sequence[str] | None = None) -> list[dict[str, An
     snapshots themselves. Shows what range of gate durations (and so of relaxation per gate) training covers."""
     out = []
     for device in devices if devices is not None else tuple(DEVICES):
-        cal = load_calibration(device)
+        cal = get_device(device).calibration
         durations = [g.duration * 1e9 for g in cal.gates if g.name in TWO_QUBIT_GATES and len(g.qubits) == 2]
         out.append(
             {

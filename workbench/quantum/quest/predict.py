@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_basis, load_calibration
+from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_basis
 from workbench.quantum.circuits import DeviceCircuit, compact, transpile_to_device
+from workbench.quantum.device import get_device
 from workbench.quantum.quest.batching import encoded_batch
 from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.config import quest_devices
@@ -86,7 +87,7 @@ def check_device(device: str) -> None:
 def on_device(circuit: Any, device: str) -> bool:
     """Whether ``circuit`` (over the device's qubits, ``circuit.num_qubits == device qubits``) is already in the
     device's basis with every two-qubit gate on a calibrated pair, so placing it needs no transpilation."""
-    cal = load_calibration(device)
+    cal = get_device(device).calibration
     if circuit.num_qubits != cal.num_qubits:
         return False
     basis = set(device_basis(device)) | {"barrier", "measure"}
@@ -108,7 +109,7 @@ def place(circuit: Any, device: str, *, noise_scale: float = 1.0, seed: int = 0)
     body = circuit.remove_final_measurements(inplace=False)
     if on_device(body, device):
         small, physical = compact(body)
-        placed = DeviceCircuit(small, physical, calibration_subset(load_calibration(device), physical))
+        placed = DeviceCircuit(small, physical, calibration_subset(get_device(device).calibration, physical))
     else:
         placed = transpile_to_device(body, device, seed=seed)
     return replace(placed, calibration=placed.calibration.scaled(noise_scale, relaxation=False))

@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.quantum.calibration import calibration_subset, load_calibration
+from workbench.quantum.calibration import calibration_subset
+from workbench.quantum.device import get_device
 from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.dataset import DEVICES, GATE_COUNTS, connected_qubits, random_circuit
 from workbench.quantum.quest.encoding import clear_device_tables
@@ -120,7 +121,7 @@ def speed_comparison(
     from workbench.quantum.quest.labels import pst
 
     rng = np.random.default_rng(seed)
-    cal = load_calibration(device)
+    cal = get_device(device).calibration
     piece = calibration_subset(cal, connected_qubits(cal, 5, rng))
     shared = effective_calibration(piece, rng)  # one noise draw for every circuit
     two = DEVICES[device][0]

@@ -23,8 +23,9 @@ import numpy as np
 import torch
 
 from workbench.config import Config, param
-from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_names, load_calibration
+from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_names
 from workbench.quantum.circuits import mirror
+from workbench.quantum.device import get_device
 from workbench.quantum.quest.batching import NormalizedSet, Normalizer
 from workbench.quantum.quest.checkpoint import Checkpoint, load_checkpoint
 from workbench.quantum.quest.dataset import (
@@ -116,7 +117,7 @@ def rank_check(device: str, count: int, *, seed: int = 11) -> RankCheck:
     if count < 3:
         raise ValueError(f"count={count} is out of range: valid range is 3.. (a rank correlation needs circuits)")
     rng = np.random.default_rng(seed)
-    device_cal = load_calibration(device)
+    device_cal = get_device(device).calibration
     psts, fids, labels = [], [], []
     for _ in range(count):
         width = int(rng.integers(1, min(5, device_cal.num_qubits + 1)))
@@ -307,7 +308,7 @@ class QuestViewConfig(Config):
 
     def check_combination(self) -> None:
         check_device(self.device)
-        cal = load_calibration(self.device)
+        cal = get_device(self.device).calibration
         lo, hi = width_range(self.family, cal.num_qubits)
         if not lo <= self.width <= hi:
             why = (
@@ -364,7 +365,7 @@ def placement(device: str, family: str, width: int, depth: int, seed: int) -> Pl
     algorithms: transpiled once, then mirrored ``depth`` times)."""
     if family == "random":
         rng = np.random.default_rng(seed)
-        cal = load_calibration(device)
+        cal = get_device(device).calibration
         physical = connected_qubits(cal, width, rng)
         circuit = random_circuit(
             width, depth, calibration_subset(cal, physical).coupling_map, cal.two_qubit_gate or "cx", rng
@@ -383,7 +384,7 @@ def placement(device: str, family: str, width: int, depth: int, seed: int) -> Pl
 @functools.lru_cache(maxsize=64)
 def device_noise(device: str, noise_model: str, seed: int, scale: float) -> DeviceCalibration:
     """The whole device's effective calibration: as calibrated or one seeded QuEst draw, errors x ``scale``."""
-    cal = load_calibration(device)
+    cal = get_device(device).calibration
     if noise_model == "randomized":
         cal = _randomized(device, seed)
     return cal.scaled(scale, relaxation=False)
@@ -391,7 +392,7 @@ def device_noise(device: str, noise_model: str, seed: int, scale: float) -> Devi
 
 @functools.lru_cache(maxsize=64)
 def _randomized(device: str, seed: int) -> DeviceCalibration:
-    return load_calibration(device).randomized(np.random.default_rng(seed))
+    return get_device(device).calibration.randomized(np.random.default_rng(seed))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -424,7 +425,7 @@ def device_layout(device: str) -> np.ndarray:
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import shortest_path
 
-    cal = load_calibration(device)
+    cal = get_device(device).calibration
     n = cal.num_qubits
     edges = np.array(cal.coupling_map or [(0, 0)]).T
     dist = shortest_path(
@@ -521,7 +522,7 @@ def quest_view(config: QuestViewConfig) -> QuestView:
 
 @functools.lru_cache(maxsize=512)
 def _quest_view(c: QuestViewConfig, ckpt: Checkpoint) -> QuestView:
-    cal = load_calibration(c.device)
+    cal = get_device(c.device).calibration
     scales = tuple(sorted({*SCALES, c.noise_scale}))
     lo, hi = width_range(c.family, cal.num_qubits)
     widths = tuple(range(lo, hi + 1))

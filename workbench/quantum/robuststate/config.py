@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.calibration import load_calibration
+from workbench.quantum.device import get_device
 
 TARGETS = ("ghz", "w", "random")
 METHODS = ("robuststate", "unaware", "parameter-shift", "spsa", "bo")
@@ -55,7 +55,7 @@ class RobustStateConfig(Config):
     seed: int = param(0, lo=0, hi=2**31 - 1, help="seed of the coherent-error draw, the random target and shots")
 
     def check_combination(self) -> None:
-        width = load_calibration(self.device).num_qubits
+        width = get_device(self.device).num_qubits
         if self.qubits > width:
             raise ValueError(
                 f"qubits={self.qubits} is wider than device={self.device!r}: valid range is 2..{width} "

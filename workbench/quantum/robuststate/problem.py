@@ -17,7 +17,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from workbench.quantum.calibration import DeviceCalibration, calibration_subset, load_calibration
+from workbench.quantum.calibration import DeviceCalibration
+from workbench.quantum.device import Device
 from workbench.quantum.noise import NoiseSpec
 from workbench.quantum.robuststate.targets import target_state
 from workbench.quantum.variational import (
@@ -62,7 +63,7 @@ class Evaluation:
 def make_problem(
     target: str,
     qubits: int,
-    device: str,
+    device: Device,
     *,
     blocks: int,
     coherent_strength: float,
@@ -73,9 +74,8 @@ def make_problem(
 ) -> Problem:
     """Build the problem. Pre-training (noiseless; ~3-10 s on 2 cores at 4-5 qubits) is skipped when
     ``pretrained`` = (theta0, noiseless fidelity) is given (it depends only on target, layout, blocks, seed)."""
-    cal = load_calibration(device)
-    layout = connected_layout(cal, qubits)
-    sub = calibration_subset(cal, layout)
+    layout = connected_layout(device.calibration, qubits)
+    sub = device.subset(layout)
     ansatz = Ansatz(num_qubits=qubits, edges=device_edges(sub), blocks=blocks)
     psi = target_state(target, qubits, seed=seed)
     coherent = CoherentErrors.draw(qubits, ansatz.edges, strength=coherent_strength, seed=10_000 + seed)
@@ -85,7 +85,7 @@ def make_problem(
     return Problem(
         target=target,
         psi=psi,
-        device=device,
+        device=device.name,
         layout=layout,
         calibration=sub,
         ansatz=ansatz,

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from workbench.config import Config, param
+from workbench.quantum.device import Device, get_device
 from workbench.quantum.robuststate import model
 from workbench.quantum.robuststate.bayesopt import train_bo
 from workbench.quantum.robuststate.config import METHODS, TARGETS, RobustStateConfig
@@ -85,7 +86,7 @@ class RunRecord:
 # ---- caches ------------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=64)
 def problem(
-    target: str, qubits: int, device: str, blocks: int, strength: float, incoherent: bool, seed: int
+    target: str, qubits: int, device: Device, blocks: int, strength: float, incoherent: bool, seed: int
 ) -> Problem:
     """The memoised problem (pre-training memoised apart: it does not depend on the noise)."""
     return make_problem(
@@ -101,7 +102,7 @@ def problem(
 
 
 @functools.lru_cache(maxsize=64)
-def pretrained(target: str, qubits: int, device: str, blocks: int, seed: int) -> tuple[torch.Tensor, float]:
+def pretrained(target: str, qubits: int, device: Device, blocks: int, seed: int) -> tuple[torch.Tensor, float]:
     """Noiselessly pre-trained (theta0, fidelity) of the placed ansatz."""
     pb = make_problem(target, qubits, device, blocks=blocks, coherent_strength=0.0, seed=seed)
     return pb.theta0, pb.noiseless_fidelity
@@ -122,7 +123,7 @@ def problem_of(config: RobustStateConfig) -> Problem:
     return problem(
         config.target,
         config.qubits,
-        config.device,
+        get_device(config.device),
         config.num_blocks,
         float(config.coherent_strength),
         bool(config.incoherent),
@@ -453,13 +454,12 @@ def panel_view(
     device: str, target: str, qubits: int, strength: float, shots: int, budget: int, bases: int
 ) -> PanelView:
     """What the panel draws; cheap (no training: curves come from :func:`default_study`)."""
-    from workbench.quantum.calibration import calibration_subset, load_calibration
     from workbench.quantum.variational import Ansatz, CoherentErrors, connected_layout, device_edges
 
     cfg = RobustStateConfig(device=device, target=target, qubits=qubits, coherent_strength=strength, shots=shots)
-    cal = load_calibration(device)
-    layout = connected_layout(cal, qubits)
-    sub = calibration_subset(cal, layout)
+    dev = get_device(device)  # the panel's boundary: it passes the config's device name
+    layout = connected_layout(dev.calibration, qubits)
+    sub = dev.subset(layout)
     ansatz = Ansatz(num_qubits=qubits, edges=device_edges(sub), blocks=cfg.num_blocks)
     coherent = CoherentErrors.draw(qubits, ansatz.edges, strength=strength, seed=10_000 + cfg.seed)
     p = ansatz.num_parameters

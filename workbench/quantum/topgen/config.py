@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.calibration import device_names, load_calibration
+from workbench.quantum.calibration import device_names
+from workbench.quantum.device import get_device
 from workbench.quantum.topgen.digits import TASKS
 
 #: widest QNN: the noisy evaluation simulates density matrices of up to 7 qubits per test batch
@@ -79,7 +80,7 @@ class TopgenConfig(Config):
                     "expressibility sampler"
                 )
             return
-        cal = load_calibration(self.device)
+        cal = get_device(self.device).calibration
         if not 4 <= self.qubits <= MAX_TASK_QUBITS:
             raise ValueError(
                 f"qubits={self.qubits} is out of range for the QNN task: valid range is 4..{MAX_TASK_QUBITS} (qubits)"

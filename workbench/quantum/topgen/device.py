@@ -23,9 +23,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from workbench.quantum.calibration import calibration_subset, fake_backend, load_calibration
 from workbench.quantum.circuits import compact
-from workbench.quantum.noise import NoiseSpec
+from workbench.quantum.device import Device, get_device
 from workbench.quantum.topgen.qnn import LOGIT_SCALE, QNN, accuracy, assemble, full_circuit
 from workbench.quantum.variational.gate_ansatz import GateAnsatz
 from workbench.quantum.variational.losses import z_expectations
@@ -59,11 +58,11 @@ class Placed:
     swaps: int
 
 
-def transpile_ansatz(circuit: Any, device: str, layout: Sequence[int] | None, *, seed: int = 0) -> Placed:
+def transpile_ansatz(circuit: Any, device: Device, layout: Sequence[int] | None, *, seed: int = 0) -> Placed:
     """``circuit`` transpiled to ``device`` (``layout``: fixed initial layout, or None: qiskit chooses)."""
     from qiskit import transpile
 
-    backend = fake_backend(device)
+    backend = device.backend
     kwargs = dict(backend=backend, optimization_level=1, seed_transpiler=seed)
     if layout is not None:
         kwargs["initial_layout"] = list(layout)
@@ -84,27 +83,27 @@ def transpile_ansatz(circuit: Any, device: str, layout: Sequence[int] | None, *,
     )
 
 
-def counts(ansatz: GateAnsatz, device: str, layout: Sequence[int] | None, *, seed: int = 0) -> Placed:
+def counts(ansatz: GateAnsatz, device: Device, layout: Sequence[int] | None, *, seed: int = 0) -> Placed:
     """The ansatz alone on the device (what the paper's depth and CNOT numbers count)."""
     return transpile_ansatz(ansatz.circuit("w"), device, layout, seed=seed)
 
 
-def same_topology_devices(device: str, count: int) -> tuple[str, ...]:
+def same_topology_devices(device: Device, count: int) -> tuple[Device, ...]:
     """``device`` and up to ``count - 1`` other snapshots with the same undirected coupling map (by name)."""
     from workbench.quantum.calibration import device_names
     from workbench.quantum.topgen.topology import undirected_edges
 
-    ref = load_calibration(device)
+    ref = device.calibration
     edges = undirected_edges(ref.coupling_map)
-    out = [ref.name]
+    out = [device]
     for name in device_names():
         if len(out) >= count:
             break
-        if name == ref.name:
+        if name == device.name:
             continue
-        cal = load_calibration(name)
-        if cal.num_qubits == ref.num_qubits and undirected_edges(cal.coupling_map) == edges:
-            out.append(name)
+        other = get_device(name)
+        if other.num_qubits == ref.num_qubits and undirected_edges(other.coupling_map) == edges:
+            out.append(other)
     return tuple(out)
 
 
@@ -132,7 +131,7 @@ class DeviceQNN:
 
 def place_qnn(
     model: QNN,
-    device: str,
+    device: Device,
     layout: Sequence[int] | None,
     *,
     seed: int = 0,
@@ -144,15 +143,14 @@ def place_qnn(
     optional ``coherent`` errors (indexed by the machine's qubits), exact probabilities (``shots=None``)."""
     placed = transpile_ansatz(full_circuit(model.ansatz), device, layout, seed=seed)
     small, physical = compact(placed.circuit)
-    cal = calibration_subset(load_calibration(device), physical)
-    machine = Machine(small, noise=NoiseSpec.device(cal, scale=scale), coherent=coherent, shots=None, seed=seed)
+    machine = Machine(small, noise=device.noise(physical, scale=scale), coherent=coherent, shots=None, seed=seed)
     where = {p: i for i, p in enumerate(physical)}
     readout = tuple(where[placed.final[c]] for c in range(model.classes))
     return DeviceQNN(model, placed, tuple(physical), readout, machine)
 
 
 def noisy_logits(
-    model: QNN, x: Tensor, device: str, layout: Sequence[int] | None, *, seed: int = 0, scale: float = 1.0
+    model: QNN, x: Tensor, device: Device, layout: Sequence[int] | None, *, seed: int = 0, scale: float = 1.0
 ) -> Tensor:
     """Logits of ``x`` ``[B, 16]`` under ``device``'s calibrated noise (gates, relaxation, readout) times
     ``scale`` ``[B, C]`` (``scale=0``: the transpiled circuit without noise, equal to the logical logits);
@@ -162,7 +160,7 @@ def noisy_logits(
 
 
 def noisy_accuracy(
-    model: QNN, x: Tensor, y: Tensor, device: str, layout: Sequence[int] | None, *, seed: int = 0
+    model: QNN, x: Tensor, y: Tensor, device: Device, layout: Sequence[int] | None, *, seed: int = 0
 ) -> float:
     """Test accuracy under ``device``'s noise (see :func:`noisy_logits`)."""
     with torch.no_grad():

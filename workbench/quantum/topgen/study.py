@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from workbench.config import Config, param
-from workbench.quantum.calibration import device_names, load_calibration
+from workbench.quantum.calibration import device_names
+from workbench.quantum.device import Device, get_device
 from workbench.quantum.topgen import model as cx_model
 from workbench.quantum.topgen.config import TopgenConfig
 from workbench.quantum.topgen.digits import TASKS, load_task
@@ -100,9 +101,9 @@ def seed_spread(circuit: str, qubits: int = 4, seeds: int = 5, pairs: int = 5000
 
 # ---- generation ----------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=64)
-def region_for(device: str, qubits: int) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+def region_for(device: Device, qubits: int) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
     """The device region of ``qubits`` qubits (most inner edges, lowest summed CNOT error) and the device edges."""
-    cal = load_calibration(device)
+    cal = device.calibration
     edges = undirected_edges(cal.coupling_map)
     cost = {}
     for g in cal.gates:
@@ -122,7 +123,7 @@ def scored_shape(
 
 @functools.lru_cache(maxsize=64)
 def generated(
-    device: str, qubits: int, fragment_size: int, blocks: int, candidates: int, pairs: int, bins: int, seed: int
+    device: Device, qubits: int, fragment_size: int, blocks: int, candidates: int, pairs: int, bins: int, seed: int
 ) -> Generated:
     """TopGen's initial ansatz for these settings (memoised; template scores memoised per shape)."""
     region, edges = region_for(device, qubits)
@@ -184,7 +185,7 @@ def _outcome(name, model, log_curve, data, snapshots, layout, device, seed) -> M
 
     with torch.no_grad():
         clean = accuracy(model.logits(data.x_test), data.y_test)
-    by = {d: noisy_accuracy(model, data.x_test, data.y_test, d, layout, seed=seed) for d in snapshots}
+    by = {d.name: noisy_accuracy(model, data.x_test, data.y_test, d, layout, seed=seed) for d in snapshots}
     placed = counts(model.ansatz, device, layout, seed=seed)
     return MethodOutcome(
         name=name,
@@ -225,9 +226,10 @@ def _compute_task(c: TopgenConfig, progress: Callable[[float, str], None] | None
             progress(fraction, stage)
 
     tell(0.0, "generating sub-circuits")
-    gen = generated(c.device, c.qubits, c.fragment_size, c.blocks, c.candidates, c.score_pairs, c.bins, c.seed)
+    device = get_device(c.device)
+    gen = generated(device, c.qubits, c.fragment_size, c.blocks, c.candidates, c.score_pairs, c.bins, c.seed)
     data = load_task(c.task, seed=c.seed, max_train=c.max_train, max_test=c.max_test)
-    snapshots = same_topology_devices(c.device, c.snapshots)
+    snapshots = same_topology_devices(device, c.snapshots)
     region = gen.tiling.region
     with one_thread():
         tell(0.1, "training TopGen (with growth)")
@@ -260,11 +262,11 @@ def _compute_task(c: TopgenConfig, progress: Callable[[float, str], None] | None
             batch=c.batch,
         )
         tell(0.75, "evaluating under device noise")
-        top = _outcome("topgen", tg, log.val_accuracy, data, snapshots, region, c.device, c.seed)
+        top = _outcome("topgen", tg, log.val_accuracy, data, snapshots, region, device, c.seed)
         base = {
-            "hea": _outcome("hea", hea, hea_log.val_accuracy, data, snapshots, None, c.device, c.seed),
+            "hea": _outcome("hea", hea, hea_log.val_accuracy, data, snapshots, None, device, c.seed),
             "quantumnas": _outcome(
-                "quantumnas", searched.model, searched.best_per_generation, data, snapshots, None, c.device, c.seed
+                "quantumnas", searched.model, searched.best_per_generation, data, snapshots, None, device, c.seed
             ),
         }
     grown = tg.ansatz.num_blocks - c.blocks
@@ -276,7 +278,7 @@ def _compute_task(c: TopgenConfig, progress: Callable[[float, str], None] | None
     return TaskOutcome(
         topgen=top,
         baselines=base,
-        snapshots=snapshots,
+        snapshots=tuple(d.name for d in snapshots),
         region=region,
         fragments=gen.tiling.fragments,
         stitches=gen.tiling.stitches,
@@ -435,7 +437,7 @@ def sim_rows(*, qubits: int = 4, seeds: int = 5, pairs: int = 5000, bins: int = 
 def search_space(device: str, qubits: int, fragment_size: int, blocks: int) -> dict[str, Any]:
     """MODEL counts: how many ansätze TopGen's generator can write on ``device``'s region vs how many sub-circuits
     the QuantumNAS-style SuperCircuit of as many blocks holds (TopGen's space is not a subset of one circuit)."""
-    region, edges = region_for(device, qubits)
+    region, edges = region_for(get_device(device), qubits)
     from workbench.quantum.topgen.topology import tile
 
     t = tile(edges, region, fragment_size)
@@ -503,10 +505,11 @@ def paper_scale(
 
     rows = []
     for name in devices:
-        cal = load_calibration(name)
-        gen = generated(name, cal.num_qubits, fragment_size, 1, 6, 200, 75, 0)
+        device = get_device(name)
+        cal = device.calibration
+        gen = generated(device, cal.num_qubits, fragment_size, 1, 6, 200, 75, 0)
         model_cx = cx_model.topgen_cx([s.template for s in gen.chosen], len(gen.tiling.stitches), blocks)
-        hea = counts(hardware_efficient(cal.num_qubits, blocks), name, None)
+        hea = counts(hardware_efficient(cal.num_qubits, blocks), device, None)
         rows.append(
             {
                 "device": name,
@@ -532,7 +535,7 @@ class TopgenViewConfig(Config):
     task: str = param("digits-4", choices=tuple(TASKS), label="dataset classes", help="digits-2 or digits-4")
 
     def check_combination(self) -> None:
-        cal = load_calibration(self.device)
+        cal = get_device(self.device).calibration
         if self.qubits > cal.num_qubits:
             raise ValueError(
                 f"qubits={self.qubits} is wider than device={self.device!r} ({cal.num_qubits} qubits): valid range "
@@ -549,16 +552,10 @@ class TopgenViewConfig(Config):
 def panel_devices() -> tuple[str, ...]:
     """Devices the panel offers: 4 to 7 qubits with native cx (the QNN widths of the task), read from each
     snapshot's ``conf_*.json`` (fast: no backend is built)."""
-    import inspect
-    import os
-
-    from workbench.quantum.calibration import _resolve  # the snapshot's class (its conf file), as device_basis does
-
     out = []
     for name in device_names():
-        _, cls = _resolve(name)
         try:
-            with open(os.path.join(os.path.dirname(inspect.getfile(cls)), cls.conf_filename)) as f:
+            with open(get_device(name).conf_path) as f:
                 conf = json.load(f)
         except (OSError, ValueError):
             continue
@@ -591,10 +588,10 @@ class PanelView:
 
 
 @functools.lru_cache(maxsize=32)
-def _positions(device: str) -> dict[int, tuple[float, float]]:
+def _positions(device: Device) -> dict[int, tuple[float, float]]:
     import networkx as nx
 
-    cal = load_calibration(device)
+    cal = device.calibration
     g = nx.Graph(undirected_edges(cal.coupling_map))
     g.add_nodes_from(range(cal.num_qubits))
     pos = nx.kamada_kawai_layout(g)
@@ -602,7 +599,7 @@ def _positions(device: str) -> dict[int, tuple[float, float]]:
 
 
 @functools.lru_cache(maxsize=64)
-def _hea_cost(device: str, qubits: int, blocks: int) -> tuple[int, int, int]:
+def _hea_cost(device: Device, qubits: int, blocks: int) -> tuple[int, int, int]:
     from workbench.quantum.topgen.baselines import hardware_efficient
     from workbench.quantum.topgen.device import counts
 
@@ -611,7 +608,7 @@ def _hea_cost(device: str, qubits: int, blocks: int) -> tuple[int, int, int]:
 
 
 @functools.lru_cache(maxsize=128)
-def _cost(device: str, qubits: int, fragment_size: int, blocks: int) -> tuple[dict[str, tuple[int, int, int]], int]:
+def _cost(device: Device, qubits: int, fragment_size: int, blocks: int) -> tuple[dict[str, tuple[int, int, int]], int]:
     from workbench.quantum.topgen.device import counts
 
     gen = generated(device, qubits, fragment_size, blocks, PANEL_CANDIDATES, PANEL_PAIRS, 75, 0)
@@ -625,7 +622,7 @@ def warm_panel(view: TopgenViewConfig) -> None:
     (about a second; moves along those sliders then redraw from memory)."""
     for fragment in range(1, min(4, view.qubits) + 1):
         for blocks in range(1, 5):
-            _cost(view.device, view.qubits, fragment, blocks)
+            _cost(get_device(view.device), view.qubits, fragment, blocks)
 
 
 def default_task_config(view: TopgenViewConfig) -> TopgenConfig:
@@ -641,17 +638,18 @@ def default_task_config(view: TopgenViewConfig) -> TopgenConfig:
 
 def panel_view(view: TopgenViewConfig, *, cache: str | None = None) -> PanelView:
     """The panel's view (memoised pieces; the trained results only from the disk cache)."""
-    cal = load_calibration(view.device)
-    gen = generated(view.device, view.qubits, view.fragment_size, view.blocks, PANEL_CANDIDATES, PANEL_PAIRS, 75, 0)
+    device = get_device(view.device)
+    cal = device.calibration
+    gen = generated(device, view.qubits, view.fragment_size, view.blocks, PANEL_CANDIDATES, PANEL_PAIRS, 75, 0)
     cands = []
     for chosen, scored in zip(gen.chosen, gen.scored):
         for s in scored:
             cands.append((s.expressibility_kl, s.meyer_wallach, s.template.label(), s == chosen))
-    cost, model_cx = _cost(view.device, view.qubits, view.fragment_size, view.blocks)
+    cost, model_cx = _cost(device, view.qubits, view.fragment_size, view.blocks)
     trained = cached_task(default_task_config(view), compute=False, cache=cache)
     return PanelView(
         nodes=tuple(range(cal.num_qubits)),
-        positions=_positions(view.device),
+        positions=_positions(device),
         edges=undirected_edges(cal.coupling_map),
         fragments=gen.tiling.fragments,
         stitches=gen.tiling.stitches,
