@@ -167,3 +167,10 @@ def test_a_direction_claim_states_no_figure():
     with pytest.raises(ValueError, match="paper must be 1.0"):
         claim(lambda: 1.2, kind="better", paper=2.0)
     assert evaluate(claim(lambda: 0.95, kind="better", paper=1.0)).verdict.status == "refuted"
+
+
+def test_a_missing_data_set_is_not_tested_here_with_its_name():
+    def needs_data():
+        raise FileNotFoundError("dataset 'cora' is not in /data and could not be downloaded (offline)")
+
+    assert str(evaluate(claim(needs_data)).verdict) == "not tested here (data absent: dataset 'cora' is not in /data)"

@@ -67,14 +67,17 @@ def scoreboard_figure(evaluations: Sequence[Evaluation | Record]) -> go.Figure:
             )  # fmt: skip
             for _, r in chosen
         ]
+        # no ratio: not tested (an x), or a paper figure of 0 (a direction only: an open diamond at 1)
+        symbols = ["circle" if x else "x-thin-open" if status == "not tested here" else "diamond-open" for x in xs]
         fig.add_trace(go.Scatter(
             x=[x if x is not None else 1.0 for x in xs], y=[labels[i] for i, _ in chosen], mode="markers",
-            name=status, marker=dict(color=colour, size=10, symbol=["circle" if x else "x-thin-open" for x in xs]),
+            name=status, marker=dict(color=colour, size=10, symbol=symbols, line=dict(color=colour, width=2)),
             hovertext=hover, hoverinfo="text",
         ))  # fmt: skip
     fig.add_vline(x=1.0, line_dash="dot", line_color="#444")
     fig.update_layout(
-        title="Scoreboard: our figure / the paper's, one row per claim (1 = the paper's; right is better)",
+        title="Scoreboard: our figure / the paper's, one row per claim (1 = the paper's; right is better; "
+        "an open diamond: the paper gives a direction, no figure)",
         xaxis=dict(type="log", title="ours / paper (errors inverted)"),
         yaxis=dict(autorange="reversed", type="category"),
         height=max(420, 18 * len(labels) + 160),

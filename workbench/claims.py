@@ -464,6 +464,8 @@ def evaluate(claim: Claim, *, quick: bool = True) -> Evaluation:
         }
     except NotTestedHere as e:
         return Evaluation(claim, None, {}, Verdict("not tested here", str(e)))
+    except FileNotFoundError as e:  # a data set that is not here (the registry's message says how to get it)
+        return Evaluation(claim, None, {}, Verdict("not tested here", f"data absent: {str(e).split(' and could')[0]}"))
     except Exception as e:  # noqa: BLE001 - the scoreboard reports a failing evidence and keeps going
         return Evaluation(claim, None, {}, Verdict("not tested here", f"evidence failed: {type(e).__name__}: {e}"))
     return Evaluation(claim, at_source, sweeps, verdict(claim, at_source, sweeps))
