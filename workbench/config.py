@@ -162,19 +162,24 @@ def coerce(spec: ParamSpec, value: Any) -> Any:
     return str(value)
 
 
-def _group_class(f: dataclasses.Field) -> type | None:
+def _group_class(f: dataclasses.Field) -> type[Config] | None:
     return f.metadata.get("group")
+
+
+def _group_defaults(f: dataclasses.Field) -> dict[str, Any]:
+    """The flat defaults of group field ``f`` as its config sets them (a group field always has a default_factory)."""
+    return typing.cast("typing.Callable[[], Config]", f.default_factory)().to_flat_dict()
 
 
 def param_specs(cls: type, prefix: str = "") -> tuple[ParamSpec, ...]:
     """The :class:`ParamSpec` of every field of config class ``cls`` in declaration order; a group's fields
     follow under dotted names (``cluster.gpus_per_node``)."""
     hints = typing.get_type_hints(cls)
-    specs = []
+    specs: list[ParamSpec] = []
     for f in dataclasses.fields(cls):
         sub = _group_class(f)
         if sub is not None:
-            defaults = f.default_factory().to_flat_dict()  # the group's defaults as this config sets them
+            defaults = _group_defaults(f)  # the group's defaults as this config sets them
             specs.extend(
                 dataclasses.replace(spec, default=defaults[spec.name.removeprefix(prefix + f.name + ".")])
                 for spec in param_specs(sub, prefix + f.name + ".")
@@ -236,7 +241,8 @@ class Config:
         """Build from a mapping of names (``head_dim``, ``head-dim``, dotted ``cluster.gpus_per_node``, an
         alias in :attr:`ALIASES`) to values or strings, or ``{"cluster": {...}}``; rejects unknown keys."""
         fields = {f.name: f for f in dataclasses.fields(cls)}
-        groups = {name: {} for name, f in fields.items() if _group_class(f) is not None}
+        classes = {name: sub for name, f in fields.items() if (sub := _group_class(f)) is not None}
+        groups: dict[str, dict[str, Any]] = {name: {} for name in classes}
         names = {s.name for s in param_specs(cls)}
         clean: dict[str, Any] = {}
         for key, value in values.items():
@@ -249,15 +255,15 @@ class Config:
                 groups[name].update(value)
             elif name in fields and name not in groups:
                 clean[name] = value
-            elif name in groups and isinstance(value, _group_class(fields[name])):
+            elif name in groups and isinstance(value, classes[name]):
                 groups[name].update(value.to_flat_dict())
             else:
                 raise ValueError(f"unknown parameter {key!r}: valid parameters are {', '.join(sorted(names))}")
         for name, sub_values in groups.items():
             if sub_values:
-                start = fields[name].default_factory().to_flat_dict()
+                start = _group_defaults(fields[name])
                 try:
-                    clean[name] = _group_class(fields[name]).from_dict({**start, **sub_values})
+                    clean[name] = classes[name].from_dict({**start, **sub_values})
                 except ValueError as exc:  # name the group: cluster.gpus_per_node=0 ...
                     raise ValueError(f"{name}.{exc.args[0] if exc.args else exc}") from None
         return cls(**clean)

@@ -295,12 +295,20 @@ def _worker_stderr(workdir: Path, rank: int) -> str:
         return ""
 
 
+def _add_note(exc: BaseException, note: str) -> None:
+    """``exc.add_note(note)``; Python 3.10 has no ``add_note``, so there the note goes to ``__notes__`` directly."""
+    if sys.version_info >= (3, 11):
+        exc.add_note(note)
+    else:
+        setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])  # noqa: B010
+
+
 def _with_worker_stderr(exc: BaseException, workdir: Path, world_size: int, tail_chars: int = 4000) -> BaseException:
     """``exc`` with a note holding the end of each worker's stderr (for ``--debug``; the CLI prints one line)."""
     for rank in range(world_size):
         text = _worker_stderr(workdir, rank).strip()
         if text:
-            exc.add_note(f"stderr rank {rank}:\n{text[-tail_chars:]}")
+            _add_note(exc, f"stderr rank {rank}:\n{text[-tail_chars:]}")
     return exc
 
 

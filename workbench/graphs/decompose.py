@@ -245,7 +245,8 @@ def decompositions(
         connected = pattern.is_connected(cut_set)
         for cut in _orders(pattern, (), cut_set) if connected else _bridge_orders(pattern, cut_set):
             restrictions = _restrictions(group, cut)
-            cut_binds, bound = [], []
+            cut_binds: list[Bind] = []
+            bound: list[int] = []
             prefix = cut if connected else cut[:-1]
             for v in prefix:
                 cut_binds.append(Bind(v) if not bound else _bind(pattern, v, bound, restrictions))

@@ -275,6 +275,7 @@ class Miner:
             value = raw * pattern.n_automorphisms
         else:
             d = choice.decomposition
+            assert d is not None  # a decompose choice carries its decomposition
             sub = sum(mult * self.inj(q) for q, mult in d.shrinkages)
             raw, secs, comp = self._run(choice)
             value = raw * d.symmetry - sub
@@ -320,7 +321,7 @@ class Miner:
         key = (pattern.canonical, pattern.edges, induced)
         if key not in self._schedules:
             start = time.perf_counter()
-            scheds = {}
+            scheds: dict[str, Schedule] = {}
             for o in connected_orders(pattern, greedy=True):
                 s = Schedule(pattern, o, induced, symmetry_restrictions(pattern, o))
                 scheds.setdefault(generate_source(schedule_plan(s))[0], s)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -217,7 +218,7 @@ def frequent_subgraphs(graph: Graph, *, min_support: int, max_edges: int = 3) ->
     if min_support < 1 or not 1 <= max_edges <= 5:
         raise ValueError(f"min_support={min_support} must be >= 1 and max_edges={max_edges} in 1..5")
     labels = sorted(int(x) for x in np.unique(graph.labels) if x >= 0)
-    level = {}
+    level: dict[Any, Pattern] = {}
     for a in labels:
         for b in labels:
             if a <= b:

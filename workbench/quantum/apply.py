@@ -112,6 +112,7 @@ class Block:
         for qubits, m in self.parts:
             e = embed(m, [pos[q] for q in qubits], k)
             out = e if out is None else torch.matmul(e, out)
+        assert out is not None, "a block has at least one part"
         return out
 
 

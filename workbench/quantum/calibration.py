@@ -171,13 +171,17 @@ def _backend_classes() -> tuple[tuple[str, type], ...]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for attr in dir(fake_provider):
-            cls = getattr(fake_provider, attr)
+            cls: Any = getattr(fake_provider, attr)  # a qiskit fake backend class (no stubs)
             if not (attr.startswith("Fake") and inspect.isclass(cls) and hasattr(cls, "props_filename")):
                 continue
             if getattr(cls, "conf_filename", None) is None:
                 continue
-            out.append((getattr(cls, "backend_name", None) or cls().name, cls))
+            out.append((getattr(cls, "backend_name", None) or _instance_name(cls), cls))
     return tuple(sorted(out))
+
+
+def _instance_name(cls: Any) -> str:
+    return cls().name
 
 
 def device_names() -> tuple[str, ...]:
@@ -185,7 +189,7 @@ def device_names() -> tuple[str, ...]:
     return tuple(name for name, _ in _backend_classes())
 
 
-def _resolve(name: str) -> tuple[str, type]:
+def _resolve(name: str) -> tuple[str, Any]:
     key = name.strip().lower().removesuffix("v2").removeprefix("fake").strip("_")
     for device, cls in _backend_classes():
         if device.removeprefix("fake_") == key or device == name:
@@ -205,7 +209,7 @@ def device_basis(name: str) -> tuple[str, ...]:
         return load_calibration(name).basis_gates
 
 
-def _props_json(cls: type) -> dict[str, Any]:
+def _props_json(cls: Any) -> dict[str, Any]:
     """The backend's ``props_*.json`` (the calibration snapshot), or {} when it cannot be read."""
     path = os.path.join(os.path.dirname(inspect.getfile(cls)), cls.props_filename)
     try:

@@ -198,7 +198,7 @@ def resolve_params(
             )
         return None, False
     if isinstance(params, Mapping):
-        by_name = {getattr(k, "name", k): v for k, v in params.items()}
+        by_name: dict[Any, Any] = {getattr(k, "name", k): v for k, v in params.items()}
         missing = [p.name for p in program.parameters if p.name not in by_name]
         extra = sorted(set(by_name) - {p.name for p in program.parameters})
         if missing or extra:

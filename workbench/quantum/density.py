@@ -320,7 +320,7 @@ def _general_blocks(
     work: dict[tuple, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
     total = 0
     for c, idx in enumerate(per_op):
-        for block in fuse([(ops[i][1].qubits, i) for i in idx], k):
+        for block in fuse([(ops[i][1].qubits, i) for i in idx], k):  # type: ignore[misc]  # fuse groups any payload: here op indices, not matrices
             qubits = block.qubits + [q for q in range(n) if q not in block.qubits][: k - len(block.qubits)]
             pos = {q: j for j, q in enumerate(qubits)}
             for level, (oq, i) in enumerate(block.parts):

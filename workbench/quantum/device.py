@@ -73,7 +73,7 @@ class Hamiltonian:
         )
 
 
-def _conf_path(cls: type) -> str:
+def _conf_path(cls: Any) -> str:
     return os.path.join(os.path.dirname(inspect.getfile(cls)), cls.conf_filename)
 
 

@@ -88,7 +88,7 @@ def ground_energy(matrix: np.ndarray, electrons: int | None = None) -> float:
 
 @functools.cache
 def _file(name: str) -> dict[str, Any]:
-    text = resources.files("workbench.quantum").joinpath("molecule_data", MOLECULES[name]).read_text()
+    text = resources.files("workbench.quantum").joinpath("molecule_data").joinpath(MOLECULES[name]).read_text()
     return json.loads(text)
 
 

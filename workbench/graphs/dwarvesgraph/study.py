@@ -218,7 +218,8 @@ def measure_view(
         count = pair["decompose"]["count"]
     if progress:
         progress(2)
-    counts, motif_seconds = [], 0.0
+    counts: list[Any] = []
+    motif_seconds = 0.0
     if config.motifs:
         counts, motif_seconds = motif_study(graph, config.motifs, config.induced)
     if progress:

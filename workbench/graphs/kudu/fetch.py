@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numba
 import numpy as np
@@ -147,7 +148,7 @@ class Ticket:
 
     request: Request
     buffers: dict[int, torch.Tensor]
-    pending: object
+    pending: Any  # a torch.distributed Work handle (or None once answered)
     lengths: dict[int, np.ndarray] = field(default_factory=dict)  # owner -> list lengths, in request order
     done: bool = False
 
@@ -191,7 +192,7 @@ class Fetcher:
         remote_rows = np.flatnonzero(~local)
         self.stats.remote_uses += int((~local)[req.lidx].sum())
         self.stats.lookups += int(remote_rows.shape[0])
-        misses = []
+        misses: Any = []  # rows to fetch remotely, then their index array
         if self.cache.capacity:
             for row in remote_rows.tolist():
                 v = int(keys[row])
@@ -278,7 +279,7 @@ class Fetcher:
         if self.cache.capacity:
             for j, r in rows.items():
                 offsets = np.cumsum(lengths[j]) - lengths[j]
-                for v, off, n in zip(req.keys[r].tolist(), offsets.tolist(), lengths[j].tolist()):
+                for v, off, n in zip(req.keys[r].tolist(), offsets.tolist(), lengths[j].tolist()):  # type: ignore[call-overload]  # torch types a row's tolist() as a scalar
                     self._in_flight[int(v)] = (ticket, j, int(off), int(n))
         return ticket, states
 

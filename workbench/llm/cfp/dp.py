@@ -74,7 +74,7 @@ def solve_dp(
     states = 1
     for j in range(nb):
         S = len(blocks.strats[j])
-        lead = list(arr.shape[:-1])
+        lead: list[int] = list(arr.shape[:-1])
         add = np.broadcast_to(blocks.cost[j] + penalty * blocks.mem[j], lead + [S]).copy()
         for bp, _, R in blocks.in_edges[j]:
             a = axes.index(bp)

@@ -116,9 +116,10 @@ class _Slot:
     def storage(self, device: torch.device) -> torch.UntypedStorage:
         if self.back is None:
             if self.host is not None:
-                self.back = self.host.to(device) if device.type != "cpu" else self.host.clone()
+                self.back = self.host.to(device=device) if device.type != "cpu" else self.host.clone()
                 self.ledger.swapped_in += self.nbytes
             else:
+                assert self.recipe is not None, "a slot neither swapped nor recomputable is never dropped"
                 node, inputs, kwargs = self.recipe
                 with torch.no_grad():
                     args = [
@@ -136,7 +137,7 @@ class _Slot:
 def _whole(slot: _Slot) -> torch.Tensor:
     """A swapped or recomputed input as the whole (contiguous) root tensor it was."""
     storage = slot.storage(slot.device)
-    return torch.empty(0, dtype=slot.dtype, device=slot.device).set_(storage, 0, slot.shape)
+    return torch.empty(0, dtype=slot.dtype, device=slot.device).set_(storage, 0, slot.shape)  # type: ignore[call-overload]  # torch's stub has no set_(UntypedStorage, offset, size) overload
 
 
 class _Lazy:

@@ -130,10 +130,10 @@ def trace_gpt(config: GPTConfig, micro_batch: int) -> TracedGPT:
         for arg in node.all_input_nodes:
             if arg.op == "get_attr":
                 owned.append(str(attr_of[arg.name]))
-        for p in owned:
-            if p.startswith("blocks."):
-                current_layer = int(p.split(".")[1])
-            elif p.startswith("head."):
+        for owner in owned:
+            if owner.startswith("blocks."):
+                current_layer = int(owner.split(".")[1])
+            elif owner.startswith("head."):
                 current_layer = config.layers
         op = _op_name(node)
         if op == "loss":

@@ -79,7 +79,8 @@ class _SavedBytes:
     """saved_tensors_hooks that allocate what autograd keeps for backward (parameters excluded: counted)."""
 
     def __init__(self, memory: DeviceMemory | None, param_ptrs: set[int]) -> None:
-        self.memory, self.param_ptrs, self.seen, self.nbytes = memory, param_ptrs, set(), 0
+        self.memory, self.param_ptrs, self.nbytes = memory, param_ptrs, 0
+        self.seen: set[int] = set()
 
     def pack(self, t: torch.Tensor) -> torch.Tensor:
         ptr = t.untyped_storage().data_ptr()

@@ -13,7 +13,7 @@ terms (with two terms the order does not matter: addition commutes).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 import torch
 
@@ -58,7 +58,7 @@ def train_in_memory(
             tokens, targets = micro_batch_tokens(gpt_config, micro_batch_size, seed=data_seed, step=step, mb=m)
             (lm_loss(model(tokens), targets) / micro_batches).backward()
             if accumulation == "snake":
-                per_mb.append([p.grad for p in model.parameters()])
+                per_mb.append([cast(torch.Tensor, p.grad) for p in model.parameters()])  # set by backward()
                 opt.zero_grad(set_to_none=True)
         if accumulation == "snake":
             index = {id(p): i for i, p in enumerate(model.parameters())}

@@ -210,7 +210,7 @@ def combine(
             return unshard_sequence([pick(r) for r in ranks], seq_len=spec.seq, order=order).to(torch.float64)
 
         err_out = (whole(lambda r: r["out"]) - ref).abs().max().item()
-        err_grads = [(whole(lambda r, i=i: r["grads"][i]) - g).abs().max().item() for i, g in enumerate(ref_grads)]
+        err_grads = [(whole(lambda r, i=i: r["grads"][i]) - g).abs().max().item() for i, g in enumerate(ref_grads)]  # type: ignore[misc]  # mypy cannot infer a lambda with a default argument
         model = predict_bytes_per_rank(
             method,
             gpus=spec.gpus,

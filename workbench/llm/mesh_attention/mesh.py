@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 import torch
 
-from workbench.distributed.comm import Comm
+from workbench.distributed.comm import Comm, Pending
 from workbench.llm.mesh_attention.blockwise import (
     attend_ranges,
     attend_ranges_backward,
@@ -64,7 +64,7 @@ def _post_fetches(
     kv_payload: torch.Tensor,
     q_buffer: torch.Tensor,
     kv_buffer: torch.Tensor,
-) -> tuple[object, dict[tuple[str, int], int], dict[int, torch.Tensor], dict[int, torch.Tensor]]:
+) -> tuple[Pending, dict[tuple[str, int], int], dict[int, torch.Tensor], dict[int, torch.Tensor]]:
     """Post one batch: my payloads to the peers that fetch them, receives in the schedule's fetch order.
 
     Returns (pending, recv index of each (kind, position), Q buffers by row position, KV buffers by column).
@@ -75,7 +75,10 @@ def _post_fetches(
     # the peer at position my_row + s fetches from me at its step s (rotation): serve them in that order
     sends = [(q_payload, rows[(my_row + s) % plan.a]) for s in range(1, plan.a)]
     sends += [(kv_payload, cols[(my_col + s) % plan.b]) for s in range(1, plan.b)]
-    recvs, index, q_bufs, kv_bufs = [], {}, {}, {}
+    recvs: list[tuple[torch.Tensor, int]] = []
+    index: dict[tuple[str, int], int] = {}
+    q_bufs: dict[int, torch.Tensor] = {}
+    kv_bufs: dict[int, torch.Tensor] = {}
     for step in steps:
         if step.op != "fetch":
             continue
@@ -179,7 +182,7 @@ class _Returns:
 
     def __init__(self, comm: Comm, rotate: bool) -> None:
         self.comm, self.rotate = comm, rotate
-        self.rounds: dict[tuple[tuple[int, ...], int], tuple[torch.Tensor, object]] = {}  # (group, s) -> (buf, handle)
+        self.rounds: dict[tuple[tuple[int, ...], int], tuple[torch.Tensor, Pending]] = {}  # (group, s) -> (buf, handle)
         self.queued: list[tuple[torch.Tensor, int]] = []  # rotate=False: sends held for the final batch
         self.keep: list[torch.Tensor] = []  # payloads in flight (alive until finish)
 

@@ -346,7 +346,7 @@ def _tile_program_memo(a: int, b: int, backward: bool, schedule: str, comm_block
             raise NotImplementedError(f"schedule op {s.op!r} is not modelled")
     arr = functools.partial(np.asarray, dtype=np.int64)
     return _TileProgram(
-        fetch_kind=tuple(k for k, _ in fetches),
+        fetch_kind=tuple(k for k, _ in fetches),  # type: ignore[misc]  # fetch steps always carry a kind
         fetch_idx=arr([i for _, i in fetches]),
         wait_order=arr(wait_order),
         segment_waits=arr(seg_waits),

@@ -41,7 +41,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         prog="workbench.llm.mesh_attention.torchrun_entry", description=__doc__.split("\n")[0]
     )
     specs = {s.name: s for s in MeshAttentionConfig.specs()}
-    old = {}
+    old: dict[str, list[str]] = {}
     for alias, name in MeshAttentionConfig.ALIASES.items():
         old.setdefault(name, []).append("--" + alias.replace("_", "-"))
     for name in FLAGS:

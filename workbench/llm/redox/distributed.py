@@ -152,6 +152,7 @@ def epoch_worker(
         for s in range(len(steps)):
             step = steps[s]
             mine_now = [i for i, _ in take(step.own[rank])]
+            assert inflight is not None  # started before step 0, restarted for every next step
             pending, bufs, lengths, sent = inflight
             remote_out += sent
             nxt = start_exchange(s + 1) if s + 1 < len(steps) else None  # remote prefetch for the next step

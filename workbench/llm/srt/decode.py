@@ -106,7 +106,9 @@ def walk(draft: Draft, choose: Callable[[int, int], int], eos: int) -> tuple[lis
     children: dict[int, dict[int, int]] = {}
     for j, (tok, par) in enumerate(zip(draft.tokens, draft.parents, strict=True)):
         children.setdefault(par, {}).setdefault(tok, j)
-    node, emitted, path = -1, [], []
+    node = -1
+    emitted: list[int] = []
+    path: list[int] = []
     while True:
         t = choose(node, len(emitted))
         emitted.append(t)
@@ -362,7 +364,7 @@ def speculative_sample_many(
 
             for at, r in enumerate(members):
                 # the engine's walk; no token is -1, so eos is ignored
-                emitted, _ = walk(draft, lambda node, i, at=at: tokens(node, i)[at], eos=-1)
+                emitted, _ = walk(draft, lambda node, i, at=at: tokens(node, i)[at], eos=-1)  # type: ignore[misc]  # mypy cannot infer a lambda with a default argument
                 nxt.setdefault((*ctx, *emitted), []).append(r)
         rows = {}
         for ctx, members in nxt.items():

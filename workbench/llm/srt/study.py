@@ -273,6 +273,7 @@ def wallclock(cfg: SrtConfig, *, temperature: float | None = None, engines: tupl
                 dt = time.perf_counter() - t0
                 if best is None or dt < best.seconds:
                     best = EngineRun(name, dt, stats, [s.response for s in states], [s.logprobs for s in states])
+            assert best is not None, "repeats >= 1"
             out[name] = best
     return out
 

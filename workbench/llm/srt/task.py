@@ -53,7 +53,8 @@ def answer(task: Task) -> list[int]:
 def reward(task: Task, response: list[int]) -> float:
     """Share of right lines: matches / max(r, lines produced); 0 for an empty response."""
     body = response[: response.index(EOS)] if EOS in response else response
-    lines, cur = [], []
+    lines: list[list[int]] = []
+    cur: list[int] = []
     for t in body:
         if t == SEP:
             lines.append(cur)

@@ -133,7 +133,7 @@ class Evaluator:
         h = torch.stack([x.h for x in hs])
         halves = None
         if self.noisy:
-            halves = torch.stack([dissipator(self.transmons[q], hs[0].step_ns / 2) for q in qubits])
+            halves = torch.stack([dissipator(self.transmons[q], hs[0].step_ns / 2) for q in qubits])  # type: ignore[misc]  # dissipator is not None on a noisy simulator
         return channels(h, hs[0].step_ns, halves)
 
     @functools.cached_property

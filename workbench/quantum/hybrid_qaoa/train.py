@@ -39,6 +39,7 @@ def grid_start(evaluator: Evaluator, points: int) -> tuple[np.ndarray, int]:
             value = evaluator.expected_cut("gate", x)
             if value > best:
                 best, arg = value, x
+    assert arg is not None, "points >= 1 and a finite expected cut"
     return arg, points * points
 
 

@@ -150,7 +150,7 @@ def energy_and_gradient(device: PulseDevice, build, x: np.ndarray, hamiltonian: 
     lv = device.levels
     idx = [a * lv + b for a in (0, 1) for b in (0, 1)]  # big-endian |q0 q1>, qubit block only
     block = rho[idx][:, idx]
-    pops = torch.stack([sum(rho[a * lv + b, a * lv + b].real for a in range(lv) for b in range(lv)
+    pops = torch.stack([sum(rho[a * lv + b, a * lv + b].real for a in range(lv) for b in range(lv)  # type: ignore[misc]  # sum() starts at 0
                             if min(a, 1) * 2 + min(b, 1) == k) for k in range(4)])  # fmt: skip
     folded = block - torch.diag(torch.diagonal(block)) + torch.diag(pops.to(torch.complex128))
     perm = [0, 2, 1, 3]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.optimize
@@ -244,7 +245,7 @@ def calibrate_ecr(
     )  # fmt: skip
 
 
-def _order(a, b, control: int):
+def _order(a: Any, b: Any, control: int) -> tuple[Any, Any]:
     return (a, b) if control == 0 else (b, a)
 
 

@@ -7,7 +7,7 @@ proposer is driven by the same feedback.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from workbench.quantum.qgas.problems import Problem
 from workbench.quantum.qgas.qasm import ALLOWED_GATES, Rules
@@ -74,14 +74,14 @@ def _history_table(history: tuple[Record, ...], unit: str, limit: int = 12) -> s
     if not history:
         return "No proposals yet."
     rows = ["| it | valid | depth | CNOTs | params | energy error | note |", "|---|---|---|---|---|---|---|"]
-    shown = sorted((r for r in history if r.valid), key=lambda r: r.energy_error)[: limit // 2]
+    shown = sorted((r for r in history if r.valid), key=lambda r: cast(float, r.energy_error))[: limit // 2]
     shown += [r for r in history[-limit // 2 :] if r not in shown]
     for r in sorted(shown, key=lambda r: r.iteration):
         if r.valid:
             rows.append(f"| {r.iteration} | yes | {r.depth} | {r.cnots} | {r.params} | {r.energy_error:.3e} {unit} | |")
         else:
             rows.append(f"| {r.iteration} | no | | | | | {r.reason}: {r.error[:80]} |")
-    best = min((r for r in history if r.valid), key=lambda r: r.energy_error, default=None)
+    best = min((r for r in history if r.valid), key=lambda r: cast(float, r.energy_error), default=None)
     text = "\n".join(rows)
     if best is not None:
         text += f"\n\nBest so far (iteration {best.iteration}, error {best.energy_error:.3e} {unit}):\n```qasm\n{best.qasm}```"

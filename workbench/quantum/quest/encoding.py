@@ -410,7 +410,7 @@ def _device_tables(calibration: DeviceCalibration) -> tuple[np.ndarray, ...]:
     if len(_TABLES) > 4096:
         _TABLES.clear()
     try:
-        ref = weakref.ref(calibration, lambda _r, k=key: _TABLES.pop(k, None))
+        ref = weakref.ref(calibration, lambda _r, k=key: _TABLES.pop(k, None))  # type: ignore[misc]  # mypy cannot infer a lambda with a default argument
     except TypeError:  # not weak-referenceable: do not keep
         return tables
     _TABLES[key] = (ref, tables)

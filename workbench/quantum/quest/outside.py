@@ -69,7 +69,7 @@ def outside_check(
     programs: name -> OpenQASM file path or program text (default :func:`outside_programs`).
     """
     programs = outside_programs() if programs is None else programs
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, source in programs.items():
         circuit = read_qasm(source)
         for device in devices:

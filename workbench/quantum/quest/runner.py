@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -223,7 +223,13 @@ def _predict(config: QuestConfig) -> PredictResult:
 
 def run(config: QuestConfig) -> QuestResult:
     """The result ``workbench run quest`` prints (see the module docstring): one typed result per mode."""
-    return {"generate": _generate, "train": _train, "evaluate": _evaluate, "predict": _predict}[config.mode](config)
+    modes: dict[str, Callable[[QuestConfig], QuestResult]] = {
+        "generate": _generate,
+        "train": _train,
+        "evaluate": _evaluate,
+        "predict": _predict,
+    }
+    return modes[config.mode](config)
 
 
 def _f(x: Any, fmt: str = ".4f") -> str:

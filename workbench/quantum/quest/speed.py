@@ -188,7 +188,10 @@ def speed_comparison(
     # the rounds.
     cpu: dict[str, float] = {}
     preds: Any = None
-    plan = [("aer_batched", aer_best, repeats), ("predict_batched", lambda: quest(circuits, one_cal), repeats)]
+    plan: list[tuple[str, Any, int]] = [
+        ("aer_batched", aer_best, repeats),
+        ("predict_batched", lambda: quest(circuits, one_cal), repeats),
+    ]
     plan += [("aer_single", one_by_one, 1), ("predict_single", quest_one_by_one, 1)]
     for round_ in range(max(repeats, 1)):
         for key, fn, rounds in plan:

@@ -11,15 +11,19 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
+if TYPE_CHECKING:
+    from workbench.quantum.variational.machine import Machine
+
 __all__ = ["reference_straight_through_gradient", "aer_machine_density"]
 
 
-def reference_straight_through_gradient(circuit: object, theta: Tensor, rho_measured: Tensor, psi: Tensor) -> Tensor:
+def reference_straight_through_gradient(circuit: Any, theta: Tensor, rho_measured: Tensor, psi: Tensor) -> Tensor:
     from qiskit.quantum_info import Statevector
 
     sigma = np.outer(psi.numpy(), psi.numpy().conj())
@@ -39,7 +43,7 @@ def reference_straight_through_gradient(circuit: object, theta: Tensor, rho_meas
     return torch.as_tensor(out)
 
 
-def aer_machine_density(machine: object, theta: Tensor) -> np.ndarray:
+def aer_machine_density(machine: Machine, theta: Tensor) -> np.ndarray:
     from workbench.quantum.aer import aer_density_matrix
 
     return aer_density_matrix(machine.qiskit_circuit(theta), machine.noise)

@@ -193,6 +193,7 @@ def train(
             pending, growing = None, False
             continue
         if growing and pending is None and since >= patience and model.ansatz.num_blocks < max_blocks:
+            assert grow is not None  # growing implies a grow function
             gates, count = grow(model.ansatz)
             saved = [t.detach().clone() for t in params]
             old = model.ansatz

@@ -105,7 +105,7 @@ def region_for(device: Device, qubits: int) -> tuple[tuple[int, ...], tuple[tupl
     """The device region of ``qubits`` qubits (most inner edges, lowest summed CNOT error) and the device edges."""
     cal = device.calibration
     edges = undirected_edges(cal.coupling_map)
-    cost = {}
+    cost: dict[tuple[int, int], float] = {}
     for g in cal.gates:
         if len(g.qubits) == 2:
             e = (min(g.qubits), max(g.qubits))

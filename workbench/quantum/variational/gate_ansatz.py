@@ -62,7 +62,7 @@ class GateAnsatz:
             # u3 and cu3 written with rz/ry/cx (equal up to global phase): qiskit's BasisTranslator takes
             # seconds on u/cu/p gates with symbolic angles, milliseconds on these
             if g.name == "u3":
-                _u3(qc, *angles, g.qubits[0])
+                _u3(qc, angles[0], angles[1], angles[2], g.qubits[0])
                 continue
             if g.name == "cu3":  # qiskit's CU3Gate definition
                 theta, phi, lam = angles

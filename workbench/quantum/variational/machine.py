@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -106,7 +107,7 @@ class Machine:
     ``x`` and ``cx`` only. A bound circuit (no parameters) takes ``theta = torch.zeros(0)``.
     """
 
-    circuit: object
+    circuit: Any  # a qiskit QuantumCircuit
     noise: NoiseSpec | None = None
     coherent: CoherentErrors | None = None
     shots: int | None = 1024

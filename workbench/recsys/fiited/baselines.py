@@ -18,6 +18,7 @@ receives, are not counted). ``budget`` below is ``budget_fraction x (rows x dim 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -135,7 +136,7 @@ def mixed_dims(freq: np.ndarray, dim: int, budget: float) -> tuple[np.ndarray, n
     n = freq.size
     bounds = [0, *[max(1, int(math.ceil(q * n))) for q in MD_BUCKETS]]
     bucket = np.empty(n, dtype=np.int64)
-    means = []
+    means: Any = []  # per-bucket means, then their array
     for b, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
         bucket[order[lo:hi]] = b
         means.append(float(freq[order[lo:hi]].mean()) + 1.0 if hi > lo else 1.0)

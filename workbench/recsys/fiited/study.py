@@ -441,7 +441,7 @@ def exactness_report(n: int = 37, dim: int = 12, chunk: int = 4, seed: int = 0) 
 
 def sweep_markdown_rows(result: Sweep) -> list[tuple[str, ...]]:
     """(method, budget, bytes / full, AUC mean +- CI, log-loss mean +- CI) rows."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for m in result.methods:
         for i, b in enumerate(result.budgets):
             if m == "full" and i:
