@@ -79,6 +79,23 @@ def test_no_notebook_types_a_verdict(path):
     assert not hits, f"{path.name} types verdicts {hits} in code: use workbench.claims.table"
 
 
+# ---- the quick grid in the fast lane, for the techniques whose claims read a model or a recorded figure -------
+#: cold quick-grid evaluation measured under 3 s each (workbench.claims.scoreboard, one process per technique);
+#: the others (GreedySnake's DES ~60 s, CFP's ILPs ~100 s, DawnPiper's max-batch searches ~150 s, and SRT,
+#: Redox, pulse-sim, GNNPipe and ReFloat at 5-9 s) are evaluated in the slow lane below
+LIGHT = ("mesh-attention", "devices", "quest", "napa", "robuststate", "qgas", "pulse-zne", "hybrid-qaoa", "topgen",
+         "dwarvesgraph", "kudu", "fiited")  # fmt: skip
+
+
+@pytest.mark.parametrize("name", LIGHT)
+def test_quick_grid_of_a_light_technique(name):
+    for ev in claims.scoreboard(name):
+        assert ev.verdict.status in STATUSES
+        assert "evidence failed" not in ev.verdict.detail, f"{name}.{ev.claim.key}: {ev.verdict}"
+        if ev.at_source is not None:
+            assert set(ev.sweeps) == {a.name for a in ev.claim.inferred}
+
+
 # ---- evaluation (slow lane): the whole scoreboard once ------------------------------------------------------
 @pytest.fixture(scope="module")
 def evaluated():
