@@ -77,6 +77,10 @@ def test_a_weaker_baseline_cannot_yield_reproduced():
     ev = evaluate(claim(lambda: 2.2, baseline=weak))
     assert ev.verdict.status == "not reproduced"
     assert "weaker than batched decoding" in str(ev.verdict)
+    # nor can it "depend on" an assumption (Redox's storage kind against the PyTorch loader): the comparison is off
+    flips = evaluate(claim(lambda d: 1.0 + d / 20, assumptions=[inferred()], baseline=weak))
+    assert flips.verdict.status == "not reproduced" and "weaker than batched decoding" in str(flips.verdict)
+    assert evaluate(claim(lambda: 0.5, baseline=weak)).verdict.status == "refuted"
     with pytest.raises(ValueError, match="name the stronger one"):
         Baseline(name="x", why="y", strongest=False)
 

@@ -25,11 +25,14 @@ def test_claims_are_declared_with_existing_evidence():
             assert not name or f"def {name}(" in open(path).read(), ev
 
 
-def test_speedup_depends_on_the_storage_kind():
+def test_speedup_is_against_a_weaker_baseline_and_depends_on_the_storage_kind():
     r = RECORDS["speedup_end_to_end"]
-    # on NVMe (and SATA SSD) the PyTorch loader keeps up with 8 GPUs (1.0x); on an HDD every small random read
-    # pays a seek (20.3x): the claim holds only for a latency-bound loader, so the verdict names the storage
-    assert r["status"] == "depends on" and r["verdict"].startswith("depends on storage")
+    # the comparison is with the PyTorch loader, weaker than block shuffle over the same chunks (the MODEL gives
+    # Redox 1.0x over it), so the rule says not reproduced whatever the storage; the sweep still shows where the
+    # paper's figure would come from: on NVMe (and SATA SSD) the PyTorch loader keeps up with 8 GPUs (1.0x), on
+    # an HDD every small random read pays a seek (20.3x)
+    assert r["status"] == "not reproduced" and "weaker than block shuffle" in r["verdict"]
+    assert [p["meets"] for p in r["sensitivity"]["storage"] if p["value"] == "hdd"] == [True]
     by = {p["value"]: p["ours"] for p in r["sensitivity"]["storage"]}
     assert by["nvme-ssd"] == pytest.approx(1.0, abs=0.01) and by["hdd"] > 20
     # even where it meets 4.57x the baseline is weaker than the block shuffle over the same chunks (the MODEL gives
