@@ -7,6 +7,7 @@ Reference: the import statements themselves, read with ``ast`` (every ``import``
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -184,4 +185,60 @@ def test_the_machinery_rule_catches_a_panel_that_builds_an_ansatz(tmp_path):
     assert _called_machinery(source) == [
         "workbench.quantum.napa.ansatz.PulseAnsatz",
         "workbench.quantum.pulse.calibrated.calibrated_natives",
+    ]
+
+
+#: private imports a frozen file still makes (``claims.py`` is not edited here): (importing module, name)
+PRIVATE_IMPORT_EXCEPTIONS: set[tuple[str, str]] = set()  # (importing module, private name): none today
+
+
+_FROM_IMPORT = re.compile(r"\bimport\s+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)")
+_PRIVATE_NAME = re.compile(r"(?:^|[\s(,])_\w")
+
+
+def _private_imports(path: Path, name: str) -> list[str]:
+    """``module._name`` for every leading-underscore name ``path`` (module ``name``) imports from another
+    workbench/widgets module (``from X import _name``, relative imports resolved; dunders and third-party
+    packages are not counted)."""
+    text = path.read_text()
+    if not any(_PRIVATE_NAME.search(m.group(1)) for m in _FROM_IMPORT.finditer(text)):
+        return []  # no `from ... import _name` in the text: skip the parse (keeps this test fast)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(text, filename=str(path))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            if base == name or base.split(".")[0] not in ("workbench", "widgets"):
+                continue
+            found += [
+                f"{base}.{a.name}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+                and (name, a.name) not in PRIVATE_IMPORT_EXCEPTIONS
+            ]  # fmt: skip
+    return found
+
+
+def test_no_private_cross_imports():
+    """A leading-underscore name is its module's own: another workbench/widgets module that needs it gets a
+    public name (or the code moves to where it is used). Tests may still import private names."""
+    offenders = {name: bad for name, path in MODULES.items() if (bad := _private_imports(path, name))}
+    assert not offenders, f"private names imported across modules: {offenders}"
+
+
+def test_the_private_import_rule(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    source = tmp_path / "pkg" / "mod.py"
+    source.write_text(
+        "from workbench.quantum.aer import _helper, apply_confusion\n"
+        "from .study import _problem\n"
+        "from numpy._core import _reconstruct\n"
+        "from workbench.x import __version__\n"
+    )
+    assert _private_imports(source, "workbench.quantum.mod") == [
+        "workbench.quantum.aer._helper",
+        "workbench.quantum.study._problem",
     ]

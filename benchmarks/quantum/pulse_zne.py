@@ -69,11 +69,12 @@ def _extrapolation_rows(quick: bool) -> list[dict]:
 def _folded_energy_row(quick: bool) -> dict:
     from workbench.quantum.device import get_device
     from workbench.quantum.napa.ansatz import PulseAnsatz
+    from workbench.quantum.napa.energy import energy_of_state
     from workbench.quantum.napa.hamiltonians import load
     from workbench.quantum.pulse.calibrated import calibrated_natives
     from workbench.quantum.pulse.reference import qutip_evolve
     from workbench.quantum.pulse_zne.reversal import fold
-    from workbench.quantum.pulse_zne.zne import energy_at, state_energy
+    from workbench.quantum.pulse_zne.zne import energy_at
 
     natives = calibrated_natives(get_device("fake_jakarta"), 0, 1)
     ham = load("H2", 0.735)
@@ -91,7 +92,7 @@ def _folded_energy_row(quick: bool) -> dict:
         out["ours"] = energy_at(dev, schedule, ham.terms, readout=False, substeps=2)
 
     def qutip():
-        out["qutip"] = state_energy(qutip_evolve(dev, schedule, rho0, substeps=2), dev, ham.terms, readout=False)
+        out["qutip"] = energy_of_state(dev, qutip_evolve(dev, schedule, rho0, substeps=2), ham.terms, readout=False)
 
     times = interleaved({"ours": ours, "qutip": qutip}, rounds=1 if quick else 3, warmup=0 if quick else 1)
     return {

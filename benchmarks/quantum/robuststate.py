@@ -31,7 +31,7 @@ def _setup(n: int, device: str):
 def _case_machine(n: int, device: str, rounds: int) -> dict:
     from qiskit_aer import AerSimulator
 
-    from workbench.quantum.aer import _apply_confusion, readout_from_model
+    from workbench.quantum.aer import apply_confusion, readout_from_model
 
     pb, machine = _setup(n, device)
     settings = np.random.default_rng(0).integers(0, 3, size=(16, n))
@@ -46,9 +46,7 @@ def _case_machine(n: int, device: str, rounds: int) -> dict:
             c.save_probabilities()
             circuits.append(c)
         result = sim.run(circuits).result()
-        return np.stack(
-            [_apply_confusion(np.asarray(result.data(i)["probabilities"]), confusion, n) for i in range(16)]
-        )
+        return np.stack([apply_confusion(np.asarray(result.data(i)["probabilities"]), confusion, n) for i in range(16)])
 
     def ours() -> torch.Tensor:
         return machine.probabilities(pb.theta0, settings)

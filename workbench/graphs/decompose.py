@@ -38,7 +38,16 @@ from dataclasses import dataclass
 from workbench.graphs.compiler import Bind, Factor, KernelPlan
 from workbench.graphs.patterns import Pattern
 
-__all__ = ["Decomposition", "cutting_sets", "cut_symmetry", "shrinkages", "component_classes", "decompositions"]
+__all__ = [
+    "Decomposition",
+    "cutting_sets",
+    "cut_symmetry",
+    "shrinkages",
+    "component_classes",
+    "decompositions",
+    "component_orders",
+    "vertex_bind",
+]
 
 
 @dataclass(frozen=True)
@@ -180,7 +189,7 @@ def component_classes(pattern: Pattern, cut: tuple[int, ...]) -> list[list[tuple
 
 
 @functools.lru_cache(maxsize=16384)
-def _orders(pattern: Pattern, bound: tuple[int, ...], vertices: tuple[int, ...]) -> list[tuple[int, ...]]:
+def component_orders(pattern: Pattern, bound: tuple[int, ...], vertices: tuple[int, ...]) -> list[tuple[int, ...]]:
     """Orders of ``vertices`` in which each vertex has a neighbour among ``bound`` or earlier ones, keeping
     only "most constrained first" ones (each next vertex has the most bound neighbours; ties all kept;
     with nothing bound, start from a vertex of highest degree)."""
@@ -212,7 +221,8 @@ def _parents(pattern: Pattern, cut: tuple[int, ...], order: tuple[int, ...]) -> 
     return sum(pattern.has_edge(order[-1], u) for u in bound)
 
 
-def _bind(pattern: Pattern, v: int, bound: list[int], restrictions=(), table: bool = False) -> Bind:
+def vertex_bind(pattern: Pattern, v: int, bound: list[int], restrictions=(), table: bool = False) -> Bind:
+    """The :class:`Bind` of ``v`` given the already bound vertices ``bound`` (parents, symmetry bounds, distinct)."""
     parents = tuple(u for u in bound if pattern.has_edge(u, v))
     upper = tuple(a for a, b in restrictions if b == v and a in bound)
     lower = tuple(b for a, b in restrictions if a == v and b in bound)
@@ -224,7 +234,7 @@ def _bind(pattern: Pattern, v: int, bound: list[int], restrictions=(), table: bo
 def _factor(pattern: Pattern, cut: tuple[int, ...], order: tuple[int, ...], power: int, table: bool) -> Factor:
     binds, bound = [], list(cut)
     for i, v in enumerate(order):
-        binds.append(_bind(pattern, v, bound, table=table and i == len(order) - 1))
+        binds.append(vertex_bind(pattern, v, bound, table=table and i == len(order) - 1))
         bound.append(v)
     return Factor(tuple(binds), power)
 
@@ -243,13 +253,13 @@ def decompositions(
         shrink = shrinkages(pattern, cut_set)
         classes = component_classes(pattern, cut_set)
         connected = pattern.is_connected(cut_set)
-        for cut in _orders(pattern, (), cut_set) if connected else _bridge_orders(pattern, cut_set):
+        for cut in component_orders(pattern, (), cut_set) if connected else _bridge_orders(pattern, cut_set):
             restrictions = _restrictions(group, cut)
             cut_binds: list[Bind] = []
             bound: list[int] = []
             prefix = cut if connected else cut[:-1]
             for v in prefix:
-                cut_binds.append(Bind(v) if not bound else _bind(pattern, v, bound, restrictions))
+                cut_binds.append(Bind(v) if not bound else vertex_bind(pattern, v, bound, restrictions))
                 bound.append(v)
             bridges = (
                 [None]
@@ -257,21 +267,23 @@ def decompositions(
                 else [i for i, cls in enumerate(classes) if any(pattern.has_edge(cut[-1], u) for u in cls[0])]
             )
             for bridge_cls in bridges:
-                for bridge_order in [()] if bridge_cls is None else _orders(pattern, prefix, classes[bridge_cls][0]):
+                for bridge_order in (
+                    [()] if bridge_cls is None else component_orders(pattern, prefix, classes[bridge_cls][0])
+                ):
                     if bridge_cls is not None and not bridge_order:
                         continue
                     bridge_binds = []
                     b_bound = list(prefix)
                     for v in bridge_order:
-                        bridge_binds.append(_bind(pattern, v, b_bound))
+                        bridge_binds.append(vertex_bind(pattern, v, b_bound))
                         b_bound.append(v)
                     if bridge_order:
-                        bridge_binds.append(_bind(pattern, cut[-1], b_bound, restrictions))
+                        bridge_binds.append(vertex_bind(pattern, cut[-1], b_bound, restrictions))
                     others = sorted((cls for i, cls in enumerate(classes) if i != bridge_cls), key=lambda c: len(c[0]))
                     options = [
                         [
                             (order, len(cls), table)
-                            for order in _orders(pattern, cut, cls[0])
+                            for order in component_orders(pattern, cut, cls[0])
                             for table in ((False, True) if _parents(pattern, cut, order) >= 2 else (False,))
                         ]
                         for cls in others
@@ -319,5 +331,5 @@ def _bridge_orders(pattern: Pattern, cut_set: tuple[int, ...]) -> list[tuple[int
     for last in cut_set:
         prefix = tuple(v for v in cut_set if v != last)
         if prefix and pattern.is_connected(prefix) and not any(pattern.has_edge(last, u) for u in prefix):
-            out += [order + (last,) for order in _orders(pattern, (), prefix)]
+            out += [order + (last,) for order in component_orders(pattern, (), prefix)]
     return out

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from workbench.graphs.compiler import Bind, Factor, KernelPlan
-from workbench.graphs.decompose import _bind, _orders
+from workbench.graphs.decompose import component_orders, vertex_bind
 from workbench.graphs.graph import Graph
 from workbench.graphs.kernels import compile_plan, run_emit
 from workbench.graphs.patterns import Pattern
@@ -82,13 +82,13 @@ def _emit_plan(pattern: Pattern, cut: tuple[int, ...]) -> tuple[KernelPlan, tupl
     binds: list[Bind] = []
     for i, v in enumerate(cut):
         lab = pattern.labels[v] if pattern.labels else -1
-        binds.append(Bind(v, label=lab) if i == 0 else _bind(pattern, v, list(cut[:i])))
+        binds.append(Bind(v, label=lab) if i == 0 else vertex_bind(pattern, v, list(cut[:i])))
     factors = []
     for comp in comps:
-        order = _orders(pattern, cut, comp)[0]
+        order = component_orders(pattern, cut, comp)[0]
         fb, bound = [], list(cut)
         for v in order:
-            fb.append(_bind(pattern, v, bound))
+            fb.append(vertex_bind(pattern, v, bound))
             bound.append(v)
         factors.append(Factor(tuple(fb)))
     return KernelPlan(cut=tuple(binds), factors=tuple(factors), emit=True), comps

@@ -25,6 +25,7 @@ __all__ = [
     "aer_noise_model",
     "readout_from_model",
     "exact_noise_model",
+    "apply_confusion",
 ]
 
 
@@ -117,7 +118,8 @@ def readout_from_model(model: Any, num_qubits: int) -> np.ndarray | None:
     return np.stack([local.get(q, default if default is not None else eye) for q in range(num_qubits)])
 
 
-def _apply_confusion(probs: np.ndarray, confusion: np.ndarray | None, n: int) -> np.ndarray:
+def apply_confusion(probs: np.ndarray, confusion: np.ndarray | None, n: int) -> np.ndarray:
+    """``probs`` of ``n`` qubits after readout error: each qubit's 2x2 ``confusion[q]`` (None: unchanged)."""
     if confusion is None:
         return probs
     p = probs.reshape([2] * n)
@@ -142,7 +144,7 @@ def aer_probabilities(circuits: Any, noise: NoiseSpec | Any | None = None, *, re
         probs = np.asarray(result.data(i)["probabilities"], dtype=np.float64)
         if probs.shape[0] != 2**n:  # aer trims nothing for save_probabilities on all qubits; guard anyway
             raise ValueError(f"aer returned {probs.shape[0]} probabilities for {n} qubits")
-        out.append(_apply_confusion(probs, readout_from_model(model, n), n) if readout else probs)
+        out.append(apply_confusion(probs, readout_from_model(model, n), n) if readout else probs)
     return out[0] if single else np.stack(out)
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "device_summary",
     "calibration_subset",
     "fake_backend",
+    "resolve_device",
 ]
 
 #: instructions of a Target that are not noisy gates of the calibration
@@ -189,7 +190,8 @@ def device_names() -> tuple[str, ...]:
     return tuple(name for name, _ in _backend_classes())
 
 
-def _resolve(name: str) -> tuple[str, Any]:
+def resolve_device(name: str) -> tuple[str, Any]:
+    """``(snapshot name, fake backend class)`` of a device name (``jakarta``, ``FakeJakartaV2``, ``fake_jakarta``)."""
     key = name.strip().lower().removesuffix("v2").removeprefix("fake").strip("_")
     for device, cls in _backend_classes():
         if device.removeprefix("fake_") == key or device == name:
@@ -200,7 +202,7 @@ def _resolve(name: str) -> tuple[str, Any]:
 @functools.lru_cache(maxsize=256)
 def device_basis(name: str) -> tuple[str, ...]:
     """The basis gates of device ``name`` from its snapshot's ``conf_*.json`` (fast: no backend is built)."""
-    _, cls = _resolve(name)
+    _, cls = resolve_device(name)
     path = os.path.join(os.path.dirname(inspect.getfile(cls)), cls.conf_filename)
     try:
         with open(path) as f:
@@ -238,7 +240,7 @@ def load_calibration(name: str) -> DeviceCalibration:
         >>> cal.num_qubits, round(cal.t1[0] * 1e6, 1)
         (7, 81.8)
     """
-    device, cls = _resolve(name)
+    device, cls = resolve_device(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         backend = cls()
@@ -341,7 +343,7 @@ def calibration_subset(cal: DeviceCalibration, qubits: tuple[int, ...]) -> Devic
 def fake_backend(name: str) -> Any:
     """The fake backend of device ``name`` (one instance per name, as parsing its target takes ~0.3 s;
     treat it as read-only: for qiskit's transpiler and aer's ``NoiseModel.from_backend``)."""
-    _, cls = _resolve(name)
+    _, cls = resolve_device(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return cls()

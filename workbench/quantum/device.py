@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.quantum.calibration import (
     DeviceCalibration,
-    _resolve,
     calibration_subset,
     device_basis,
     device_names,
     fake_backend,
     load_calibration,
+    resolve_device,
 )
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class Device:
     # ---- lazily loaded parts ----------------------------------------------------------------------------------
     @functools.cached_property
     def _backend_class(self) -> type:
-        return _resolve(self.name)[1]
+        return resolve_device(self.name)[1]
 
     @functools.cached_property
     def calibration(self) -> DeviceCalibration:
@@ -223,7 +223,7 @@ def get_device(name: str | Device) -> Device:
     returned as is), one object per device. Raises ValueError naming the valid devices for an unknown name."""
     if isinstance(name, Device):
         return name
-    return _named(_resolve(name)[0])
+    return _named(resolve_device(name)[0])
 
 
 @functools.lru_cache(maxsize=1)

@@ -23,7 +23,7 @@ from workbench.graphs.kudu.config import KuduConfig
 from workbench.graphs.kudu.count import KuduResult, count_distributed
 from workbench.graphs.kudu.model import MODEL_LABEL, Measured, Projection, cluster_summary, project, replicated
 from workbench.registry import Technique
-from workbench.results import Result
+from workbench.results import Result, fmt_bytes
 
 __all__ = [
     "run",
@@ -203,15 +203,6 @@ def run(config: KuduConfig) -> KuduRun:
     )
 
 
-def _fmt_bytes(n: float) -> str:
-    """Bytes as the table has always printed them (``12.3 KB``; ``512 B``)."""
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1000 or unit == "PB":
-            return f"{n:.3g} {unit}"
-        n /= 1000
-    return str(n)
-
-
 def format_table(result: dict[str, Any]) -> str:
     """A text summary: count, the measured counters, one row per rank, and the model line."""
     m = result["measured"]
@@ -222,10 +213,10 @@ def format_table(result: dict[str, Any]) -> str:
         f"chunk={result['chunk_size']}  ({result['label']})",
         f"count: {result['count']:,}" + ("" if result["completed"] else "  (INCOMPLETE: max_embeddings exceeded)"),
         f"plan: {result['plan']}; partition: {result['partition']}",
-        f"messages {m['messages']:,} in {m['rounds']:,} rounds; bytes {_fmt_bytes(m['bytes'])}; lists fetched "
+        f"messages {m['messages']:,} in {m['rounds']:,} rounds; bytes {fmt_bytes(m['bytes'])}; lists fetched "
         f"{m['lists_fetched']:,} of {m['remote_uses']:,} remote uses (reuse {m['reuse_rate']:.1%}, cache hit rate "
         f"{m['cache_hit_rate']:.1%}); peak live embeddings {m['peak_embeddings']:,} "
-        f"({_fmt_bytes(m['peak_set_bytes'])} of sets)",
+        f"({fmt_bytes(m['peak_set_bytes'])} of sets)",
         f"seconds: {result['seconds']:.3f} mining (compute {m['compute_seconds']:.3f}, rounds {m['sync_seconds']:.3f}, "
         f"waiting {m['wait_seconds']:.3f}, idle {m['idle_seconds']:.3f}); {result['launch_seconds']:.2f} with launch",
         f"{'rank':>4}{'count':>16}{'vertices':>10}{'fetched':>10}{'served':>10}{'hit rate':>10}{'peak emb':>10}{'seconds':>9}",
@@ -240,8 +231,8 @@ def format_table(result: dict[str, Any]) -> str:
         p, rep = model["projection"], model["replicated"]
         lines.append(
             f"MODEL {model['edges']:.3g} edges on {p['machines']} machines: {p['seconds']:.3g} s, "
-            f"{_fmt_bytes(p['bytes_per_machine'])} fetched and {_fmt_bytes(p['memory_bytes'])} held per machine "
-            f"({'fits' if p['fits'] else 'does NOT fit'}); replicated graph: {_fmt_bytes(rep['memory_bytes'])} "
+            f"{fmt_bytes(p['bytes_per_machine'])} fetched and {fmt_bytes(p['memory_bytes'])} held per machine "
+            f"({'fits' if p['fits'] else 'does NOT fit'}); replicated graph: {fmt_bytes(rep['memory_bytes'])} "
             f"per machine ({'fits' if rep['fits'] else 'does NOT fit'})"
         )
     else:

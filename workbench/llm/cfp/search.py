@@ -22,7 +22,7 @@ from workbench.llm.cfp.problem import Problem, build_problem, evaluate
 from workbench.llm.cfp.reference import brute_force_blocks, brute_force_ops
 from workbench.llm.gpt import GPTShape
 
-__all__ = ["graph_of", "PlanCost", "SearchOutcome", "search", "tile"]
+__all__ = ["graph_of", "PlanCost", "SearchOutcome", "search", "tile", "price_plan", "ilp_plan"]
 
 
 def graph_of(config: CfpConfig, layers: int | None = None) -> Graph:
@@ -95,12 +95,15 @@ class SearchOutcome:
         return sum(len(s) for s in self.blocks.strats)
 
 
-def _price(problem: Problem, name: str, assign: list[int], limit: float, secs: float | None = None) -> PlanCost:
+def price_plan(problem: Problem, name: str, assign: list[int], limit: float, secs: float | None = None) -> PlanCost:
+    """``assign`` priced by the cost model, labelled ``name``; feasible when its memory fits ``limit``."""
     s, mem, nb = evaluate(problem, assign)
     return PlanCost(name, s, mem, nb, mem <= limit, secs)
 
 
-def _ilp_plan(config: CfpConfig, graph: Graph, problem: Problem, limit: float, *, alpa: bool):
+def ilp_plan(config: CfpConfig, graph: Graph, problem: Problem, limit: float, *, alpa: bool):
+    """The ILP oracle's plan (Alpa's when ``alpa``), solved on ``config.ilp_layers`` layers and tiled to the full
+    graph: ``(assignment or None if infeasible, seconds, solved on the full graph)``."""
     L = graph.layers
     Lr = L if config.ilp_layers in (0,) or config.ilp_layers >= L else config.ilp_layers
     small = graph if Lr == L else graph_of(config, Lr)
@@ -140,28 +143,28 @@ def search(config: CfpConfig, *, with_oracles: bool = True) -> SearchOutcome:
             f"{limit / 1e9:.3g} GB; raise memory_gb, add gpus or shrink the model/batch"
         )
     plan = blocks.expand(dp.choice, len(graph.ops))
-    plan_cost = _price(problem, "cfp", plan, limit, cfp_seconds)
+    plan_cost = price_plan(problem, "cfp", plan, limit, cfp_seconds)
     bf = bfb = ilp = alpa = None
     ilp_exact = False
     if with_oracles and config.brute_force_limit:
         if math.prod(len(s) for s in problem.strats) <= config.brute_force_limit:
             r = brute_force_ops(problem, memory_limit=limit, max_combinations=config.brute_force_limit)
-            bf = _price(problem, "brute-force", r.assignment, limit, r.seconds) if r.assignment else None
+            bf = price_plan(problem, "brute-force", r.assignment, limit, r.seconds) if r.assignment else None
         if math.prod(len(s) for s in blocks.strats) <= config.brute_force_limit:
             r = brute_force_blocks(problem, blocks, memory_limit=limit, max_combinations=config.brute_force_limit)
-            bfb = _price(problem, "brute-force-blocks", r.assignment, limit, r.seconds) if r.assignment else None
+            bfb = price_plan(problem, "brute-force-blocks", r.assignment, limit, r.seconds) if r.assignment else None
     if with_oracles and config.ilp:
-        a, secs, ilp_exact = _ilp_plan(config, graph, problem, limit, alpa=False)
-        ilp = _price(problem, "ilp", a, limit, secs) if a else None
+        a, secs, ilp_exact = ilp_plan(config, graph, problem, limit, alpa=False)
+        ilp = price_plan(problem, "ilp", a, limit, secs) if a else None
         try:
-            a, secs, _ = _ilp_plan(config, graph, problem, limit, alpa=True)
+            a, secs, _ = ilp_plan(config, graph, problem, limit, alpa=True)
         except ValueError:  # some heavy operator cannot be split on every axis: Alpa's space is empty
             a, secs = None, 0.0
-        alpa = _price(problem, "alpa", a, limit, secs) if a else None
+        alpa = price_plan(problem, "alpa", a, limit, secs) if a else None
     base = {}
     for name, fn in (("data-parallel", data_parallel), ("megatron", megatron)):
         try:
-            base[name] = _price(problem, name, assignment_of(problem, fn(graph, mesh.ndim), name), limit)
+            base[name] = price_plan(problem, name, assignment_of(problem, fn(graph, mesh.ndim), name), limit)
         except ValueError:
             base[name] = None
     return SearchOutcome(

@@ -23,7 +23,7 @@ from workbench.llm.cfp.model import MODEL_LABEL, PAPER_SETTING, PaperRow, paper_
 from workbench.llm.cfp.problem import build_problem
 from workbench.llm.cfp.profile import profile_blocks
 from workbench.llm.cfp.reference import brute_force_ops
-from workbench.llm.cfp.search import _ilp_plan, _price, search
+from workbench.llm.cfp.search import ilp_plan, price_plan, search
 from workbench.llm.cfp.sharding import parse_mesh
 from workbench.llm.gpt import GPTShape
 
@@ -234,7 +234,7 @@ def _alpa_assignment(config: CfpConfig) -> tuple[int, ...] | None:
     compute term, so the plan does not depend on ``cluster.gpu_tflops``: callers key it with the default rate."""
     out = search(config, with_oracles=False)
     try:
-        a, _, _ = _ilp_plan(config, out.graph, out.problem, out.memory_limit, alpa=True)
+        a, _, _ = ilp_plan(config, out.graph, out.problem, out.memory_limit, alpa=True)
     except ValueError:  # some heavy operator cannot be split on every axis: Alpa's space is empty
         return None
     return None if a is None else tuple(a)
@@ -256,7 +256,7 @@ def alpa_speedup(
     out = search(config, with_oracles=False)
     links = dataclasses.replace(config, cluster=dataclasses.replace(config.cluster, gpu_tflops=_DEFAULT.gpu_tflops))
     a = _alpa_assignment(links)
-    alpa = None if a is None else _price(out.problem, "alpa", list(a), out.memory_limit)
+    alpa = None if a is None else price_plan(out.problem, "alpa", list(a), out.memory_limit)
     return {
         "cfp_seconds": out.plan_cost.seconds, "alpa_seconds": None if alpa is None else alpa.seconds,
         "speedup": None if alpa is None else alpa.seconds / out.plan_cost.seconds,

@@ -29,7 +29,7 @@ from torch import fx
 
 from workbench.distributed.comm import Comm
 from workbench.llm.dawnpiper.graph import NodeGraph
-from workbench.llm.dawnpiper.trace import TracedGPT, _storage_key, run_nodes
+from workbench.llm.dawnpiper.trace import TracedGPT, run_nodes, storage_key
 from workbench.llm.gpt import random_tokens
 
 __all__ = ["PipeSpec", "Ledger", "stage_values", "pipeline_worker", "schedule_order"]
@@ -61,7 +61,7 @@ class Ledger:
         self.recomputed = 0
 
     def hold(self, t: torch.Tensor) -> int:
-        key = _storage_key(t)
+        key = storage_key(t)
         entry = self.refs.get(key)
         if entry is None:
             entry = self.refs[key] = [0, int(t.untyped_storage().nbytes())]
@@ -210,7 +210,7 @@ def pipeline_worker(rank: int, world: int, comm: Comm, traced: TracedGPT, graph:
     tokens, targets = random_tokens(config, traced.micro_batch * M, seed=spec.data_seed)
     # one tensor per micro-batch (as a loader delivers them), so no two micro-batches share a storage
     tokens, targets = [t.clone() for t in tokens.chunk(M)], [t.clone() for t in targets.chunk(M)]
-    param_keys = {_storage_key(p) for p in gm.parameters()}
+    param_keys = {storage_key(p) for p in gm.parameters()}
     swap, recompute = set(spec.swap[rank]), set(spec.recompute[rank])
     by_name = {nd.name: nd for unit in traced.units for nd in unit}
     ledger = Ledger()
@@ -232,7 +232,7 @@ def pipeline_worker(rank: int, world: int, comm: Comm, traced: TracedGPT, graph:
         def pack(t: torch.Tensor) -> Any:
             value = graph.pack_sequence[cursor[0]][cursor[1]]
             cursor[1] += 1
-            if _storage_key(t) in param_keys or value < 0:
+            if storage_key(t) in param_keys or value < 0:
                 return t
             if value in swap or value in recompute:
                 slot = slots.get(value)

@@ -30,7 +30,7 @@ from workbench.data import cache_dir
 from workbench.llm.dawnpiper.graph import NodeGraph
 from workbench.llm.gpt import GPTConfig, build_gpt, lm_loss, random_tokens
 
-__all__ = ["TracedGPT", "trace_gpt", "profile", "run_nodes", "VIEW_OPS"]
+__all__ = ["TracedGPT", "trace_gpt", "profile", "run_nodes", "VIEW_OPS", "storage_key"]
 
 VIEW_OPS = {
     operator.getitem,
@@ -182,7 +182,8 @@ def run_nodes(nodes: Sequence[fx.Node], env: dict[str, Any], gm: fx.GraphModule)
         env[node.name] = node.target(*args, **kwargs)
 
 
-def _storage_key(t: torch.Tensor) -> int:
+def storage_key(t: torch.Tensor) -> int:
+    """Identity of ``t``'s storage (views of one tensor share it)."""
     return t.untyped_storage().data_ptr()
 
 
@@ -216,7 +217,7 @@ def profile(traced: TracedGPT, *, repeats: int = 5, seed: int = 0) -> NodeGraph:
     gm, units = traced.gm, traced.units
     tokens, targets = random_tokens(traced.config, traced.micro_batch, seed=seed)
     env: dict[str, Any] = {traced.inputs[0]: tokens, traced.inputs[1]: targets}
-    param_keys = {_storage_key(p) for p in gm.parameters()}
+    param_keys = {storage_key(p) for p in gm.parameters()}
     # value bookkeeping: storage -> value id; value id -> (name, bytes, producer unit, savers)
     value_of: dict[int, int] = {}
     names: list[str] = []
@@ -227,7 +228,7 @@ def profile(traced: TracedGPT, *, repeats: int = 5, seed: int = 0) -> NodeGraph:
     node_value: dict[str, int] = {}  # fx node name -> the value of its storage (for views too)
 
     def new_value(name: str, t: torch.Tensor, unit: int, node: str | None) -> int:
-        value_of[_storage_key(t)] = len(names)
+        value_of[storage_key(t)] = len(names)
         names.append(name)
         nbytes.append(int(t.untyped_storage().nbytes()))
         producer.append(unit)
@@ -242,7 +243,7 @@ def profile(traced: TracedGPT, *, repeats: int = 5, seed: int = 0) -> NodeGraph:
     sequence: list[list[int]] = [[] for _ in units]
 
     def pack(t: torch.Tensor) -> torch.Tensor:
-        key = _storage_key(t)
+        key = storage_key(t)
         if key in param_keys:
             sequence[current[0]].append(-1)
             return t
@@ -261,7 +262,7 @@ def profile(traced: TracedGPT, *, repeats: int = 5, seed: int = 0) -> NodeGraph:
                 before = len(names)
                 run_nodes([node], env, gm)
                 for t in _tensors(env[node.name])[:1]:
-                    key = _storage_key(t)
+                    key = storage_key(t)
                     if key not in value_of and key not in param_keys:
                         new_value(node.name, t, u, node.name)
                     elif value_of.get(key, -1) >= before:  # the op saved its own output: a root, not private

@@ -20,6 +20,7 @@ from workbench.llm.mesh_attention.results import (
     ModelMethodResult,
 )
 from workbench.registry import Technique
+from workbench.results import fmt_bytes
 
 __all__ = [
     "CHECK_METHODS",
@@ -101,14 +102,6 @@ def run(config: MeshAttentionConfig) -> MeshAttentionResult:
     return MeshAttentionResult(**head, label=f"real run on {config.gpus} processes (gloo)", results=tuple(results))
 
 
-def _fmt_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.3g} {unit}"
-        n /= 1000
-    return str(n)
-
-
 def format_table(result: dict[str, Any]) -> str:
     """A text table of a run's results (one row per method)."""
     lines = [
@@ -124,7 +117,7 @@ def format_table(result: dict[str, Any]) -> str:
             tile = "x".join(map(str, r["tile"])) if r.get("tile") else f"u={r.get('ulysses_degree')}"
             lines.append(
                 f"{r['method']:<10}{tile:>10}{r['max_abs_err_out']:>12.2e}{r['max_abs_err_grad']:>12.2e}"
-                f"{_fmt_bytes(max(r['bytes_per_rank'])):>16}{_fmt_bytes(max(r['model_bytes_per_rank'])):>12}"
+                f"{fmt_bytes(max(r['bytes_per_rank'])):>16}{fmt_bytes(max(r['model_bytes_per_rank'])):>12}"
             )
     else:
         lines.append(
@@ -137,8 +130,8 @@ def format_table(result: dict[str, Any]) -> str:
                 continue
             tile = "x".join(map(str, r["tile"])) if r["tile"] else "-"
             lines.append(
-                f"{r['method']:<10}{tile:>10}{_fmt_bytes(max(r['model_bytes_per_rank'])):>12}"
-                f"{_fmt_bytes(r['model_peak_memory_bytes']):>12}{r['model_compute_seconds']:>12.4g}"
+                f"{r['method']:<10}{tile:>10}{fmt_bytes(max(r['model_bytes_per_rank'])):>12}"
+                f"{fmt_bytes(r['model_peak_memory_bytes']):>12}{r['model_compute_seconds']:>12.4g}"
                 f"{r['model_exposed_comm_seconds']:>12.4g}{r['model_seconds']:>12.4g}"
             )
     return "\n".join(lines)

@@ -27,7 +27,7 @@ import torch
 from workbench.llm.redox.dataset import HEADER, RedoxStore
 from workbench.llm.redox.io import ColdReader, drop_cache, proc_read_bytes
 from workbench.llm.redox.redox import (
-    _EpochServer,
+    EpochServer,
     epoch_seed,
     first_request_order,
     partition_chunks,
@@ -128,7 +128,7 @@ def epoch_worker(
     reader = ColdReader(cold=cold)
     proc0 = proc_read_bytes()
     stream = iter(plan.order.tolist())
-    server = _EpochServer(store, reader, plan, resident, lambda i, label, payload: bytes(payload))
+    server = EpochServer(store, reader, plan, resident, lambda i, label, payload: bytes(payload))
 
     def take(n: int) -> list[tuple[int, bytes]]:
         out = []

@@ -224,7 +224,7 @@ def default_decode(i: int, label: int, payload: memoryview) -> tuple[int, int, i
 Decode = Callable[[int, int, memoryview], object]
 
 
-class _EpochServer:
+class EpochServer:
     """Serves one epoch's plan out of a prefetcher, evicting a chunk as its last record leaves."""
 
     def __init__(self, store, reader, plan: Plan, resident: int, decode: Decode) -> None:
@@ -312,13 +312,13 @@ class RedoxDataset(Dataset):
     ) -> None:
         self.store, self.sampler, self.decode = store, sampler, decode
         self.reader = reader if reader is not None else ColdReader(cold=cold)
-        self._server: _EpochServer | None = None
+        self._server: EpochServer | None = None
         self.chunk_reads: dict[int, int] = {}
         sampler.attach(self)
 
     def begin_epoch(self, plan: Plan) -> None:
         self.close()
-        self._server = _EpochServer(self.store, self.reader, plan, self.sampler.resident, self.decode)
+        self._server = EpochServer(self.store, self.reader, plan, self.sampler.resident, self.decode)
         self.chunk_reads = self._server.prefetcher.reads
 
     def __len__(self) -> int:
@@ -393,7 +393,7 @@ class RedoxIterableDataset(IterableDataset):
         info = get_worker_info()
         worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
         plan = self.worker_plan(worker, workers)
-        server = _EpochServer(
+        server = EpochServer(
             self.store, ColdReader(cold=self.cold), plan, max(1, self.resident // workers), self.decode
         )
         try:

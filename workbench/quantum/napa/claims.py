@@ -78,10 +78,10 @@ def _gate_ns(molecule: str, layers: int, kind: str) -> float:
     """The gate baseline's schedule (ns): fixed by the compiled circuit, so no training is needed."""
     from workbench.quantum.napa.baselines import GateAnsatz, hea_circuit, uccsd_circuit
     from workbench.quantum.napa.hamiltonians import load
-    from workbench.quantum.napa.study import _device
+    from workbench.quantum.napa.study import device_and_natives
 
     config = _config(molecule, layers=layers)
-    _, natives = _device(config)
+    _, natives = device_and_natives(config)
     hf = int(np.argmin(np.real(np.diag(load(molecule, _BOND[molecule]).matrix()))))
     return float(GateAnsatz(hea_circuit(layers) if kind == "hea" else uccsd_circuit(hf), natives).duration_ns)
 

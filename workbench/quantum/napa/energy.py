@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from workbench.quantum.aer import apply_confusion
 from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
 from workbench.quantum.pulse.propagate import evolve_density
@@ -81,12 +82,8 @@ def term_expectation(
         rot = np.kron(rot, BASIS_ROTATIONS[ch])
     probs = np.real(np.diag(rot @ rho_q @ rot.conj().T)).clip(0, None)
     probs = probs / probs.sum()
-    if confusion is not None:  # per-qubit confusion matrices, qubit 0 first; outcome index bit q = qubit q
-        p = probs.reshape([2] * n)  # axes: qubit n-1, ..., qubit 0
-        for q, m in enumerate(confusion):
-            axis = n - 1 - q
-            p = np.moveaxis(np.tensordot(m, p, axes=([1], [axis])), 0, axis)
-        probs = p.reshape(-1)
+    # per-qubit confusion matrices, qubit 0 first; outcome index bit q = qubit q
+    probs = apply_confusion(probs, confusion, n)
     if shots:
         rng = rng or np.random.default_rng(0)
         probs = rng.multinomial(shots, probs) / shots

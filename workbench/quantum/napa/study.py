@@ -40,6 +40,7 @@ __all__ = [
     "cached",
     "accuracy",
     "clear_caches",
+    "device_and_natives",
 ]
 
 CACHE_VERSION = 1
@@ -70,7 +71,8 @@ def accuracy(e: float, exact: float) -> float:
     return 1 - abs(e - exact) / abs(exact)
 
 
-def _device(config: NapaConfig) -> tuple[PulseDevice, object]:
+def device_and_natives(config: NapaConfig) -> tuple[PulseDevice, object]:
+    """``config``'s pulse device (noiseless, or its T1/T2 scaled by ``noise_scale``) and calibrated natives."""
     natives = calibrated_natives(get_device(config.device), config.control, config.target, 3)
     dev = natives.device
     if config.noise == "none":
@@ -122,7 +124,7 @@ def vqe(config: NapaConfig, on_evaluation: Callable[[int, int], None] | None = N
     if hit is not None:
         return hit
     h = load(config.molecule, config.bond_length)
-    dev, natives = _device(config)
+    dev, natives = device_and_natives(config)
     measure = _measured(config, dev, h)
     trace = Trace()
 
@@ -166,7 +168,7 @@ def baseline(config: NapaConfig, kind: str) -> VqeRun:
     if hit is not None:
         return hit
     h = load(config.molecule, config.bond_length)
-    dev, natives = _device(config)
+    dev, natives = device_and_natives(config)
     hf = int(np.argmin(np.real(np.diag(h.matrix()))))
     ansatz = GateAnsatz(hea_circuit(config.layers) if kind == "hea" else uccsd_circuit(hf), natives)
     trace = Trace()

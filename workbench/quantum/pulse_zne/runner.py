@@ -18,7 +18,7 @@ from workbench.quantum.pulse_zne.estimator import nominal_unitary, process_fidel
 from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS, extrapolate
 from workbench.quantum.pulse_zne.model import decay_per_fold
 from workbench.quantum.pulse_zne.model import reduction as model_reduction
-from workbench.quantum.pulse_zne.study import _problem, trained
+from workbench.quantum.pulse_zne.study import pulse_problem, trained
 from workbench.quantum.pulse_zne.zne import gate_zne, scaled_energies
 from workbench.registry import Technique
 from workbench.results import Result
@@ -65,7 +65,7 @@ class PulseZneResult(Result):
 def run(config: PulseZneConfig) -> PulseZneResult:
     """Train (or load) the ansatz, scale the noise, extrapolate."""
     factors = config.factors()
-    natives, ham = _problem(config)
+    natives, ham = pulse_problem(config)
     tr = trained(config)
     dev = natives.device
     noisy = dev.scaled_noise(config.noise_scale) if config.noise_scale else dev.noiseless()

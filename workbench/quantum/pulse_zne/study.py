@@ -48,6 +48,7 @@ __all__ = [
     "estimator_validity",
     "echo_decay_scan",
     "clear_caches",
+    "pulse_problem",
 ]
 
 FOLD_GRID = (1, 3, 5, 7)
@@ -55,7 +56,8 @@ STRETCH_GRID = (1.0, 2.0, 3.0, 4.0, 5.0)
 SWEEP_VERSION = 2
 
 
-def _problem(config: PulseZneConfig):
+def pulse_problem(config: PulseZneConfig):
+    """``(calibrated natives of the device pair, molecular Hamiltonian)`` of ``config``."""
     natives = calibrated_natives(get_device(config.device), config.qubit, config.target)
     ham = load(config.molecule, config.bond_length)
     return natives, ham
@@ -64,7 +66,7 @@ def _problem(config: PulseZneConfig):
 @functools.lru_cache(maxsize=16)
 def trained(config: PulseZneConfig, on_evaluation: Callable[[int, int], None] | None = None) -> TrainedAnsatz:
     """The noiselessly trained ansatz of ``config`` (molecule, device pair, budget)."""
-    natives, ham = _problem(config)
+    natives, ham = pulse_problem(config)
     return trained_ansatz(natives, ham.terms, layers=config.layers, budget=config.budget, on_evaluation=on_evaluation)
 
 
@@ -106,7 +108,7 @@ def sweep(config: PulseZneConfig, on_point: Callable[[int, int], None] | None = 
     if hit is not None:
         return hit
     key = _sweep_config(config)
-    natives, ham = _problem(key)
+    natives, ham = pulse_problem(key)
     tr = trained(key)
     dev = natives.device
     noisy = dev.scaled_noise(key.noise_scale) if key.noise_scale else dev.noiseless()

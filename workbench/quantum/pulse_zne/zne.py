@@ -26,7 +26,7 @@ import torch
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
 from workbench.quantum.napa.ansatz import PulseAnsatz
-from workbench.quantum.napa.energy import fold_leakage, term_expectation
+from workbench.quantum.napa.energy import energy_of_state
 from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
 from workbench.quantum.pulse.natives import NativeGates
@@ -36,7 +36,6 @@ from workbench.quantum.pulse_zne.reversal import check_fold_factors, check_stret
 
 __all__ = [
     "energy_at",
-    "state_energy",
     "stretched_ansatz",
     "scaled_energies",
     "TrainedAnsatz",
@@ -46,23 +45,6 @@ __all__ = [
 ]
 
 METHODS = ("folding", "stretching")
-_PERM = [0, 2, 1, 3]  # big-endian |q0 q1> -> qiskit |q1 q0>
-
-
-def state_energy(rho: np.ndarray, device: PulseDevice, terms, *, readout: bool = True) -> float:
-    """<H> of a 2-transmon state, leakage read as 1, readout confusion of ``device`` when ``readout``."""
-    rho_q = fold_leakage(rho, device.levels)[np.ix_(_PERM, _PERM)]
-    confusion = None
-    if readout and (any(device.readout_p01) or any(device.readout_p10)):
-        confusion = [
-            np.array([[1 - device.readout_p01[q], device.readout_p10[q]],
-                      [device.readout_p01[q], 1 - device.readout_p10[q]]])
-            for q in range(device.num_qubits)
-        ]  # fmt: skip
-    total = 0.0
-    for coeff, label in terms:
-        total += coeff if set(label) == {"I"} else coeff * term_expectation(rho_q, label, confusion)
-    return float(total)
 
 
 def energy_at(
@@ -73,7 +55,7 @@ def energy_at(
     rho = torch.zeros(device.dim, device.dim, dtype=torch.complex128)
     rho[0, 0] = 1
     steps = hamiltonian_steps(device, schedule, substeps=substeps, time_scale=time_scale)
-    return state_energy(evolve_density(rho, steps, device).numpy(), device, terms, readout=readout)
+    return energy_of_state(device, evolve_density(rho, steps, device).numpy(), terms, readout=readout)
 
 
 def stretched_ansatz(ansatz: PulseAnsatz, x: np.ndarray, factor: float) -> Schedule:
@@ -216,7 +198,7 @@ def gate_zne(
             rho[0, 0] = 1
             rho = evolve_density(rho, hamiltonian_steps(dev, schedule, substeps=2), dev)
             rho = frame @ rho @ frame.mH
-            e = state_energy(rho.numpy(), dev, terms, readout=dev is device)
+            e = energy_of_state(dev, rho.numpy(), terms, readout=dev is device)
             if dev is device:
                 energies.append(e)
             else:

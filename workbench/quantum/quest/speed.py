@@ -80,7 +80,7 @@ def _aer_batched(
     matrices by width, read once (default: read here, once per width)."""
     import qiskit_aer.library  # noqa: F401  (registers save_probabilities)
 
-    from workbench.quantum.aer import _apply_confusion, readout_from_model
+    from workbench.quantum.aer import apply_confusion, readout_from_model
 
     sim = _simulator(model, method) if sim is None else sim
     if readout is None:
@@ -95,7 +95,7 @@ def _aer_batched(
         out = []
         for i, e in enumerate(echoes):
             probs = np.asarray(result.data(i)["probabilities"], dtype=np.float64)
-            out.append(_apply_confusion(probs, readout[e.num_qubits], e.num_qubits)[0])
+            out.append(apply_confusion(probs, readout[e.num_qubits], e.num_qubits)[0])
         return np.asarray(out)
     measured = []
     for e in echoes:
