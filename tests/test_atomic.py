@@ -92,7 +92,7 @@ FULL_DISK = textwrap.dedent("""
 
     nb_path, out = Path(sys.argv[1]), Path(sys.argv[2])
     report.execute_notebook = lambda nb, **kwargs: nb  # the write is under test, not the kernel
-    report.render_html = lambda nb, title: "<p>" + "x" * 200_000 + "</p>"
+    report.render_html = lambda nb, title, **kwargs: "<p>" + "x" * 200_000 + "</p>"
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))
     try:
         report.export_report(nb_path, out)

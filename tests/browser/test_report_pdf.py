@@ -81,7 +81,7 @@ def test_pdf_wraps_long_code_lines_instead_of_cutting_them(chromium_path, tmp_pa
     words are in the PDF's text (pdftotext), which a cut line (overflow on a scroll box) would lose."""
     import nbformat
 
-    from workbench.report import html_to_pdf, render_html
+    from workbench.report import render_html
 
     if shutil.which("pdftotext") is None:
         pytest.skip("pdftotext is missing: apt-get install -y poppler-utils")
@@ -96,8 +96,15 @@ def test_pdf_wraps_long_code_lines_instead_of_cutting_them(chromium_path, tmp_pa
             ),
         ]
     )
-    pdf = tmp_path / "long.pdf"
-    pdf.write_bytes(html_to_pdf(render_html(nb, "long lines")))
+    pdf, page = tmp_path / "long.pdf", tmp_path / "long.html"
+    page.write_text(render_html(nb, "long lines"))
+    # in a process of its own, as the other PDF test: playwright's sync API refuses to start inside the event loop
+    # another browser test of this worker may have left running
+    script = (
+        "import sys, pathlib; from workbench.report import html_to_pdf; "
+        "pathlib.Path(sys.argv[2]).write_bytes(html_to_pdf(pathlib.Path(sys.argv[1]).read_text()))"
+    )
+    subprocess.run([sys.executable, "-c", script, str(page), str(pdf)], check=True, timeout=300, cwd=REPO_ROOT)
     text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True, timeout=120).stdout
     joined = text.replace("\n", "")  # a wrap may fall inside a word
     assert "CODE_TAIL" in joined and "OUTPUT_TAIL" in joined, text
