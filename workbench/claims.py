@@ -29,10 +29,11 @@ Each technique declares ``CLAIMS: tuple[Claim, ...]`` in ``workbench/<area>/<tec
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
 import json
 import math
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +57,6 @@ __all__ = [
     "TOLERANCES",
     "Tolerance",
     "Verdict",
-    "all_claims",
     "check_fits",
     "claims_of",
     "evaluate",
@@ -115,7 +115,7 @@ SATURATION_RTOL = 0.02
 def passes(kind: str, ours: float, paper: float) -> bool:
     """Whether ``ours`` meets ``paper`` under the declared tolerance of ``kind`` (:data:`TOLERANCES`)."""
     tol = TOLERANCES[kind]
-    if not math.isfinite(ours) and math.isnan(ours):
+    if math.isnan(ours):
         return False
     if tol.strict:
         return ours > paper if tol.higher_is_better else ours < paper
@@ -364,12 +364,7 @@ class Evaluation:
             "ours": None if self.at_source is None else self.at_source.ours,
             "ours_note": "" if self.at_source is None else self.at_source.note,
             "scale": c.scale,
-            "baseline": {
-                "name": c.baseline.name,
-                "why": c.baseline.why,
-                "strongest": c.baseline.strongest,
-                "stronger": c.baseline.stronger,
-            },  # fmt: skip
+            "baseline": dataclasses.asdict(c.baseline),
             "assumptions": [
                 {
                     "name": a.name,
@@ -476,10 +471,6 @@ def evaluate(claim: Claim, *, quick: bool = True) -> Evaluation:
 
 
 # ---- finding the claims --------------------------------------------------------------------------------------
-_CACHE: dict[tuple[str, bool], tuple[Evaluation, ...]] = {}
-_LOCK = threading.Lock()
-
-
 def claims_of(technique: str) -> tuple[Claim, ...]:
     """The ``CLAIMS`` of a ready technique (its ``claims`` module beside the runner); ValueError for an unknown
     name, naming the valid ones."""
@@ -492,26 +483,18 @@ def claims_of(technique: str) -> tuple[Claim, ...]:
     return tuple(module.CLAIMS)
 
 
-def all_claims(technique: str | None = None) -> tuple[Claim, ...]:
-    """Every claim of every ready technique in catalogue order, or of one technique."""
-    from workbench.registry import catalogue, entry
-
-    names = [entry(technique).name] if technique else [e.name for e in catalogue() if e.module]
-    return tuple(c for n in names for c in claims_of(n))
+@functools.cache
+def _evaluated(name: str, quick: bool) -> tuple[Evaluation, ...]:
+    """One technique's claims evaluated (memoised within the process)."""
+    return tuple(evaluate(c, quick=quick) for c in claims_of(name))
 
 
 def scoreboard(technique: str | None = None, *, quick: bool = True) -> tuple[Evaluation, ...]:
-    """Every claim evaluated (memoised per technique and grid within the process)."""
+    """Every claim of every ready technique in catalogue order (or of one technique), evaluated."""
     from workbench.registry import catalogue, entry
 
     names = [entry(technique).name] if technique else [e.name for e in catalogue() if e.module]
-    out: list[Evaluation] = []
-    for n in names:
-        with _LOCK:
-            if (n, quick) not in _CACHE:
-                _CACHE[(n, quick)] = tuple(evaluate(c, quick=quick) for c in claims_of(n))
-            out += _CACHE[(n, quick)]
-    return tuple(out)
+    return tuple(ev for n in names for ev in _evaluated(n, quick))
 
 
 # ---- rendering ----------------------------------------------------------------------------------------------
