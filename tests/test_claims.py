@@ -178,3 +178,18 @@ def test_a_missing_data_set_is_not_tested_here_with_its_name():
         raise FileNotFoundError("dataset 'cora' is not in /data and could not be downloaded (offline)")
 
     assert str(evaluate(claim(needs_data)).verdict) == "not tested here (data absent: dataset 'cora' is not in /data)"
+
+
+def test_write_one_technique_replaces_only_its_records(tmp_path, monkeypatch):
+    """`workbench claims --write --technique T` rewrites T's records and keeps every other technique's."""
+    md, js = tmp_path / "VERDICTS.md", tmp_path / "VERDICTS.json"
+    monkeypatch.setattr(claims, "VERDICTS_MD", md)
+    monkeypatch.setattr(claims, "VERDICTS_JSON", js)
+    fresh = claims.scoreboard("refloat")
+    other = {**claims.records(fresh)[0], "technique": "mesh-attention", "claim": "kept as it was"}
+    stale = {**claims.records(fresh)[0], "claim": "stale"}
+    js.write_text(json.dumps([stale, other]))
+    claims.write_verdicts(fresh, technique="refloat")
+    written = json.loads(js.read_text())
+    assert [r["technique"] for r in written] == ["mesh-attention"] + ["refloat"] * len(fresh)
+    assert written[0]["claim"] == "kept as it was" and "stale" not in md.read_text()

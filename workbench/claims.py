@@ -524,7 +524,7 @@ def rows(evaluations: Sequence[Evaluation | dict[str, Any]]) -> list[dict[str, s
     return out
 
 
-def markdown(evaluations: Sequence[Evaluation]) -> str:
+def markdown(evaluations: Sequence[Evaluation | dict[str, Any]]) -> str:
     """The scoreboard as a Markdown table (``VERDICTS.md``'s body)."""
     table = rows(evaluations)
     headers = ["technique", "claim", "paper", "ours", "baseline", "verdict"]
@@ -537,11 +537,12 @@ def markdown(evaluations: Sequence[Evaluation]) -> str:
     return "\n".join(lines)
 
 
-def counts(evaluations: Sequence[Evaluation]) -> dict[str, int]:
-    """How many claims have each verdict status."""
+def counts(evaluations: Sequence[Evaluation | dict[str, Any]]) -> dict[str, int]:
+    """How many claims have each verdict status (evaluations or their JSON records)."""
     out: dict[str, int] = {}
     for ev in evaluations:
-        out[ev.verdict.status] = out.get(ev.verdict.status, 0) + 1
+        status = ev.verdict.status if isinstance(ev, Evaluation) else ev["status"]
+        out[status] = out.get(status, 0) + 1
     return out
 
 
@@ -579,7 +580,7 @@ def records(evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
     return [_rounded(ev.to_json()) for ev in evaluations]
 
 
-def document(evaluations: Sequence[Evaluation]) -> str:
+def document(evaluations: Sequence[Evaluation | dict[str, Any]]) -> str:
     """VERDICTS.md: how verdicts are computed, the counts, and the scoreboard table."""
     n = counts(evaluations)
     tol = "\n".join(f"- **{kind}**: {t.meaning}" for kind, t in TOLERANCES.items())
@@ -605,14 +606,21 @@ def document(evaluations: Sequence[Evaluation]) -> str:
     ])  # fmt: skip
 
 
-def write_verdicts(evaluations: Sequence[Evaluation]) -> tuple[Path, Path]:
-    """Write VERDICTS.md and VERDICTS.json atomically; returns their paths."""
+def write_verdicts(evaluations: Sequence[Evaluation], *, technique: str | None = None) -> tuple[Path, Path]:
+    """Write VERDICTS.md and VERDICTS.json atomically; returns their paths. With ``technique``, the evaluations
+    are that technique's and replace its records in the committed file (the others are kept as they are)."""
     from workbench.atomic import atomic_write
+    from workbench.registry import catalogue
 
+    new = records(evaluations)
+    if technique is not None:
+        order = {e.name: i for i, e in enumerate(catalogue())}
+        kept = [r for r in load_verdicts() if r["technique"] not in {n["technique"] for n in new}]
+        new = sorted(kept + new, key=lambda r: order.get(r["technique"], len(order)))  # stable: claim order kept
     with atomic_write(VERDICTS_MD, "w") as f:
-        f.write(document(evaluations))
+        f.write(document(new))
     with atomic_write(VERDICTS_JSON, "w") as f:
-        f.write(json.dumps(records(evaluations), indent=1) + "\n")
+        f.write(json.dumps(new, indent=1) + "\n")
     return VERDICTS_MD, VERDICTS_JSON
 
 

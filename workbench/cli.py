@@ -120,11 +120,11 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
     if args.technique:
         claims.claims_of(args.technique)  # an unknown name fails here, before any work
-    if args.write and (args.technique or args.full):
-        raise ValueError("--write writes the whole scoreboard at the quick grid: drop --technique and --full")
+    if args.write and args.full:
+        raise ValueError("--write writes the scoreboard at the quick grid: drop --full")
     evaluations = claims.scoreboard(args.technique, quick=not args.full)
     if args.write:
-        for path in claims.write_verdicts(evaluations):
+        for path in claims.write_verdicts(evaluations, technique=args.technique):
             print(f"wrote {path}")
     elif args.json:
         print(json.dumps([ev.to_json() for ev in evaluations], indent=1))
@@ -197,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true", help="the Markdown table (VERDICTS.md's)")
     p.add_argument("--full", action="store_true", help="the full sensitivity grid (7 points) instead of the quick one")
     p.add_argument(
-        "--write", action="store_true", help="write VERDICTS.md and VERDICTS.json (the committed scoreboard)"
+        "--write",
+        action="store_true",
+        help="write VERDICTS.md and VERDICTS.json (the committed scoreboard); with --technique, replace only its records",
     )
     p.set_defaults(func=cmd_claims)
 
