@@ -123,3 +123,20 @@ def test_run_table_output(capsys):
     assert main(["run", "mesh-attention", "--mode", "model", "--gpus", "16", "--seq", "4096"]) == 0
     out = capsys.readouterr().out
     assert "mesh" in out and "ring" in out
+
+
+def test_a_path_the_system_refuses_is_named_by_its_flag():
+    """An OSError about a path a user gave (too long, a folder where a file is due) becomes one line naming the
+    flag (exit 2); a full disk or a worker's fault is left as it is."""
+    import errno
+
+    from workbench.cli import path_error
+    from workbench.registry import get_technique
+
+    specs = get_technique("qgas").config.specs()
+    err = path_error(
+        OSError(errno.ENAMETOOLONG, "File name too long", "/w/" + "a" * 300), specs, {"transcript": "a" * 300}
+    )
+    assert isinstance(err, ValueError) and str(err).startswith("--transcript='aaa") and "File name too long" in str(err)
+    full = OSError(errno.ENOSPC, "No space left on device", "/w/x")
+    assert path_error(full, specs, {"transcript": "/w/x"}) is full

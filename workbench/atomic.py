@@ -73,6 +73,8 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *, encoding: st
     if mode not in ("wb", "w"):
         raise ValueError(f"mode={mode!r} is not supported: valid values are 'wb', 'w'")
     target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     tmp = Path(tmp_name)

@@ -9,6 +9,7 @@ defaults, units and ranges are the ones the panels and notebooks use.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import os
@@ -16,17 +17,30 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
-from workbench.config import add_config_flag
+from workbench.config import ParamSpec, add_config_flag
 from workbench.registry import AREAS, catalogue, get_technique, markdown_table
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
+#: what the system says about a path a user gave (too long, a file where a folder is due, read-only, ...)
+PATH_ERRNOS = frozenset({
+    errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT,
+    errno.EEXIST, errno.ELOOP, errno.EINVAL, errno.EBUSY,
+})  # fmt: skip
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose refusals are one line on stderr (exit 2), not the whole usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
 def _technique_parser(name: str) -> argparse.ArgumentParser:
     technique = get_technique(name)
-    parser = argparse.ArgumentParser(prog=f"workbench run {name}", description=technique.summary)
+    parser = OneLineParser(prog=f"workbench run {name}", description=technique.summary)
     aliases: dict[str, list[str]] = {}
     for old, new in technique.config.ALIASES.items():
         aliases.setdefault(new, []).append("--" + old.replace("_", "-"))
@@ -34,6 +48,18 @@ def _technique_parser(name: str) -> argparse.ArgumentParser:
         add_config_flag(parser, spec, aliases.get(spec.name, []))
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return parser
+
+
+def path_error(exc: OSError, specs: Sequence[ParamSpec], params: dict) -> OSError:
+    """A ValueError naming the flag whose path the system refused (too long, not a folder, in /proc, ...); other
+    OSErrors (a full disk, a worker's fault) are returned as they are."""
+    if getattr(exc, "one_line", False) or exc.errno not in PATH_ERRNOS or exc.filename is None:
+        return exc
+    where = str(exc.filename2 if exc.filename2 is not None else exc.filename)
+    named = [s for s in specs if s.type is str and str(params.get(s.name, "")).strip() and str(params[s.name]) in where]
+    what = f"{named[0].flag}={params[named[0].name]!r}" if named else f"path {where!r}"
+    shown = where if len(where) <= 120 else where[:117] + "..."
+    return ValueError(f"{what}: {exc.strerror or 'refused by the system'} ({shown})")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -60,7 +86,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     technique = get_technique(args.technique)
     ns = _technique_parser(args.technique).parse_args(args.rest)
     params = {k: v for k, v in vars(ns).items() if k != "json" and v is not None}
-    result = technique.run_dict(params)
+    try:
+        result = technique.run_dict(params)
+    except OSError as exc:
+        raise path_error(exc, technique.config.specs(), params) from None
     print(json.dumps(result) if ns.json else technique.format_table(result))
     return 0
 
@@ -153,7 +182,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="workbench", description="Research Workbench: papers as validated code.")
+    parser = OneLineParser(prog="workbench", description="Research Workbench: papers as validated code.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 

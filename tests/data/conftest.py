@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+from tests.conftest import SHARED_DATA
 
 
 @pytest.fixture(autouse=True)

@@ -18,6 +18,7 @@ from workbench.data.fetch import ChecksumError, ensure_dataset, fetch, fetch_fil
 from workbench.data.registry import (
     DATA_ENV_VAR,
     DatasetInfo,
+    DatasetMissing,
     FileInfo,
     cache_dir,
     data_dir,
@@ -34,6 +35,7 @@ __all__ = [
     "ChecksumError",
     "ConvertSpec",
     "DatasetInfo",
+    "DatasetMissing",
     "FileInfo",
     "cache_dir",
     "data_dir",

@@ -17,7 +17,15 @@ from pathlib import Path, PurePosixPath
 from urllib.error import URLError
 
 from workbench.data.convert import convert
-from workbench.data.registry import DatasetRef, FileInfo, dataset_path, file_status, get_dataset, resolve_data_dir
+from workbench.data.registry import (
+    DatasetMissing,
+    DatasetRef,
+    FileInfo,
+    dataset_path,
+    file_status,
+    get_dataset,
+    resolve_data_dir,
+)
 
 __all__ = ["ChecksumError", "MIRROR_ENV_VAR", "Progress", "ensure_dataset", "fetch", "fetch_file", "source_url"]
 
@@ -203,7 +211,7 @@ def ensure_dataset(name: DatasetRef, data_dir: str | os.PathLike[str] | None = N
             fetch(info, root, progress=update, timeout=timeout)
         except (OSError, ValueError) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise FileNotFoundError(
+            raise DatasetMissing(
                 f"dataset {info.name!r} is not in {root} ({how}) and could not be downloaded ({reason}); run "
                 f"`workbench data fetch {info.name}` where the network is reachable, set {MIRROR_ENV_VAR} to a "
                 f"mirror, or set WORKBENCH_DATA to a folder that holds it"

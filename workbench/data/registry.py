@@ -280,6 +280,10 @@ def dataset_status(name: DatasetRef, data_dir: str | os.PathLike[str] | None = N
     return "partial" if absent else "present"
 
 
+class DatasetMissing(FileNotFoundError):
+    """A dataset's file is not in the data directory (and was not, or could not be, downloaded)."""
+
+
 def dataset_path(name: DatasetRef, data_dir: str | os.PathLike[str] | None = None) -> Path:
     """Path of the dataset's folder or file (``root`` in the manifest) under the data directory.
 
@@ -304,7 +308,7 @@ def dataset_path(name: DatasetRef, data_dir: str | os.PathLike[str] | None = Non
     missing = [f.path for f in info.files if not f.optional and not (root / f.path).is_file()]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise FileNotFoundError(
+        raise DatasetMissing(
             f"dataset {info.name!r}: file {missing[0]}{more} not found in data directory {root} ({how}). "
             f"Run `workbench data fetch {info.name} --data-dir {root}`, or set {DATA_ENV_VAR} to a folder "
             "that holds the data (a checkout's shared copy is ../shared/data)."

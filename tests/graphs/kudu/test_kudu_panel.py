@@ -6,12 +6,11 @@ Reference: the rows of ``workbench.graphs.kudu.study.strategy_sweep`` (what the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from tests.conftest import require_shared_data
 from widgets.graphs.kudu import KuduPanel
 from widgets.layout import byte_unit
 from widgets.live_figure import LiveFigure
@@ -31,8 +30,7 @@ def snapshot(panel):
 
 @pytest.fixture(scope="module")
 def panel():
-    if not (Path(__file__).resolve().parents[4] / "shared" / "data").is_dir():
-        pytest.skip("shared data folder is absent (the default panel reads karate)")
+    require_shared_data()  # the default panel reads karate
     return KuduPanel()
 
 

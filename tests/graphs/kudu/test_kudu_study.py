@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.conftest import SHARED_DATA
+from tests.conftest import require_shared_data
 from workbench.graphs.enumerate import count
 from workbench.graphs.kudu import study
 from workbench.graphs.kudu.config import KuduConfig
@@ -71,8 +71,7 @@ def test_headline_ratios() -> None:
 
 @pytest.fixture(scope="module")
 def measured():
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data folder {SHARED_DATA} is absent")
+    require_shared_data()
     study.clear_caches()
     config = KuduConfig(graph="karate", pattern="triangle", workers=2, chunk_size=16)
     assert study.measured_rows(config) is None

@@ -7,12 +7,11 @@ heatmap; static mode gives plain figures with slider frames.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from tests.conftest import require_shared_data
 from widgets.live_figure import LiveFigure
 from widgets.solvers.refloat import RefloatPanel
 from widgets.solvers.refloat_figures import (
@@ -46,10 +45,7 @@ def panel(shared_data_module):
 
 @pytest.fixture(scope="module")
 def shared_data_module():
-    shared = Path(__file__).resolve().parents[3].parent / "shared" / "data"  # as tests/conftest.py
-    if not shared.is_dir():
-        pytest.skip(f"shared data folder {shared} is absent")
-    return shared
+    return require_shared_data()
 
 
 def test_panel_builds_live_figures(panel):

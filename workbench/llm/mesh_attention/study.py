@@ -19,7 +19,7 @@ from workbench.cluster import PRESETS, ClusterSpec
 from workbench.llm.mesh_attention.config import MeshAttentionConfig
 from workbench.llm.mesh_attention.model import AttentionModelResult, model_attention
 from workbench.llm.mesh_attention.plan import assignment_matrix, choose_tile, make_mesh_plan
-from workbench.llm.mesh_attention.runner import MODEL_METHODS
+from workbench.llm.mesh_attention.results import MODEL_METHODS
 
 __all__ = [
     "MODEL_METHODS",
