@@ -13,8 +13,10 @@ import errno
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -29,6 +31,15 @@ PATH_ERRNOS = frozenset({
     errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT,
     errno.EEXIST, errno.ELOOP, errno.EINVAL, errno.EBUSY,
 })  # fmt: skip
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a `timeout`, a job scheduler, `kill`): raised where the program is, so the run unwinds as after
+    Ctrl-C (temporary files removed, workers reaped, nothing half-written left)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(f"stopped by signal {signal.Signals(signum).name}")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -272,12 +283,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.jupyter_args = extra
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    previous = (
+        signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
+    )
     try:
         return args.func(args)
     except USER_ERRORS as exc:
         message = exc.args[0] if isinstance(exc, ValueError) and exc.args else str(exc)
         print(f"error: {message}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("error: stopped by SIGTERM; the run was cleaned up", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. `workbench list | head`
@@ -288,6 +305,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc.args[0]}", file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

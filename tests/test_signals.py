@@ -1,0 +1,90 @@
+"""A user's signal in the middle of any run leaves nothing behind (issue #29's contract).
+
+Each technique runs at its smoke settings as ``python -m workbench run NAME ...`` in a session of its own, with
+its cache, temporary and working folders in a fresh directory; SIGTERM or SIGINT arrives at a seeded random
+point. The command must end within a minute with 0 (it had finished), 130 (SIGINT) or 143 (SIGTERM), print no
+traceback, and leave no process of its session, no temporary file and no half-written cache entry.
+(``tests/test_faults.py`` covers SIGKILL and SIGSTOP of a worker process.)
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.registry import catalogue, get_technique
+
+pytestmark = pytest.mark.slow
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+READY = [e.name for e in catalogue() if e.status == "ready"]
+#: names of what a stopped run may have left half done
+DEBRIS = (".tmp", ".partial", ".lock")
+
+
+def _smoke_argv(name: str) -> list[str]:
+    technique = get_technique(name)
+    specs = {s.name: s for s in technique.config.specs()}
+    argv: list[str] = []
+    for key, value in technique.smoke.items():
+        spec = specs[key]
+        if spec.type is bool:
+            argv.append(spec.flag if value else "--no-" + spec.flag[2:])
+        else:
+            argv.append(f"{spec.flag}={value}")
+    return argv
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def _session_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", READY)
+def test_a_signal_mid_run_leaves_nothing_behind(name, tmp_path):
+    rng = random.Random(name)  # a seeded "random point": the same for a technique on every run
+    sig = (signal.SIGTERM, signal.SIGINT)[READY.index(name) % 2]
+    delay = rng.uniform(2.0, 6.0)  # after the imports (about 2 s), inside the run
+    cache, tmp, cwd = tmp_path / "cache", tmp_path / "tmp", tmp_path / "cwd"
+    for d in (cache, tmp, cwd):
+        d.mkdir()
+    env = {**os.environ, "WORKBENCH_CACHE": str(cache), "TMPDIR": str(tmp), "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "run", name, *_smoke_argv(name)],
+        cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    time.sleep(delay)
+    finished_first = proc.poll() is not None
+    if not finished_first:
+        proc.send_signal(sig)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    case = f"workbench run {name} stopped by {sig.name} after {delay:.1f} s"
+    expected = {0, 2} if finished_first else {0, 128 + sig, 130}
+    assert proc.returncode in expected, f"{case}: exit {proc.returncode}: {err[-1500:]}"
+    assert "Traceback" not in err, f"{case}: printed a traceback: {err[-1500:]}"
+    deadline = time.monotonic() + 10
+    while _session_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _session_alive(proc.pid), f"{case}: processes of the run are still alive"
+    assert not _files(tmp), f"{case}: left temporary files: {sorted(_files(tmp))[:10]}"
+    debris = [p for p in _files(cache) | _files(cwd) if p.endswith(DEBRIS) or Path(p).name.startswith("run-")]
+    assert not debris, f"{case}: left half-written files: {debris[:10]}"
