@@ -88,3 +88,26 @@ def test_a_signal_mid_run_leaves_nothing_behind(name, tmp_path):
     assert not _files(tmp), f"{case}: left temporary files: {sorted(_files(tmp))[:10]}"
     debris = [p for p in _files(cache) | _files(cwd) if p.endswith(DEBRIS) or Path(p).name.startswith("run-")]
     assert not debris, f"{case}: left half-written files: {debris[:10]}"
+
+
+def test_a_report_stopped_by_sigterm_says_so_in_one_line(tmp_path):
+    """`workbench report` under `timeout`: nbclient shuts its kernel down on SIGTERM itself; the command says so
+    in one line (no nbclient traceback), writes no report and leaves no kernel behind."""
+    out = tmp_path / "report.html"
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "report", str(REPO_ROOT / "notebooks/quantum/devices.ipynb"), "--out",
+         str(out)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    time.sleep(12)  # the kernel is up and executing
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode in (1, 143), err[-1500:]
+    assert "Traceback" not in err and err.strip().startswith("error:"), err[-1500:]
+    assert len(err.strip().splitlines()) == 1, err[-1500:]
+    assert not out.exists()
+    deadline = time.monotonic() + 10
+    while _session_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _session_alive(proc.pid), "the notebook's kernel is still alive"

@@ -38,7 +38,13 @@ class Terminated(KeyboardInterrupt):
     Ctrl-C (temporary files removed, workers reaped, nothing half-written left)."""
 
 
+#: set once SIGTERM has arrived: whatever a library makes of the interrupt afterwards (asyncio's CancelledError,
+#: nbclient's AssertionError) is its consequence, reported as the stop, not as a bug
+_TERMINATED: list[bool] = []
+
+
 def _terminate(signum: int, frame: object) -> None:
+    _TERMINATED.append(True)
     raise Terminated(f"stopped by signal {signal.Signals(signum).name}")
 
 
@@ -292,22 +298,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = exc.args[0] if isinstance(exc, ValueError) and exc.args else str(exc)
         print(f"error: {message}", file=sys.stderr)
         return 2
-    except Terminated:
-        print("error: stopped by SIGTERM; the run was cleaned up", file=sys.stderr)
-        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
+        if _TERMINATED:
+            print("error: stopped by SIGTERM; the run was cleaned up", file=sys.stderr)
+            return 128 + signal.SIGTERM
         return 130
     except BrokenPipeError:  # e.g. `workbench list | head`
         sys.stderr.close()
         return 0
     except (RuntimeError, OSError) as exc:
+        if _TERMINATED:
+            print("error: stopped by SIGTERM; the run was cleaned up", file=sys.stderr)
+            return 128 + signal.SIGTERM
         if not getattr(exc, "one_line", False):  # WorkerFailed, WriteError: faults of the run, not of the input
             raise
         print(f"error: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc.args[0]}", file=sys.stderr)
         return 1
+    except BaseException:
+        if not _TERMINATED:
+            raise
+        print("error: stopped by SIGTERM; the run was cleaned up", file=sys.stderr)
+        return 128 + signal.SIGTERM
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        _TERMINATED.clear()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import importlib.util
 import logging
 import os
 import re
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -112,12 +113,18 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
+class KernelStopped(RuntimeError):
+    """The kernel died or was shut down mid-run (nbclient does so itself on SIGTERM and SIGINT)."""
+
+    one_line = True  # the CLI prints it as one line (exit 1): a fault of the run, not of the input
+
+
 def execute_notebook(
     nb: nbformat.NotebookNode, *, cwd: Path, timeout_s: float = 1800.0, export: bool = True
 ) -> nbformat.NotebookNode:
     """Run every cell in a fresh ``python3`` kernel (in ``cwd``); with ``export`` panels render static."""
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
 
     previous = os.environ.get("WORKBENCH_EXPORT")
     if export:
@@ -126,10 +133,14 @@ def execute_notebook(
         client = NotebookClient(
             nb, timeout=timeout_s, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
         )
-        client.execute()
+        client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log (TCP warnings, its shutdown) is noise here
     except CellExecutionError as exc:
         last = ANSI_ESCAPE.sub("", str(exc)).strip().splitlines()[-1]  # tracebacks carry terminal colour codes
         raise ValueError(f"the notebook failed while executing: {last}") from None
+    except (DeadKernelError, AssertionError) as exc:  # nbclient shuts the kernel down on SIGTERM/SIGINT itself
+        raise KernelStopped(
+            "the notebook's kernel stopped before the end (SIGTERM or Ctrl-C, or out of memory); no report was written"
+        ) from exc
     finally:
         if export:
             if previous is None:
