@@ -313,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(exc, "one_line", False):  # WorkerFailed, WriteError: faults of the run, not of the input
             raise
         print(f"error: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc.args[0]}", file=sys.stderr)
-        return 1
+        return int(getattr(exc, "exit_code", 1))  # 2 for a time limit that ran out
     except BaseException:
         if not _TERMINATED:
             raise

@@ -22,6 +22,7 @@ class WorkerFailed(RuntimeError):
     """
 
     one_line = True
+    exit_code = 1  # the CLI's exit status: a fault of the run
 
     def __init__(
         self,
@@ -38,3 +39,5 @@ class WorkerFailed(RuntimeError):
 
 class WorkerTimeout(WorkerFailed, TimeoutError):
     """The run did not finish within its ``timeout_s``; every worker was stopped."""
+
+    exit_code = 2  # a limit the user set ran out (exit 2), not a fault of the run (exit 1)
