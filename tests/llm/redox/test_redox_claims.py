@@ -17,7 +17,13 @@ RECORDS = {r["key"]: r for r in committed("redox")}
 
 
 def test_claims_are_declared_with_existing_evidence():
-    assert list(BY_KEY) == ["speedup_end_to_end", "chunk_read_once", "randomness", "convergence"]
+    assert list(BY_KEY) == [
+        "speedup_end_to_end",
+        "speedup_vs_block_shuffle",
+        "chunk_read_once",
+        "randomness",
+        "convergence",
+    ]
     assert [c.key for c in wc.claims_of("redox")] == list(BY_KEY)
     for c in CLAIMS:
         for ev in c.evidence:
@@ -50,6 +56,21 @@ def test_speedup_is_against_a_weaker_baseline_and_depends_on_the_storage_kind():
     assert "memory_fraction" not in c.settings
 
 
+def test_speedup_over_block_shuffle_is_measured_against_the_strongest_baseline():
+    c, r = BY_KEY["speedup_vs_block_shuffle"], RECORDS["speedup_vs_block_shuffle"]
+    assert c.baseline.strongest and "block shuffle" in c.baseline.name
+    # the figure is the benchmark's recorded ratio (cold epochs, K chunks each), and the note carries the bytes
+    # read and the first batch beside it
+    assert r["ours"] == pytest.approx(
+        wc.recorded("redox.items_per_s_over_block_shuffle"), rel=1e-4
+    )  # stored to 6 digits
+    assert "bytes read block shuffle / Redox" in r["ours_note"]
+    # both read every chunk once, whole: the bytes are the same, so Redox cannot be up to 4.57x faster; the
+    # verdict is refuted (no faster at all) or not reproduced (faster, but far from 4.57x)
+    assert wc.recorded("redox.amplification_block_shuffle_over_redox") == pytest.approx(1.0, abs=0.01)
+    assert r["status"] in ("refuted", "not reproduced")
+
+
 def test_chunk_read_once_is_reproduced():
     r = RECORDS["chunk_read_once"]
     # the protocol holds at every K: each chunk loaded once, all its records served inside its residency window.
@@ -58,25 +79,31 @@ def test_chunk_read_once_is_reproduced():
     assert {p["ours"] for p in r["sensitivity"]["resident"]} == {1.0}
 
 
-def test_randomness_is_reproduced():
+def test_randomness_depends_on_the_layout_on_disk():
     r = RECORDS["randomness"]
-    # with labels mixed on disk Redox's per-batch label KL is within RandomSampler's at every K (ratio >= 1.04)
-    assert r["status"] == "reproduced"
+    # with labels mixed on disk Redox's per-batch label KL is within RandomSampler's at every K; with chunks
+    # sorted by class a batch drawn from K chunks holds few classes: the claim holds only for shuffled data
+    assert r["status"] == "depends on" and "layout" in r["verdict"]
+    assert all(p["meets"] for p in r["sensitivity"]["resident"])
+    assert [p["meets"] for p in r["sensitivity"]["layout"] if p["value"] == "class-sorted"] == [False]
     assert len({round(p["ours"], 6) for p in r["sensitivity"]["resident"]}) > 1
+    assert "block shuffle" in r["ours_note"]
 
 
 @pytest.mark.slow  # trains the digits MLP: a few seconds
 def test_convergence_is_the_learning_summary():
     c = BY_KEY["convergence"]
-    assert c.settings == {"resident": 1}  # the summary below is the sourced K's
-    curves = study.learning_curves(seeds=2, runs=(("full-shuffle", 1), ("redox", 1)))
+    assert c.settings == {"resident": 1, "layout": "shipped"}  # the summary below is at these settings
+    curves = study.learning_curves("shipped", seeds=2, runs=(("full-shuffle", 1), ("redox", 1)))
     s = {r["order"]: r["final_mean"] for r in study.learning_summary(curves)}
     assert c.measure(**c.settings).value == pytest.approx(1 - (s["full-shuffle"] - s["redox"]))
 
 
-def test_convergence_is_reproduced():
+def test_convergence_depends_on_the_layout_on_disk():
     r = RECORDS["convergence"]
-    # labels are mixed on disk, so every K reaches the full shuffle's accuracy within 1 point (the class-sorted
-    # pitfall is the notebook's; the paper's claim is about its own, mixed, data)
-    assert r["status"] == "reproduced"
-    assert len({round(p["ours"], 6) for p in r["sensitivity"]["resident"]}) > 1
+    # labels mixed on disk: every K reaches the full shuffle's accuracy within 1 point; sorted by class, K = 1
+    # trains on one class at a time and fails (block shuffle at the same K too: the note)
+    assert r["status"] == "depends on" and "layout" in r["verdict"]
+    assert all(p["meets"] for p in r["sensitivity"]["resident"])
+    assert [p["meets"] for p in r["sensitivity"]["layout"] if p["value"] == "class-sorted"] == [False]
+    assert "block shuffle" in r["ours_note"]

@@ -2,7 +2,8 @@
 file detected with an error naming it, never served as data (issue 18's disk part).
 
 References: the index's own arrays (sizes, offsets), byte-for-byte equality of the per-record files and the
-chunk slices, ``zlib.crc32``; the error text names the file.
+chunk slices, ``zlib.crc32`` (of chunks and of records: a flipped byte is refused by every loader); the error
+text names the file.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from torch.utils.data import DataLoader
 
 from workbench.atomic import TruncatedFileError
 from workbench.llm.redox import dataset as ds_mod
-from workbench.llm.redox.dataset import INDEX_NAME, RedoxStore, generate, pack_folder
+from workbench.llm.redox.dataset import HEADER, INDEX_NAME, RedoxStore, generate, pack_folder
 from workbench.llm.redox.io import ColdReader
+from workbench.llm.redox.loaders import LOADERS, measure
 from workbench.llm.redox.redox import RedoxDataset, RedoxSampler
 from workbench.llm.redox.sizes import IMAGENET_SIGMA, TAIL_FACTOR, record_sizes
 
@@ -94,6 +96,44 @@ def test_damaged_chunk_fails_its_crc(tmp_path: Path) -> None:
     victim.write_bytes(bytes(data))
     with pytest.raises(TruncatedFileError, match=rf"chunk file {victim} is damaged: its CRC-32"):
         RedoxStore(tmp_path).read_chunk(1, ColdReader(cold=False))
+
+
+def _flip(path: Path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("name", LOADERS)
+def test_a_flipped_payload_byte_is_refused_by_every_loader(tmp_path: Path, name: str) -> None:
+    """One payload bit of record 7 flipped in both its copies (its own file and its chunk): each loader reads one
+    of them, and none serves it (the random-files baseline through the record's CRC-32, the range readers too, the
+    chunk readers through the chunk's). Headers are intact, so only a checksum can see it."""
+    store = make(tmp_path)
+    i = 7
+    middle = HEADER.size + (int(store.length[i]) - HEADER.size) // 2
+    _flip(store.record_path(i), middle)
+    _flip(store.chunk_path(int(store.chunk[i])), int(store.offset[i]) + middle)
+    with pytest.raises(TruncatedFileError, match=r"is damaged: its CRC-32 does not match the index"):
+        measure(store, name, resident=2, batch=4, seed=1)
+
+
+def test_a_damaged_record_file_names_it(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    _flip(store.record_path(3), HEADER.size + 1)
+    reader = ColdReader(cold=False)
+    with pytest.raises(TruncatedFileError, match=rf"record 3 in {store.record_path(3)} is damaged"):
+        store.read_record_file(3, reader)
+    assert bytes(store.read_record_range(3, reader))  # the chunk's copy is intact
+
+
+def test_an_index_without_record_crcs_is_refused(tmp_path: Path) -> None:
+    make(tmp_path)
+    with np.load(tmp_path / INDEX_NAME) as z:
+        arrays = {k: z[k] for k in z.files if k != "record_crc"}  # an index of format version 1
+    np.savez(tmp_path / INDEX_NAME, **arrays)
+    with pytest.raises(ValueError, match=r"is of format version .* \(no record CRC-32s\).*--generate"):
+        RedoxStore(tmp_path)
 
 
 def test_missing_chunk_and_missing_or_truncated_index(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 References: the index (file sizes, chunk sizes), ``/proc/self/io`` read_bytes (checked to move here; a
 container that does not count block I/O makes the figures fall back to counted bytes, labelled), FFCV's
-quasi-random rule, WebDataset's shuffle buffer, RandomSampler.
+quasi-random rule, the block shuffle's plan invariants (brute force), RandomSampler.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 
 from workbench.llm.redox.baselines import (
     block_shuffle_order,
+    block_shuffle_plan,
     ffcv_quasi_random_order,
     orders,
     random_sampler_order,
@@ -29,13 +30,33 @@ def store(tmp_path_factory) -> RedoxStore:
     return RedoxStore(root)
 
 
-def test_block_shuffle_with_a_one_record_buffer_is_the_shard_order() -> None:
-    chunks = [np.arange(0, 3), np.arange(3, 5), np.arange(5, 9)]
-    order = block_shuffle_order(chunks, 1, 0)
+def test_block_shuffle_with_one_resident_chunk_serves_chunk_by_chunk() -> None:
+    chunk_of = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    order = block_shuffle_order(chunk_of, 1, 0)
     assert sorted(order.tolist()) == list(range(9))
-    starts = [int(np.flatnonzero(order == c[0])[0]) for c in chunks]
-    for c, s in zip(chunks, starts):  # buffer of one: each shard's records stay together, in order
-        assert order[s : s + len(c)].tolist() == c.tolist()
+    served = chunk_of[order]
+    assert sum(a != b for a, b in zip(served, served[1:])) == 2  # K = 1: each chunk served in one stretch
+
+
+@pytest.mark.parametrize("resident", [1, 2, 3, 7, 100])
+def test_block_shuffle_plan_keeps_k_chunks_and_reads_each_once(resident: int) -> None:
+    """Brute force over the plan: every record once, every chunk loaded once, each chunk's records served inside
+    its residency window, and at no position more than K chunks resident."""
+    sizes = np.random.default_rng(resident).integers(1, 9, size=23)
+    chunk_of = np.repeat(np.arange(23), sizes)
+    plan = block_shuffle_plan(chunk_of, resident, seed=5)
+    n = len(chunk_of)
+    assert sorted(plan.order.tolist()) == list(range(n))
+    assert sorted(plan.load_order.tolist()) == list(range(23)) and plan.max_resident <= resident
+    pos = np.empty(n, dtype=int)
+    pos[plan.order] = np.arange(n)
+    for j, c in enumerate(plan.load_order.tolist()):
+        p = pos[chunk_of == c]
+        assert plan.load_pos[j] <= p.min() and p.max() == plan.evict_pos[j]
+    for t in range(n):
+        held = sum(plan.load_pos[j] <= t <= plan.evict_pos[j] for j in range(23))
+        assert held <= resident
+    assert not np.array_equal(plan.order, block_shuffle_plan(chunk_of, resident, seed=6).order)
 
 
 def test_ffcv_order_with_one_open_page_serves_page_by_page() -> None:
@@ -83,11 +104,11 @@ def test_every_loader_serves_each_record_once_and_counts_its_bytes(store, name) 
     assert run.exactly_once and sorted(order.tolist()) == list(range(store.n))
     assert run.bytes_served == store.total_bytes
     assert run.counted_bytes >= store.total_bytes
-    if name in ("redox", "block-shuffle", "sequential"):
+    if name in ("redox", "block-shuffle", "sequential"):  # whole chunks, each read once
         assert run.counted_bytes == store.total_bytes and run.max_chunk_reads == 1  # each chunk read once
         assert run.reads == store.n_chunks
-    if name == "random-files":
-        assert run.reads == store.n
+    if name.startswith("random-") and name != "random-packed":
+        assert run.reads == store.n  # one read per record (the workers' counted by construction)
     if run.bytes_source == "/proc/self/io":  # the device's count: at least what was asked, in whole pages
         assert run.bytes_read >= 0.95 * run.counted_bytes
         assert run.bytes_read <= run.counted_bytes + run.reads * 2 * 4096 + (1 << 20)

@@ -1,12 +1,14 @@
-"""``workbench run redox``: the JSON of the issue, the modes (check, generate, pack), and bad input as one line
-and exit status 2 (K = 0, a chunk smaller than a record, a missing or truncated chunk file, an index that
-disagrees with the chunks).
+"""``workbench run redox``: the JSON of the issue, the modes (check, generate, pack), bad input as one line and
+exit status 2 (K = 0, a chunk smaller than a record, a missing or truncated chunk file, an index that disagrees
+with the chunks), and no data written into a folder the command did not create (issue 25's data loss).
 
-Reference: the issue's schema; the files' sizes; the error text names the parameter or the file.
+Reference: the issue's schema; the files' sizes; the SHA-256 of every file in a refused folder, before and after;
+the error text names the parameter or the file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -25,11 +27,22 @@ SMALL = ["--records", "131", "--record-kb", "3", "--chunk-kb", "32", "--resident
 
 
 def test_check_json_has_the_issue_schema(tmp_path: Path, capsys) -> None:
-    assert main(["run", "redox", "--mode", "check", *SMALL, "--workers", "3", "--root", str(tmp_path), "--json"]) == 0
+    root = str(tmp_path / "new")  # a folder the command creates
+    assert main(["run", "redox", "--mode", "check", *SMALL, "--workers", "3", "--root", root, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["exactly_once"] is True and out["chunks_read_once"] is True
     names = [r["name"] for r in out["loaders"]]
-    assert names == ["redox", "random-files", "random-packed", "block-shuffle", "ffcv-quasi-random", "sequential"]
+    assert names == [
+        "redox",
+        "block-shuffle",
+        "random-files",
+        "random-files-workers",
+        "random-packed",
+        "random-packed-os",
+        "random-packed-direct",
+        "ffcv-quasi-random",
+        "sequential",
+    ]
     for r in out["loaders"]:
         for key in (
             "name",
@@ -89,7 +102,44 @@ def test_bad_parameters_exit_2_with_one_line(args, message, capsys) -> None:
     assert len(err) == 1 and message in err[0]
 
 
+def _checksums(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_a_folder_without_an_index_is_refused_and_left_unchanged(tmp_path: Path, capsys) -> None:
+    """The issue's case: DIR holds a dataset whose index.npz is gone (and other files); ``--mode check --root DIR``
+    used to generate a different dataset into it, overwriting c000000.chunk. Now: one line naming --root, exit 2,
+    every file's SHA-256 unchanged. An empty folder given by the user is refused the same way; ``--generate``
+    writes into it; a folder the command creates is written without it."""
+    root = tmp_path / "data"
+    assert main(["run", "redox", "--mode", "generate", *SMALL, "--seed", "4", "--root", str(root)]) == 0
+    (root / INDEX_NAME).unlink()
+    (root / "notes.txt").write_text("mine")
+    before = _checksums(root)
+    capsys.readouterr()
+    for mode in ("check", "generate"):
+        assert main(["run", "redox", "--mode", mode, "--root", str(root)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"root='{root}' already exists and holds no dataset index" in err[0], err
+        assert "--generate" in err[0]
+        assert _checksums(root) == before
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["run", "redox", *SMALL, "--root", str(empty)]) == 2
+    assert "root=" in capsys.readouterr().err and list(empty.iterdir()) == []
+    assert main(["run", "redox", "--mode", "generate", *SMALL, "--root", str(empty), "--generate"]) == 0
+    assert RedoxStore(empty).n == 131
+    # a folder that holds a dataset: check reads it as it is; generate into it needs --generate too
+    assert main(["run", "redox", "--mode", "generate", *SMALL, "--root", str(empty)]) == 2
+    assert "already exists and holds a dataset" in capsys.readouterr().err
+
+
 def test_damaged_datasets_exit_2_naming_the_file(tmp_path: Path, capsys) -> None:
+    tmp_path = tmp_path / "d"
     assert main(["run", "redox", "--mode", "generate", *SMALL, "--root", str(tmp_path)]) == 0
     capsys.readouterr()
     chunk = tmp_path / "chunks" / "c000001.chunk"

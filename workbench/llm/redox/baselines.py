@@ -1,12 +1,21 @@
 """The baselines, side by side with Redox on the same files, as ``torch.utils.data`` datasets.
 
+- ``block-shuffle``: the strongest fair baseline (what a practitioner runs over packed shards: WebDataset's shard
+  shuffle + shuffle buffer, Mosaic's block shuffle): chunks in a seeded random order, K of them resident, each
+  record drawn uniformly from the unconsumed records of the resident chunks; a consumed chunk is evicted and the
+  next one of the order loaded. The same memory as Redox (K chunks) and the same prefetch engine
+  (:class:`~workbench.llm.redox.redox.EpochServer`): only the order differs;
 - ``random-files``: the PyTorch ``DataLoader`` with ``RandomSampler`` over one file per record (one read per
-  record, the usual ``ImageFolder`` pattern);
+  record, the usual ``ImageFolder`` pattern: the paper's baseline), in the main process and with worker
+  processes (``random-files-workers``);
 - ``random-packed``: ``RandomSampler`` over the packed chunk files, each record read at its offset through an
-  emulated page cache (:class:`~workbench.llm.redox.io.BudgetCache`, the same memory budget as Redox's K
-  chunks) in aligned blocks of ``block_bytes`` (a readahead window): the random reader that thrashes;
-- ``block-shuffle``: WebDataset/Mosaic style: shards (our chunks) in a seeded random order, each read whole,
-  records through a shuffle buffer holding as many records as K chunks do on average;
+  *emulated* page cache (:class:`~workbench.llm.redox.io.BudgetCache`, the same memory budget as Redox's K
+  chunks) in aligned blocks of ``block_bytes`` (a readahead window): what a random reader does when the dataset
+  is much larger than memory (the MODEL's random reader);
+- ``random-packed-os`` and ``random-packed-direct``: the same random reads for real: each record's byte range
+  with one ``pread``, through the OS page cache and its readahead (dropped before the epoch; it may then hold the
+  whole dataset: memory is not bounded) or with readahead off and each range dropped after it is read (every
+  read reaches the device: a dataset much larger than memory);
 - ``ffcv-quasi-random``: FFCV's ``QUASI_RANDOM`` order (pages = our chunks, records shuffled within a page,
   pages in random order, each record drawn from a random page among ``2 x batch`` open ones, as
   ``ffcv/traversal_order/quasi_random.py`` does), read through an LRU of K chunks (FFCV assumes its open pages
@@ -24,39 +33,69 @@ import torch
 from torch.utils.data import Dataset, IterableDataset
 
 from workbench.llm.redox.io import BudgetCache, ColdReader
-from workbench.llm.redox.redox import default_decode, epoch_seed, first_request_order
+from workbench.llm.redox.redox import (
+    EpochServer,
+    Plan,
+    check_resident,
+    default_decode,
+    epoch_seed,
+    first_request_order,
+)
 
 #: readahead block of the random-packed reader (bytes): Linux's default readahead window is 128 KiB
 BLOCK_BYTES = 128 * 1024
 
 
-def block_shuffle_events(chunk_records: list[np.ndarray], buffer: int, seed: int):
-    """WebDataset/Mosaic block shuffle as events: ``("load", chunk)`` when a shard is read (whole, shards in a
-    seeded random order) and ``("serve", record)`` when the shuffle buffer of ``buffer`` records gives one out
-    (a full buffer swaps a random slot for each incoming record; the rest is shuffled at the end)."""
+def block_shuffle_plan(chunk_of: np.ndarray, resident: int, seed: int) -> Plan:
+    """One epoch of the block shuffle with K = ``resident`` chunks (module docstring), as a
+    :class:`~workbench.llm.redox.redox.Plan` (nothing is redirected: no request stream).
+
+    chunk_of: (N,) chunk of every record. Deterministic from ``seed``. Every record is served once and every
+    chunk loaded once; at most K chunks are resident.
+    """
+    k = check_resident(resident)
+    chunk_of = np.asarray(chunk_of, dtype=np.int64)
+    n = len(chunk_of)
+    members = {int(c): [] for c in np.unique(chunk_of)}
+    for i, c in enumerate(chunk_of.tolist()):
+        members[c].append(i)
     rng = random.Random(seed)
-    shards = list(range(len(chunk_records)))
-    rng.shuffle(shards)
-    buf: list[int] = []
-    for c in shards:
-        yield "load", c
-        for i in chunk_records[c].tolist():
-            if len(buf) < buffer:
-                buf.append(i)
-                continue
-            k = rng.randrange(len(buf))
-            yield "serve", buf[k]
-            buf[k] = i
-    rng.shuffle(buf)
-    for i in buf:
-        yield "serve", i
+    load_order = sorted(members)
+    rng.shuffle(load_order)
+    remaining = {c: len(v) for c, v in members.items()}
+    slot = {c: j for j, c in enumerate(load_order)}
+    load_pos = np.zeros(len(load_order), dtype=np.int64)
+    evict_pos = np.zeros(len(load_order), dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    pool: list[int] = []
+    nxt, held, peak = 0, 0, 0
+    while nxt < min(k, len(load_order)):
+        load_pos[nxt] = 0
+        pool.extend(members[load_order[nxt]])
+        nxt, held = nxt + 1, held + 1
+    peak = held
+    for t in range(n):
+        j = rng.randrange(len(pool))
+        g = pool[j]
+        pool[j] = pool[-1]  # swap-remove the drawn record
+        pool.pop()
+        order[t] = g
+        c = int(chunk_of[g])
+        remaining[c] -= 1
+        if remaining[c] == 0:
+            evict_pos[slot[c]] = t
+            held -= 1
+            if nxt < len(load_order):
+                load_pos[nxt] = t + 1
+                pool.extend(members[load_order[nxt]])
+                nxt, held = nxt + 1, held + 1
+                peak = max(peak, held)
+    return Plan(order, np.zeros(n, dtype=bool), np.asarray(load_order, dtype=np.int64), load_pos, evict_pos, peak)
 
 
-def block_shuffle_order(chunk_records: list[np.ndarray], buffer: int, seed: int) -> np.ndarray:
-    """The records :func:`block_shuffle_events` serves, in order."""
-    return np.asarray(
-        [x for kind, x in block_shuffle_events(chunk_records, buffer, seed) if kind == "serve"], dtype=np.int64
-    )
+def block_shuffle_order(chunk_of: np.ndarray, resident: int, seed: int) -> np.ndarray:
+    """The records :func:`block_shuffle_plan` serves, in order."""
+    return block_shuffle_plan(chunk_of, resident, seed).order
 
 
 def ffcv_quasi_random_order(chunk_records: list[np.ndarray], buffer_pages: int, seed: int) -> np.ndarray:
@@ -156,32 +195,41 @@ class ChunkOrder(IterableDataset):
 
 
 class BlockShuffle(IterableDataset):
-    """Shards read whole in a seeded random order; their records pass through a shuffle buffer of ``buffer``
-    records (the memory budget); each shard is read exactly once."""
+    """The block shuffle (:func:`block_shuffle_plan`) served out of K resident chunks by Redox's own prefetch
+    engine (a background thread reading whole chunks in load order, one read each, checked)."""
 
-    def __init__(self, store, reader: ColdReader, buffer: int, seed: int, decode=default_decode) -> None:
+    def __init__(self, store, reader: ColdReader, resident: int, seed: int, decode=default_decode) -> None:
         self.store, self.reader, self.decode = store, reader, decode
-        self.buffer, self.seed = int(buffer), int(seed)
+        self.resident, self.seed = check_resident(resident), int(seed)
         self.chunk_reads: dict[int, int] = {}
 
     def __len__(self) -> int:
         return self.store.n
 
     def __iter__(self):
-        pending: dict[int, memoryview] = {}
-        for kind, x in block_shuffle_events(self.store.chunk_records, self.buffer, self.seed):
-            if kind == "load":
-                data = self.store.read_chunk(x, self.reader)
-                self.chunk_reads[x] = self.chunk_reads.get(x, 0) + 1
-                for i in self.store.chunk_records[x].tolist():
-                    pending[i] = self.store.record_from_chunk(data, i)
-            else:
-                yield self.decode(x, int(self.store.label[x]), pending.pop(x))
+        plan = block_shuffle_plan(self.store.chunk, self.resident, self.seed)
+        server = EpochServer(self.store, self.reader, plan, self.resident, self.decode)
+        self.chunk_reads = server.prefetcher.reads
+        try:
+            for i in plan.order.tolist():
+                yield server.serve(i)
+        finally:
+            server.close()
 
 
-def shuffle_buffer_records(store, resident: int) -> int:
-    """The block shuffle's buffer: as many records as ``resident`` chunks hold on average (same memory)."""
-    return max(1, int(round(resident * store.n / store.n_chunks)))
+class PackedRanges(Dataset):
+    """Records read for real at their offsets in the chunk files, one ``pread`` each (map-style; pair with
+    ``RandomSampler``); what the page cache does is the reader's (``ColdReader(cold=..., readahead=...)``)."""
+
+    def __init__(self, store, reader: ColdReader, decode=default_decode) -> None:
+        self.store, self.reader, self.decode = store, reader, decode
+
+    def __len__(self) -> int:
+        return self.store.n
+
+    def __getitem__(self, i: int):
+        payload = self.store.read_record_range(int(i), self.reader)
+        return self.decode(int(i), int(self.store.label[i]), payload)
 
 
 def orders(store, name: str, *, resident: int, batch: int, seed: int, epoch: int = 0) -> np.ndarray:
@@ -190,7 +238,7 @@ def orders(store, name: str, *, resident: int, batch: int, seed: int, epoch: int
     if name == "sequential":
         return np.arange(store.n, dtype=np.int64)
     if name == "block-shuffle":
-        return block_shuffle_order(store.chunk_records, shuffle_buffer_records(store, resident), s)
+        return block_shuffle_order(store.chunk, resident, s)
     if name == "ffcv-quasi-random":
         return ffcv_quasi_random_order(store.chunk_records, 2 * batch, s)
     raise ValueError(f"loader={name!r} has no precomputed order")
@@ -206,10 +254,11 @@ __all__ = [
     "BLOCK_BYTES",
     "BlockShuffle",
     "ChunkOrder",
-    "shuffle_buffer_records",
     "PackedRandom",
+    "PackedRanges",
     "RecordFiles",
     "block_shuffle_order",
+    "block_shuffle_plan",
     "ffcv_quasi_random_order",
     "first_request_order",
     "orders",

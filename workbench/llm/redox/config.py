@@ -63,7 +63,17 @@ class RedoxConfig(Config):
         label="storage kind (model)",
         help="storage the model carries the measured run to (this-machine: calibrated on this run's reads)",
     )
-    root: str = param("", help="dataset folder (default: a cache folder named after the dataset parameters)")
+    root: str = param(
+        "",
+        help="dataset folder: one holding a dataset is read as it is; a new one is created and the dataset written "
+        "there; an existing folder without a dataset index is refused unless --generate (default: a cache folder "
+        "named after the dataset parameters)",
+    )
+    generate: bool = param(
+        False,
+        help="write the dataset into --root even though that folder exists (its records/, chunks/ and index are "
+        "overwritten); without it, only a folder this command creates is written to",
+    )
     source: str = param("", help="pack mode: the folder of files to pack (labels from the top folder names)")
     seed: int = param(0, lo=0, hi=2**31 - 1, help="seed of the sizes, labels, payloads and orders")
     timeout_s: float = param(300.0, lo=1.0, hi=86_400.0, unit="s", help="wall-clock limit of the P-process run")

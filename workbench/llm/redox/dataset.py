@@ -4,18 +4,20 @@ Layout under ``root``::
 
     records/r00000000.rec ...   one file per record (what a PyTorch ``Dataset`` over files reads)
     chunks/c000000.chunk ...    the same records, in id order, packed greedily into chunks of <= chunk_bytes
-    index.npz                   record -> (chunk, offset, length, label); chunk -> (size, CRC-32); metadata
+    index.npz                   record -> (chunk, offset, length, label, CRC-32); chunk -> (size, CRC-32); metadata
 
 Every record is a 16-byte header (magic ``RDX1``, record id, label, total length, little-endian uint32) and its
 payload (seeded random bytes of a drawn size, or the bytes given: a packed folder's files, a learning set's
-features). The header lets every reader check that what it got is the record the index says it is.
+features). The header lets every reader check that what it got is the record the index says it is; the index's
+CRC-32 of every record (header and payload) and of every chunk lets it check that the bytes are the ones written.
 
 Crash consistency (``workbench/atomic.py``): the index is the commit record. Generating first removes an old
 index, writes and ``fsync``-s every data file, and only then writes the index atomically; a crash at any point
 leaves no index (the dataset is refused as incomplete) or a complete dataset. Readers check before they trust:
 :class:`RedoxStore` refuses a missing index or chunk file, a chunk whose size differs from the index
-(truncated), a chunk whose CRC-32 differs (damaged) and a record whose header disagrees with the index, each
-with an error naming the file; nothing is served from such a file.
+(truncated), a chunk whose CRC-32 differs (damaged), a record whose header disagrees with the index and a record
+whose CRC-32 differs (a record file, or a record read at its offset in a chunk file, damaged), each with an error
+naming the file; nothing is served from such a file.
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ HEADER = struct.Struct("<4sIII")
 MAGIC = b"RDX1"
 INDEX_NAME = "index.npz"
 LAYOUTS = ("shuffled", "class-sorted")
-REMEDY = "generate the dataset again (workbench run redox --mode generate --root ROOT)"
+REMEDY = "generate the dataset again (workbench run redox --mode generate --root ROOT --generate)"
+#: index format: 2 adds the per-record CRC-32 (``record_crc``); an index of version 1 is refused
+FORMAT_VERSION = 2
 
 Progress = Callable[[int, int], None]
 
@@ -95,6 +99,55 @@ def _fsync_write(path: Path, data: bytes) -> None:
         os.fsync(f.fileno())
 
 
+def _write_files(
+    root: Path,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    labels: np.ndarray,
+    payloads: Sequence[bytes] | None,
+    seed: int,
+    progress: Progress | bool | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Write every record file and chunk file (each fsync-ed, then their folders); returns the CRC-32 of every
+    chunk and of every record. ``starts``: the first record of each chunk."""
+    records, n_chunks = len(lengths), len(starts)
+    (root / "records").mkdir(exist_ok=True)
+    (root / "chunks").mkdir(exist_ok=True)
+    rng = np.random.default_rng([seed, 0xDA7A])
+    bar = None
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=int(lengths.sum()), unit="B", unit_scale=True, desc=f"writing {root}")
+    crc = np.zeros(n_chunks, dtype=np.int64)
+    record_crc = np.zeros(records, dtype=np.int64)
+    for c, (a, b) in enumerate(zip(starts, np.r_[starts[1:], records])):
+        parts = []
+        for i in range(a, b):
+            n = int(lengths[i])
+            body = payloads[i] if payloads is not None else rng.bytes(n - HEADER.size)
+            rec = HEADER.pack(MAGIC, i, int(labels[i]), n) + bytes(body)
+            record_crc[i] = zlib.crc32(rec)
+            _fsync_write(root / "records" / f"r{i:08d}.rec", rec)
+            parts.append(rec)
+        data = b"".join(parts)
+        crc[c] = zlib.crc32(data)
+        _fsync_write(root / "chunks" / f"c{c:06d}.chunk", data)
+        if bar is not None:
+            bar.update(len(data))
+        elif callable(progress):
+            progress(c + 1, n_chunks)
+    if bar is not None:
+        bar.close()
+    for folder in (root / "records", root / "chunks"):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return crc, record_crc
+
+
 def generate(
     root: str | os.PathLike[str],
     *,
@@ -146,40 +199,9 @@ def generate(
 
     root.mkdir(parents=True, exist_ok=True)
     (root / INDEX_NAME).unlink(missing_ok=True)  # from here on the folder is incomplete until the index lands
-    (root / "records").mkdir(exist_ok=True)
-    (root / "chunks").mkdir(exist_ok=True)
-    rng = np.random.default_rng([seed, 0xDA7A])
-    bar = None
-    if progress is True:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=int(lengths.sum()), unit="B", unit_scale=True, desc=f"writing {root}")
-    crc = np.zeros(n_chunks, dtype=np.int64)
-    for c, (a, b) in enumerate(zip(starts, np.r_[starts[1:], records])):
-        parts = []
-        for i in range(a, b):
-            n = int(lengths[i])
-            body = payloads[i] if payloads is not None else rng.bytes(n - HEADER.size)
-            rec = HEADER.pack(MAGIC, i, int(label_arr[i]), n) + bytes(body)
-            _fsync_write(root / "records" / f"r{i:08d}.rec", rec)
-            parts.append(rec)
-        data = b"".join(parts)
-        crc[c] = zlib.crc32(data)
-        _fsync_write(root / "chunks" / f"c{c:06d}.chunk", data)
-        if bar is not None:
-            bar.update(len(data))
-        elif callable(progress):
-            progress(c + 1, n_chunks)
-    if bar is not None:
-        bar.close()
-    for folder in (root / "records", root / "chunks"):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    crc, record_crc = _write_files(root, starts, lengths, label_arr, payloads, seed, progress)
     meta = dict(
-        version=1,
+        version=FORMAT_VERSION,
         records=records,
         chunks=n_chunks,
         chunk_bytes=int(chunk_bytes),
@@ -198,6 +220,7 @@ def generate(
         label=label_arr,
         chunk_size=chunk_size,
         chunk_crc=crc,
+        record_crc=record_crc,
         meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
     )
     write_bytes(root / INDEX_NAME, buf.getvalue())  # the commit point
@@ -284,6 +307,12 @@ class RedoxStore:
             self.chunk_size = z["chunk_size"].astype(np.int64)
             self.chunk_crc = z["chunk_crc"].astype(np.int64)
             self.meta = json.loads(bytes(z["meta"]).decode())
+            if "record_crc" not in z.files:
+                raise ValueError(
+                    f"dataset index {index} is of format version {self.meta.get('version')} (no record CRC-32s): "
+                    f"version {FORMAT_VERSION} is needed; {REMEDY}"
+                )
+            self.record_crc = z["record_crc"].astype(np.int64)
         self.n = len(self.chunk)
         self.n_chunks = len(self.chunk_size)
         self._check_index(index)
@@ -303,7 +332,8 @@ class RedoxStore:
 
     def _check_index(self, index: Path) -> None:
         n = self.n
-        if not (len(self.offset) == len(self.length) == len(self.label) == n) or n != self.meta.get("records"):
+        same = len(self.offset) == len(self.length) == len(self.label) == len(self.record_crc) == n
+        if not same or n != self.meta.get("records"):
             raise ValueError(f"dataset index {index} disagrees with itself (array lengths differ); {REMEDY}")
         if n == 0 or self.chunk.min() < 0 or self.chunk.max() >= self.n_chunks:
             raise ValueError(f"dataset index {index} names chunks outside 0..{self.n_chunks - 1}; {REMEDY}")
@@ -335,8 +365,13 @@ class RedoxStore:
         return int(self.length.sum())
 
     # ---- checked reads -------------------------------------------------------------------------------------
-    def check_record(self, data, i: int, where: Path) -> memoryview:
-        """The payload of record ``i`` from its bytes ``data`` (header checked against the index)."""
+    def check_record(self, data, i: int, where: Path, *, crc: bool = True) -> memoryview:
+        """The payload of record ``i`` from its bytes ``data``: the header checked against the index, and (``crc``)
+        the record's CRC-32. ``crc=False`` only where the bytes come out of a chunk whose CRC-32 was checked.
+
+        Raises TruncatedFileError (a record cut short or damaged: its CRC-32 differs), ValueError (a header that
+        disagrees with the index), each naming ``where``.
+        """
         view = memoryview(data)
         if len(view) != self.length[i]:
             state = "truncated" if len(view) < self.length[i] else "longer than the index says"
@@ -349,6 +384,8 @@ class RedoxStore:
                 f"index {self.root / INDEX_NAME} disagrees with {where} at record {i}: the header there says "
                 f"record {rid}, label {label}, {n} bytes (magic {magic!r}); {REMEDY}"
             )
+        if crc and zlib.crc32(view) != self.record_crc[i]:
+            raise TruncatedFileError(f"record {i} in {where} is damaged: its CRC-32 does not match the index; {REMEDY}")
         return view[HEADER.size :]
 
     def read_chunk(self, c: int, reader) -> bytes:
@@ -364,9 +401,11 @@ class RedoxStore:
         return data
 
     def record_from_chunk(self, data: bytes, i: int) -> memoryview:
-        """Record ``i``'s payload out of its chunk's bytes (as :meth:`read_chunk` returned them)."""
+        """Record ``i``'s payload out of its chunk's bytes (as :meth:`read_chunk` returned them: the chunk's CRC-32,
+        checked there, covers the record)."""
         o = int(self.offset[i])
-        return self.check_record(memoryview(data)[o : o + int(self.length[i])], i, self.chunk_path(int(self.chunk[i])))
+        view = memoryview(data)[o : o + int(self.length[i])]
+        return self.check_record(view, i, self.chunk_path(int(self.chunk[i])), crc=False)
 
     def read_record_file(self, i: int, reader) -> memoryview:
         """Record ``i`` from its own file (one read)."""

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _PROC_IO = Path("/proc/self/io")
+#: the page size: what the page cache holds and drops
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def proc_read_bytes() -> int | None:
@@ -47,7 +49,9 @@ def drop_cache(paths) -> None:
 
 
 class ColdReader:
-    """Reads byte ranges of files with ``pread``; counts requests and bytes; optionally drops each range after.
+    """Reads byte ranges of files with ``pread``; counts requests and bytes; optionally drops each range after
+    (``cold``) and turns the kernel's readahead off for every file it opens (``readahead=False``:
+    ``POSIX_FADV_RANDOM``, so a read fetches only the pages it asks for).
 
     One reader may serve a loader and its prefetch thread (the counters are updated under the GIL).
     """
@@ -56,8 +60,9 @@ class ColdReader:
     #: process's descriptors (20,000 records did, at the benchmark's full size)
     MAX_OPEN = 256
 
-    def __init__(self, *, cold: bool = True) -> None:
+    def __init__(self, *, cold: bool = True, readahead: bool = True) -> None:
         self.cold = cold
+        self.readahead = readahead
         self.bytes = 0
         self.ios = 0
         self._fds: OrderedDict[str, int] = OrderedDict()
@@ -68,6 +73,8 @@ class ColdReader:
         fd = self._fds.get(key)
         if fd is None:
             fd = os.open(key, os.O_RDONLY)  # FileNotFoundError names the file
+            if not self.readahead:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
             self._fds[key] = fd
             while len(self._fds) > self.MAX_OPEN:
                 os.close(self._fds.popitem(last=False)[1])
@@ -76,8 +83,9 @@ class ColdReader:
         if length is None:
             length = os.fstat(fd).st_size - offset
         data = os.pread(fd, length, offset)
-        if self.cold:
-            os.posix_fadvise(fd, offset, length, os.POSIX_FADV_DONTNEED)
+        if self.cold:  # the whole pages the range touches: DONTNEED keeps a partly covered page otherwise
+            start = offset - offset % PAGE
+            os.posix_fadvise(fd, start, offset + length - start + PAGE - 1, os.POSIX_FADV_DONTNEED)
         self.bytes += len(data)
         self.ios += 1
         return data

@@ -1,8 +1,7 @@
 """Learning is unchanged: a small MLP on scikit-learn's digits, the training set expanded into records (one
 record per image: its 64 pixel values as float32), trained with the orders the loaders serve.
 
-Orders: full shuffle (RandomSampler), Redox at a few K, block shuffle at the same memory (its buffer holds as
-many records as K chunks), over chunks of ``chunk_records`` records in the digits' shipped order (or sorted by
+Orders: full shuffle (RandomSampler), Redox at a few K, block shuffle at the same memory (K resident chunks), over chunks of ``chunk_records`` records in the digits' shipped order (or sorted by
 class, the pitfall). The order of an epoch is the loader's own (the same functions the loaders run; a test
 checks that serving the records from their files gives the same order and the same features). Test accuracy
 after every epoch, over several seeds.
@@ -42,9 +41,7 @@ def epoch_order(kind: str, n: int, chunk_of: np.ndarray, *, resident: int, seed:
     if kind == "redox":
         return plan_local(request_stream(n, seed, epoch), chunk_of, resident, epoch_seed(seed, epoch) ^ 0x5EED).order
     if kind == "block-shuffle":
-        chunks = [np.flatnonzero(chunk_of == c) for c in range(int(chunk_of.max()) + 1)]
-        buffer = max(1, int(round(resident * n / len(chunks))))
-        return block_shuffle_order(chunks, buffer, epoch_seed(seed, epoch))
+        return block_shuffle_order(chunk_of, resident, epoch_seed(seed, epoch))
     raise ValueError(f"order={kind!r} is not allowed: valid values are 'full-shuffle', 'redox', 'block-shuffle'")
 
 

@@ -1,9 +1,11 @@
 """One measured epoch of each loader over the same files, cold: bytes read from the device, bytes served,
 read amplification, throughput, time to first batch, the served order (for exactly-once and randomness).
 
-Every loader runs through a real ``torch.utils.data.DataLoader`` (``num_workers=0``, so ``/proc/self/io`` of
-this process sees every read, the Redox prefetch thread's included) with the same batch size and decoder.
-Before each loader the page cache of every dataset file is dropped.
+Every loader runs through a real ``torch.utils.data.DataLoader`` with the same batch size and decoder:
+``num_workers=0`` (``/proc/self/io`` of this process sees every read, the prefetch threads' included), and the
+paper's baseline also with ``WORKERS`` worker processes (``random-files-workers``: their reads reach this
+process's ``/proc/self/io`` when they are reaped at the end of the epoch). Before each loader the page cache of
+every dataset file is dropped.
 """
 
 from __future__ import annotations
@@ -20,15 +22,35 @@ from workbench.llm.redox.baselines import (
     BlockShuffle,
     ChunkOrder,
     PackedRandom,
+    PackedRanges,
     RecordFiles,
     orders,
-    shuffle_buffer_records,
 )
 from workbench.llm.redox.io import ColdReader, IOMeter, drop_cache
 from workbench.llm.redox.randomness import randomness
 from workbench.llm.redox.redox import RedoxDataset, RedoxSampler, epoch_seed
 
-LOADERS = ("redox", "random-files", "random-packed", "block-shuffle", "ffcv-quasi-random", "sequential")
+LOADERS = (
+    "redox",
+    "block-shuffle",
+    "random-files",
+    "random-files-workers",
+    "random-packed",
+    "random-packed-os",
+    "random-packed-direct",
+    "ffcv-quasi-random",
+    "sequential",
+)
+#: DataLoader worker processes of ``random-files-workers`` (the PyTorch baseline as it is usually run)
+WORKERS = 2
+#: what each loader's memory is: the same K chunks, except the real random readers through the OS page cache
+MEMORY = {
+    "random-files": "none (one file per request)",
+    "random-files-workers": "none (one file per request)",
+    "random-packed": "K chunks (emulated LRU page cache, 128 KiB blocks)",
+    "random-packed-os": "the OS page cache (unbounded: may hold the whole dataset)",
+    "random-packed-direct": "none (readahead off, each range dropped after its read)",
+}
 
 
 @dataclass(frozen=True)
@@ -54,20 +76,41 @@ class LoaderRun:
     max_chunk_reads: int | None
 
 
+def reader_for(name: str, cold: bool) -> ColdReader:
+    """The reader of loader ``name``: ``cold`` drops each range after it is read, except for the real random
+    reader through the OS page cache (``random-packed-os``: the cache kept); ``random-packed-direct`` turns the
+    kernel's readahead off and drops every range (nothing cached)."""
+    if name == "random-packed-os":
+        return ColdReader(cold=False)
+    if name == "random-packed-direct":
+        return ColdReader(cold=True, readahead=False)
+    return ColdReader(cold=cold)
+
+
+def _random_access(store, name: str, reader: ColdReader, *, resident: int, batch: int, seed: int, epoch: int):
+    budget = resident * int(store.meta["chunk_bytes"])
+    if name in ("random-files", "random-files-workers"):
+        ds = RecordFiles(store, reader)
+    elif name == "random-packed":
+        ds = PackedRandom(store, reader, budget)
+    else:
+        ds = PackedRanges(store, reader)
+    g = torch.Generator().manual_seed(epoch_seed(seed, epoch))
+    workers = WORKERS if name == "random-files-workers" else 0
+    return DataLoader(ds, sampler=RandomSampler(ds, generator=g), batch_size=batch, num_workers=workers)
+
+
 def _loader(store, name: str, reader: ColdReader, *, resident: int, batch: int, seed: int, epoch: int):
     """(DataLoader, object whose ``chunk_reads`` counts chunk reads, or None)."""
-    budget = resident * int(store.meta["chunk_bytes"])
     if name == "redox":
         sampler = RedoxSampler(store, resident=resident, seed=seed)
         sampler.set_epoch(epoch)
         ds = RedoxDataset(store, sampler, reader=reader)
         return DataLoader(ds, sampler=sampler, batch_size=batch), ds
-    if name in ("random-files", "random-packed"):
-        ds = RecordFiles(store, reader) if name == "random-files" else PackedRandom(store, reader, budget)
-        g = torch.Generator().manual_seed(epoch_seed(seed, epoch))
-        return DataLoader(ds, sampler=RandomSampler(ds, generator=g), batch_size=batch), None
+    if name.startswith("random-"):
+        return _random_access(store, name, reader, resident=resident, batch=batch, seed=seed, epoch=epoch), None
     if name == "block-shuffle":
-        ds = BlockShuffle(store, reader, shuffle_buffer_records(store, resident), epoch_seed(seed, epoch))
+        ds = BlockShuffle(store, reader, resident, epoch_seed(seed, epoch))
         return DataLoader(ds, batch_size=batch), ds
     if name in ("ffcv-quasi-random", "sequential"):
         ds = ChunkOrder(
@@ -88,10 +131,15 @@ def measure(
     cold: bool = True,
     on_batch: Callable[[int], None] | None = None,
 ) -> tuple[LoaderRun, np.ndarray]:
-    """One epoch of loader ``name``; returns its figures and the served order."""
-    if cold:
+    """One epoch of loader ``name`` (one of :data:`LOADERS`); returns its figures and the served order.
+
+    The page cache of every dataset file is dropped first (``cold``; always for the real random readers).
+    """
+    if name not in LOADERS:
+        raise ValueError(f"loader={name!r} is not allowed: valid values are {', '.join(map(repr, LOADERS))}")
+    if cold or name.startswith("random-packed-"):
         drop_cache(store.all_paths())
-    reader = ColdReader(cold=cold)
+    reader = reader_for(name, cold)
     served: list[np.ndarray] = []
     first = None
     with reader, IOMeter(reader) as meter:
@@ -105,8 +153,11 @@ def measure(
                 on_batch(k)
         if isinstance(counted, RedoxDataset):
             counted.close()
+        order = np.concatenate(served) if served else np.zeros(0, dtype=np.int64)
+        if name == "random-files-workers":  # the workers' counters died with them: each file is read once, whole
+            reader.bytes += int(store.length[order].sum())
+            reader.ios += len(order)
     fig = meter.figures
-    order = np.concatenate(served) if served else np.zeros(0, dtype=np.int64)
     served_bytes = int(store.length[order].sum())
     r = randomness(order, store.label, int(store.meta["classes"]), batch, chunk_of=store.chunk)
     reads = getattr(counted, "chunk_reads", None)

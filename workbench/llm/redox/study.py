@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.llm.redox import experiment
 from workbench.llm.redox import model as M
 from workbench.llm.redox.baselines import block_shuffle_order, ffcv_quasi_random_order, random_sampler_order
 from workbench.llm.redox.config import RedoxConfig
@@ -59,11 +60,10 @@ def _order_view(records, record_kb, sizes, chunk_kb, resident, workers, batch, c
     chunk_records = [np.flatnonzero(chunk_of == c) for c in range(int(chunk_of.max()) + 1)]
     requests = request_stream(records, seed, 0)
     plan = plan_local(requests, chunk_of, resident, epoch_seed(seed, 0) ^ 0x5EED)
-    buffer = max(1, int(round(resident * records / len(chunk_records))))
     orders = {
         "redox": plan.order,
         "random-sampler": random_sampler_order(records, seed),
-        "block-shuffle": block_shuffle_order(chunk_records, buffer, epoch_seed(seed, 0)),
+        "block-shuffle": block_shuffle_order(chunk_of, resident, epoch_seed(seed, 0)),
         "ffcv-quasi-random": ffcv_quasi_random_order(chunk_records, 2 * batch, epoch_seed(seed, 0)),
     }
     parts = partition_chunks(first_request_order(requests, chunk_of), workers)
@@ -92,11 +92,13 @@ def order_view(values: dict) -> OrderView:
 
 @dataclass(frozen=True)
 class ModelView:
-    """MODEL: end-to-end speed-up of Redox over the PyTorch DataLoader vs GPUs, per paper dataset."""
+    """MODEL: end-to-end speed-up of Redox over the PyTorch DataLoader and over block shuffle vs GPUs, per paper
+    dataset (each an array over ``gpus``)."""
 
     storage: str
     gpus: np.ndarray
     speedup: dict[str, np.ndarray]
+    speedup_vs_block_shuffle: dict[str, np.ndarray]
     io_bound_gpus: dict[str, float]  # GPUs from which the PyTorch loader, not compute, sets the pace
 
 
@@ -106,30 +108,27 @@ GPUS = np.array([1, 2, 4, 8, 16, 32, 64, 128])
 @functools.lru_cache(maxsize=64)
 def model_view(storage: str, chunk_kb: float, memory_fraction: float = 0.25) -> ModelView:
     dev = M.STORAGE.get(storage) or calibrated_storage()
-    speed = {}
-    bound = {}
+    speed, block, bound = {}, {}, {}
     for name, prof in M.DATASETS.items():
-        s = [
-            M.speedup(
-                M.paper_scale(
-                    dev, prof, gpus=int(g), chunk_bytes=max(chunk_kb * 1024, 64e6), memory_fraction=memory_fraction
-                )
+        models = [
+            M.paper_scale(
+                dev, prof, gpus=int(g), chunk_bytes=max(chunk_kb * 1024, 64e6), memory_fraction=memory_fraction
             )
             for g in GPUS
         ]
-        speed[name] = np.array(s)
+        speed[name] = np.array([M.speedup(m) for m in models])
+        block[name] = np.array([M.speedup(m, baseline="block-shuffle") for m in models])
         io = M.paper_scale(dev, prof, gpus=1)["random-files"].io_seconds
         bound[name] = float(io / (prof.files / prof.items_per_s_per_gpu))
-    return ModelView(storage, GPUS, speed, bound)
+    return ModelView(storage, GPUS, speed, block, bound)
 
 
 @functools.lru_cache(maxsize=1)
 def calibrated_storage() -> M.Storage:
     """This machine's storage fitted to cold reads of a small generated dataset (cached folder)."""
     from workbench.llm.redox.loaders import calibration_reads
-    from workbench.llm.redox.runner import ensure_dataset
 
-    store, _ = ensure_dataset(RedoxConfig(records=400, record_kb=16, chunk_kb=512))
+    store, _ = experiment.ensure_dataset(RedoxConfig(records=400, record_kb=16, chunk_kb=512))
     sizes, seconds = calibration_reads(store)
     return M.calibrate(sizes, seconds)
 
@@ -150,6 +149,7 @@ def paper_scale_table(storages=("hdd", "sata-ssd", "nvme-ssd", "network-fs"), gp
                     redox_epoch_s=m["redox"].epoch_seconds,
                     block_shuffle_epoch_s=m["block-shuffle"].epoch_seconds,
                     speedup=M.speedup(m),
+                    speedup_vs_block_shuffle=M.speedup(m, baseline="block-shuffle"),
                     label=M.LABEL,
                 )
             )
@@ -158,17 +158,16 @@ def paper_scale_table(storages=("hdd", "sata-ssd", "nvme-ssd", "network-fs"), gp
 
 # ---- measured (behind the panel's button) ---------------------------------------------------------------------
 @functools.lru_cache(maxsize=8)
-def _measured(config: RedoxConfig):
-    from workbench.llm.redox.runner import run
-
-    return run(config, progress=_PROGRESS[0])
+def _measured(config: RedoxConfig) -> experiment.RedoxResult:
+    return experiment.execute(config, _PROGRESS[0])
 
 
 _PROGRESS: list[Callable | None] = [None]
 
 
-def measured(config: RedoxConfig, progress: Callable | None = None):
-    """The real check run of ``config`` (memoised): cold reads, every loader, P processes."""
+def measured(config: RedoxConfig, progress: Callable | None = None) -> experiment.RedoxResult:
+    """The real check run of ``config`` (memoised; what ``workbench run redox`` runs): cold reads, every loader,
+    P processes."""
     _PROGRESS[0] = progress
     try:
         return _measured(config)
@@ -212,6 +211,42 @@ def clear_caches() -> None:
     """Empty every memo of this technique."""
     for f in (_order_view, model_view, calibrated_storage, _measured, learning_curves):
         f.cache_clear()
+
+
+#: the loaders a comparison table shows, the fair baseline first after Redox
+COMPARED = ("redox", "block-shuffle", "random-files", "random-files-workers")
+
+
+def comparison(result: dict) -> list[dict]:
+    """Redox beside block shuffle and the PyTorch DataLoader from one measured check (``measured(...).to_json()``):
+    read amplification, records/s, time to first batch (s), per-batch label KL and each ratio Redox / loader."""
+    runs = {r["name"]: r for r in result["loaders"]}
+    redox = runs["redox"]
+    return [
+        dict(
+            loader=name,
+            read_amplification=runs[name]["read_amplification"],
+            items_per_s=runs[name]["items_per_s"],
+            first_batch_s=runs[name]["time_to_first_batch_s"],
+            label_kl=runs[name]["label_kl"],
+            redox_over_loader_items_per_s=redox["items_per_s"] / runs[name]["items_per_s"],
+            bytes_source=runs[name]["bytes_source"],
+        )
+        for name in COMPARED
+        if name in runs
+    ]
+
+
+def randomness_by_layout(values: dict, layouts: tuple[str, ...] = ("shuffled", "class-sorted")) -> list[dict]:
+    """Per-batch label KL (whole epoch, last 10 %) of Redox, block shuffle and RandomSampler at ``values``' K, with
+    labels shuffled on disk and sorted by class on disk."""
+    rows = []
+    for layout in layouts:
+        view = order_view({**values, "layout": layout})
+        for name in ("redox", "block-shuffle", "random-sampler"):
+            r = view.randomness[name]
+            rows.append(dict(layout=layout, order=name, label_kl=r.label_kl, label_kl_tail=r.label_kl_tail))
+    return rows
 
 
 def randomness_sweep(values: dict, resident_values=(1, 4, 16, 64, 1024)) -> list[dict]:
