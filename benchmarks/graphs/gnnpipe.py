@@ -15,8 +15,8 @@ from benchmarks.common import Section, Table, fmt_ms, fmt_ratio, interleaved, me
 from benchmarks.machine import load_average
 from workbench.graphs.gnnpipe.config import GnnpipeConfig
 from workbench.graphs.gnnpipe.data import adj_rows, load_data
+from workbench.graphs.gnnpipe.experiment import run_method
 from workbench.graphs.gnnpipe.models import ModelSpec, init_params, layer_forward
-from workbench.graphs.gnnpipe.study import run_method
 
 FULL = {"rounds": 20, "hidden": 64, "epochs": 10, "layers": 16, "workers": 4}
 QUICK = {"rounds": 3, "hidden": 16, "epochs": 3, "layers": 4, "workers": 2}

@@ -19,7 +19,7 @@ from widgets.base import Action, Panel, Progress
 from workbench.graphs.gnnpipe.claims import PAPER_FIGURES
 from workbench.graphs.gnnpipe.config import GnnpipeConfig
 from workbench.graphs.gnnpipe.model import MODEL_LABEL
-from workbench.graphs.gnnpipe.study import GnnpipeView, check, gnnpipe_view
+from workbench.graphs.gnnpipe.study import CrossoverRow, GnnpipeView, check, gnnpipe_view
 
 COLORS = {
     "full": "#2ca02c",
@@ -321,6 +321,8 @@ class GnnpipePanel(Panel):
             text += (
                 " &middot; <small>accuracy: not run yet, press <b>Run</b> (real processes, seconds to minutes)</small>"
             )
+        if view.hybrid_note:
+            text += f"<br><small>hybrid: {html.escape(view.hybrid_note)}</small>"
         return text + f"<br><small>features: {html.escape(view.feature_note)}</small>"
 
     def widget(self) -> W.Widget:
@@ -413,3 +415,72 @@ def paper_figure(rows: list[dict[str, Any]], *, title: str) -> go.Figure:
             i += 1
     fig.layout.title.text = title
     return go.Figure(fig)
+
+
+def crossover_figure(rows: list[CrossoverRow], *, title: str) -> go.Figure:
+    """Graph parallelism / GNNPipe bytes per epoch vs L, one line per (dataset, P) (``study.crossover``), the
+    parity line at 1 and each crossover depth marked; the paper's 16-64 layers shaded."""
+    fig = go.Figure(
+        layout=dict(
+            title=title,
+            xaxis=dict(title="layers L", type="log"),
+            yaxis=dict(title="graph parallel / GNNPipe bytes", type="log"),
+            height=400,
+            legend=dict(orientation="h", y=-0.25),
+        )
+    )
+    fig.add_vrect(x0=16, x1=64, fillcolor="grey", opacity=0.1, line_width=0, annotation_text="paper: 16-64 layers")
+    fig.add_hline(y=1.0, line=dict(color="black", dash="dash", width=1), annotation_text="equal bytes")
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    for row in rows:
+        color = palette[row.workers % len(palette)]
+        dash = None if row.dataset == rows[0].dataset else "dot"
+        cross = f"crossover L = {row.crossover_layers}" if row.crossover_layers else "no crossover"
+        fig.add_trace(
+            go.Scatter(
+                x=list(row.layers),
+                y=[None if r != r else r for r in row.ratios],
+                mode="lines+markers",
+                name=f"{row.dataset} P = {row.workers} ({cross})",
+                line=dict(color=color, dash=dash),
+            )
+        )
+        if row.crossover_layers:
+            fig.add_trace(
+                go.Scatter(
+                    x=[row.crossover_layers],
+                    y=[1.0],
+                    mode="markers",
+                    marker=dict(symbol="x", size=10, color=color),
+                    showlegend=False,
+                    hovertext=f"{row.dataset} P = {row.workers}: {cross}",
+                )
+            )
+    return fig
+
+
+def depth_accuracy_figure(rows: list[dict[str, Any]], *, title: str) -> go.Figure:
+    """Final test accuracy of full-graph training vs depth per model (``study.depth_accuracy``)."""
+    fig = go.Figure(
+        layout=dict(
+            title=title,
+            xaxis=dict(title="layers L", type="log"),
+            yaxis=dict(title="final test accuracy", range=[0, 1]),
+            height=360,
+            legend=dict(orientation="h", y=-0.25),
+        )
+    )
+    names = {"gcn": "residual GCN", "gcnii": "GCNII"}
+    for model, color in (("gcn", "#d62728"), ("gcnii", "#1f77b4")):
+        sel = [r for r in rows if r["model"] == model]
+        if sel:
+            fig.add_trace(
+                go.Scatter(
+                    x=[r["layers"] for r in sel],
+                    y=[r["test"] for r in sel],
+                    mode="lines+markers",
+                    name=names[model],
+                    line=dict(color=color),
+                )
+            )
+    return fig

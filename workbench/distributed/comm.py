@@ -6,7 +6,9 @@ as *member indices* (0..size-1). Sub-communicators made by :meth:`Comm.split` sh
 parent, so a rank's total is counted once whatever group a transfer used.
 
 Counting rule: a message of ``numel`` elements counts ``numel * element_size`` bytes sent on the sender and
-received on the receiver; a rank's transfer to itself counts 0 (an all-to-all keeps its own slice).
+received on the receiver; a rank's transfer to itself counts 0 (an all-to-all keeps its own slice). The
+all-reduce is a ring of point-to-point steps, so its bytes are counted as they are sent, like every other
+transfer (:func:`ring_all_reduce_bytes` is the closed form they equal).
 """
 
 from __future__ import annotations
@@ -188,13 +190,40 @@ class Comm:
         dist.all_gather(list(output.unbind(0)), input.contiguous(), group=self.group)
 
     def all_reduce(self, tensor: torch.Tensor) -> None:
-        """Sum in place. Counted as a ring all-reduce: 2(size-1)/size of the tensor each way."""
+        """Sum in place over the members, as a ring of counted point-to-point steps (every byte counted as sent).
+
+        The flat tensor is cut into ``size`` chunks (``torch.tensor_split``: sizes differ by at most one element).
+        Reduce-scatter: in step ``t`` (0..size-2) member r sends chunk ``(r - t) % size`` to member r+1 and adds
+        the chunk it receives from r-1; after size-1 steps member r holds the sum of chunk ``(r + 1) % size``.
+        All-gather: size-1 more steps pass the summed chunks around the ring. Member r sends every chunk but
+        ``r + 1`` once and every chunk but ``r + 2`` once: ``2 N - c_{r+1} - c_{r+2}`` elements of N, and all
+        members together ``2 (size - 1) N`` (:func:`ring_all_reduce_bytes`). Every member ends with the same
+        values (each chunk is summed on one member, then copied), summed in ring order.
+        """
         if self.size == 1:
             return
-        share = 2 * (self.size - 1) * _nbytes(tensor) // self.size
-        self.counter.sent += share
-        self.counter.recv += share
-        dist.all_reduce(tensor, group=self.group)
+        flat = tensor.reshape(-1) if tensor.is_contiguous() else tensor.contiguous().reshape(-1)
+        chunks = list(torch.tensor_split(flat, self.size))
+        nxt, prev = (self.rank + 1) % self.size, (self.rank - 1) % self.size
+        for t in range(self.size - 1):  # reduce-scatter
+            send, recv = chunks[(self.rank - t) % self.size], chunks[(self.rank - t - 1) % self.size]
+            buf = torch.empty_like(recv)
+            self._ring_step(send, buf, nxt, prev)
+            recv.add_(buf)
+        for t in range(self.size - 1):  # all-gather
+            send, recv = chunks[(self.rank + 1 - t) % self.size], chunks[(self.rank - t) % self.size]
+            buf = torch.empty_like(recv)
+            self._ring_step(send, buf, nxt, prev)
+            recv.copy_(buf)
+        if not tensor.is_contiguous():  # flat was a copy
+            tensor.copy_(flat.view(tensor.shape))
+
+    def _ring_step(self, send: torch.Tensor, buf: torch.Tensor, nxt: int, prev: int) -> None:
+        """One ring step: ``send`` to member ``nxt`` while ``buf`` arrives from ``prev`` (an empty chunk, when
+        there are fewer elements than members, is neither sent nor received: both sides know its size)."""
+        sends = [(send.contiguous(), nxt)] if send.numel() else []
+        recvs = [(buf, prev)] if buf.numel() else []
+        self.p2p(sends, recvs).wait()
 
     def barrier(self) -> None:
         if self.size > 1:
@@ -232,8 +261,22 @@ class Comm:
         return sub
 
 
+def ring_all_reduce_bytes(numel: int, size: int, itemsize: int) -> tuple[int, ...]:
+    """Bytes each member sends in :meth:`Comm.all_reduce` of ``numel`` elements of ``itemsize`` bytes over
+    ``size`` members: ``(2 N - c_{r+1} - c_{r+2}) itemsize`` for member r (c: the ``tensor_split`` chunk sizes);
+    their sum is ``2 (size - 1) N itemsize``.
+
+    >>> ring_all_reduce_bytes(10, 3, 8)  # chunks 4, 3, 3
+    (112, 104, 104)
+    """
+    if size <= 1:
+        return (0,) * max(size, 1)
+    c = [numel // size + (1 if i < numel % size else 0) for i in range(size)]
+    return tuple((2 * numel - c[(r + 1) % size] - c[(r + 2) % size]) * itemsize for r in range(size))
+
+
 class _View(Comm):
-    """Point-to-point-only sub-communicator (no process group of its own)."""
+    """Point-to-point-only sub-communicator (no process group of its own; its all-reduce is point-to-point too)."""
 
     def __init__(self, ranks: Sequence[int], counter: ByteCounter) -> None:  # noqa: D107
         self.group = None
@@ -255,10 +298,6 @@ class _View(Comm):
         if self.size > 1:
             self._no_group("all_gather")
         super().all_gather(output, input)
-
-    def all_reduce(self, tensor: torch.Tensor) -> None:
-        if self.size > 1:
-            self._no_group("all_reduce")
 
     def barrier(self) -> None:
         if self.size > 1:

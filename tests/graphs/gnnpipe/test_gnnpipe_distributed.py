@@ -5,7 +5,9 @@
   chunk order, staleness bound, warm-up and stale-gradient switch: <= 1e-12 (only sum orders differ);
 - graph parallelism (METIS and random parts, P = 2 and an odd P = 3) against full-graph training: <= 1e-12;
 - the hybrid (S = 2 stages x G = 2 METIS parts, P = 4) against full-graph training: <= 1e-12;
-- every epoch's counted bytes (all ranks, sent) equal the closed form.
+- every epoch's counted bytes (all ranks, sent) equal the closed form;
+- ``Comm.all_reduce`` (a ring of counted point-to-point steps) against the plain sum of every rank's tensor (float64,
+  <= 1e-12: only the order of the sums differs) and its counted bytes per rank against the closed form.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from workbench.distributed.comm import ring_all_reduce_bytes
 from workbench.distributed.launch import run_workers
 from workbench.graphs.gnnpipe.data import load_data, permuted
 from workbench.graphs.gnnpipe.full import TrainSpec, train_full
@@ -22,7 +25,7 @@ from workbench.graphs.gnnpipe.models import ModelSpec
 from workbench.graphs.gnnpipe.partition import halo_pairs, make_cut
 from workbench.graphs.gnnpipe.pipeline import PipeSpec, pipeline_worker
 from workbench.graphs.gnnpipe.reference import reference_gnnpipe
-from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes, hybrid_bytes
+from workbench.graphs.gnnpipe.volume import allreduce_bytes, gnnpipe_bytes, graph_parallel_bytes, hybrid_bytes
 
 pytestmark = pytest.mark.slow
 TRAIN = TrainSpec(epochs=3, eval_every=3)
@@ -46,6 +49,33 @@ def _merged(results) -> dict[str, torch.Tensor]:
     for r in results:
         out.update(r.params)
     return out
+
+
+def _ring_worker(rank, world, comm, shape):
+    t = torch.randn(*shape, generator=torch.Generator().manual_seed(rank), dtype=torch.float64)
+    view = t.t() if len(shape) == 2 else t  # a non-contiguous tensor is summed in place too
+    view.mul_(1.0)
+    before = comm.bytes_sent
+    comm.all_reduce(view)
+    return view.clone(), comm.bytes_sent - before, comm.counter.messages_sent
+
+
+@pytest.mark.parametrize("world, shape", [(2, (7,)), (3, (5, 4)), (4, (3,)), (5, (1001,))])
+def test_all_reduce_is_counted_on_the_wire(world, shape):
+    results = run_workers(_ring_worker, world, shape, timeout_s=60)
+    want = sum(
+        torch.randn(*shape, generator=torch.Generator().manual_seed(r), dtype=torch.float64) for r in range(world)
+    )
+    want = want.t() if len(shape) == 2 else want
+    numel = want.numel()
+    for out, _, _ in results:
+        assert torch.allclose(out, want, rtol=0, atol=1e-12)
+        assert torch.equal(out, results[0][0])  # every rank holds the same values
+    sent = tuple(r[1] for r in results)
+    assert sent == ring_all_reduce_bytes(numel, world, 8)
+    assert sum(sent) == 2 * (world - 1) * numel * 8  # the closed form of volume.allreduce_bytes
+    assert sum(sent) == allreduce_bytes(numel * 8, world)
+    assert all(r[2] <= 2 * (world - 1) for r in results)  # one message per step at most (empty chunks are skipped)
 
 
 @pytest.mark.parametrize("kind, workers", [("gcnii", 1), ("gcn", 2), ("gcnii", 3)])

@@ -1,4 +1,4 @@
-"""Layers and data against PyTorch Geometric (the reference library): GCNConv / GCN2Conv on the whole Cora graph
+"""Layers and data against PyTorch Geometric (the reference library): DeepGCNLayer(GCNConv) / GCN2Conv on the whole Cora graph
 in float64, and the Planetoid counts, features, labels and split as ``torch_geometric.datasets.Planetoid`` builds
 them from the same files. Tolerance: 1e-12 absolute on O(1) values (float64; only the order of sums differs)."""
 
@@ -73,8 +73,10 @@ def test_planetoid_matches_pyg_planetoid_from_the_same_files(tmp_path, name):
 
 
 @pytest.mark.parametrize("layer", [1, 7])
-def test_gcn_layer_equals_pyg_gcnconv(cora, layer):
-    from torch_geometric.nn import GCNConv
+def test_gcn_layer_equals_pyg_deepgcn_res_block(cora, layer):
+    """The residual GCN layer against PyG's DeepGCNLayer(block="res") around a GCNConv with a LayerNorm without
+    affine parameters and relu: ``h + relu(LN(GCNConv(h)))``."""
+    from torch_geometric.nn import DeepGCNLayer, GCNConv
 
     spec = ModelSpec("gcn", 8, 32, cora.features, cora.classes)
     params = init_params(spec, 5, torch.float64)
@@ -86,8 +88,12 @@ def test_gcn_layer_equals_pyg_gcnconv(cora, layer):
     with torch.no_grad():
         conv.lin.weight.copy_(params[f"l{layer}.W"].T)
         conv.bias.copy_(params[f"l{layer}.b"])
-    ref = torch.relu(conv(h, _edge_index(cora)))
+    norm = torch.nn.LayerNorm(32, elementwise_affine=False).double()
+    block = DeepGCNLayer(conv, norm, torch.nn.ReLU(), block="res", dropout=0.0).eval()
+    ref = block(h, _edge_index(cora))
     assert torch.allclose(ours, ref, rtol=0, atol=1e-12)
+    plain = torch.relu(conv(h, _edge_index(cora)))  # the skip and the norm are really there (the check can fail)
+    assert float((ours - plain).abs().max()) > 0.1
 
 
 @pytest.mark.parametrize("layer", [1, 16])

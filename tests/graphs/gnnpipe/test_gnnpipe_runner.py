@@ -27,6 +27,8 @@ def test_check_json_has_the_issue_schema(capsys):
     assert out["k1_max_abs_param_diff"] <= 1e-12
     assert out["methods"][2]["bytes_per_epoch"] == 2 * 2 * 2708 * 16 * 8  # 2 (P-1) n (2d) 8 bytes, GCNII
     assert out["hybrid_stages"] == 3 and out["hybrid_max_abs_param_diff"] <= 1e-12  # P = 3 prime: 3 stages x 1
+    assert out["hybrid_note"].startswith("workers=3 is prime") and "K = 1" in out["hybrid_note"]
+    assert out["bytes_crossover_layers"] >= 3  # GNNPipe moves fewer bytes than graph parallelism from this L
 
 
 def test_panel_run_button_fills_curves_and_errors_show_in_status():

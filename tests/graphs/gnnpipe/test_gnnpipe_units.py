@@ -4,6 +4,7 @@ model's ratios, and bad input (config words, chunks above the vertex count, a co
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import numpy as np
@@ -14,6 +15,8 @@ from workbench.cli import main
 from workbench.graphs.generators import erdos_renyi
 from workbench.graphs.gnnpipe.config import GnnpipeConfig
 from workbench.graphs.gnnpipe.data import load_data, permuted
+from workbench.graphs.gnnpipe.experiment import crossover, hybrid_note
+from workbench.graphs.gnnpipe.full import TrainSpec, evaluate, train_full
 from workbench.graphs.gnnpipe.hybrid import check_grid, stage_param_counts
 from workbench.graphs.gnnpipe.model import PAPER_GRAPHS, random_halo
 from workbench.graphs.gnnpipe.models import ModelSpec, init_params, stage_layers
@@ -21,6 +24,7 @@ from workbench.graphs.gnnpipe.partition import epoch_order, halo_sets, make_cut,
 from workbench.graphs.gnnpipe.runner import run
 from workbench.graphs.gnnpipe.study import bytes_vs_layers, gnnpipe_view, paper_scale, schedule
 from workbench.graphs.gnnpipe.volume import allreduce_bytes, gnnpipe_bytes, graph_parallel_bytes, hybrid_bytes
+from workbench.threads import one_thread
 
 
 @pytest.mark.parametrize("parts, method", [(1, "metis"), (3, "metis"), (5, "random"), (7, "random")])
@@ -80,7 +84,7 @@ def test_stage_layers_and_schedule():
 
 def test_closed_forms():
     assert gnnpipe_bytes(10, 3, 4, 8) == 2 * 2 * 10 * 4 * 8
-    assert allreduce_bytes(100, 1) == 0 and allreduce_bytes(100, 3) == 3 * (2 * 2 * 100 // 3)
+    assert allreduce_bytes(100, 1) == 0 and allreduce_bytes(100, 3) == 2 * 2 * 100
     assert graph_parallel_bytes(7, 4, 5, 4, 100, 2) == 2 * 4 * 7 * 5 * 4 + 2 * 100
 
 
@@ -187,3 +191,47 @@ def test_adam_equals_torch_optim_adam():
         a.step()
         b.step()
     assert max(float((p - q).abs().max()) for p, q in zip(ours, ref)) <= 1e-12  # float64, sum order only
+
+
+@pytest.mark.parametrize("dataset, model", [("cora", "gcnii"), ("citeseer", "gcn")])
+def test_crossover_is_where_the_ratio_passes_one(dataset, model):
+    """The crossover depth against the closed forms of :func:`bytes_vs_layers` (themselves equal to the counted
+    bytes, tested in test_gnnpipe_distributed): the ratio is above 1 at the crossover and not one layer below."""
+    cfg = GnnpipeConfig(dataset=dataset, model=model, hidden=32)
+    rows = crossover(cfg, (2, 4, 5), (16, 32))
+    for row in rows:
+        c = dataclasses.replace(cfg, workers=row.workers, layers=16)
+        cross = row.crossover_layers
+        assert cross is not None and cross >= row.workers
+        at = bytes_vs_layers(c, tuple(L for L in (cross - 1, cross) if L >= row.workers))
+        assert at[-1]["ratio"] > 1.0 and (len(at) == 1 or at[0]["ratio"] <= 1.0)
+        assert row.ratios == pytest.approx([r["ratio"] for r in bytes_vs_layers(c, (16, 32))], rel=1e-12)
+    if (dataset, model) == ("cora", "gcnii"):  # the issue's figure: 16 layers / 4 processes, d = 32: 0.83
+        assert rows[1].ratios[0] == pytest.approx(0.829, abs=0.005) and rows[1].crossover_layers > 16
+
+
+def test_hybrid_note_says_what_a_prime_count_degenerates_to():
+    note = hybrid_note(GnnpipeConfig(workers=5, layers=16))
+    assert note.startswith("workers=5 is prime: the automatic hybrid (stages=0) is 5 stages x 1")
+    assert "GNNPipe with one chunk (K = 1)" in note
+    assert hybrid_note(GnnpipeConfig(workers=4, layers=16)) is None  # 2 x 2: both parallelisms
+    assert "graph parallelism, no pipeline" in hybrid_note(GnnpipeConfig(workers=4, stages=1, layers=16))
+
+
+@pytest.mark.slow  # trains in this process until the limit runs out (about 1 s)
+def test_timeout_covers_the_full_graph_run(capsys):
+    args = ["run", "gnnpipe", "--epochs", "10000", "--timeout-s", "1", "--layers", "4", "--hidden", "8"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "timeout_s=1 ran out in the full-graph training" in err and "of 10000 epochs" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.slow  # trains a 16-layer model on Cora (about 10 s)
+def test_residual_gcn_learns_at_depth_16():
+    """The residual GCN keeps learning at 16 layers (the plain deep GCN it replaces collapsed to 0.104 on Cora)."""
+    data = load_data("cora")
+    spec = ModelSpec("gcn", 16, 16, data.features, data.classes, dropout=0.5)
+    with one_thread():  # torch's intra-op threads only contend on these small tensors
+        run = train_full(data, spec, TrainSpec(epochs=60, eval_every=60))
+    assert evaluate(data, spec, run.params)["test"] > 0.6

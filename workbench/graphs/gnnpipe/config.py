@@ -32,7 +32,11 @@ class GnnpipeConfig(Config):
         help="Planetoid dataset (pubmed: the shared copy lacks ind.pubmed.allx, so every node "
         "gets seeded random features; its accuracy is no claim)",
     )
-    model: str = param("gcnii", choices=MODELS, help="gcn: residual deep GCN; gcnii: GCNII (Chen et al. 2020)")
+    model: str = param(
+        "gcnii",
+        choices=MODELS,
+        help="gcn: residual deep GCN (h + relu(LN(A h W + b)), DeepGCNs' res block); gcnii: GCNII (Chen et al. 2020)",
+    )
     layers: int = param(16, lo=1, hi=128, unit="layers", help="graph convolution layers L (deep GNNs: 16-64)")
     hidden: int = param(64, lo=1, hi=1024, unit="channels", help="hidden width d")
     workers: int = param(
@@ -48,7 +52,8 @@ class GnnpipeConfig(Config):
         hi=16,
         unit="stages",
         help="hybrid: S pipeline stages x G = workers / S graph-parallel ranks per stage (S must divide "
-        "workers and be at most layers); 0: the smallest divisor of workers above 1 (P = 4: 2 x 2)",
+        "workers and be at most layers); 0: the smallest divisor of workers above 1 (P = 4: 2 x 2; a prime P "
+        "gives P x 1, i.e. GNNPipe with K = 1, which the result says)",
     )
     chunks: int = param(4, lo=1, hi=4096, unit="chunks", help="K graph chunks pipelined through the stages")
     chunk_order: str = param(
@@ -89,7 +94,13 @@ class GnnpipeConfig(Config):
     seed: int = param(0, lo=0, hi=2**31 - 1, help="seed of initial weights, dropout masks, chunk orders, partitions")
     eval_every: int = param(5, lo=1, hi=10_000, unit="epochs", help="epochs between accuracy points of the curves")
     dtype: str = param("float64", choices=DTYPES, help="training precision (float64: the exactness checks)")
-    timeout_s: float = param(600.0, lo=1.0, hi=86_400.0, unit="s", help="wall-clock limit of one multi-process run")
+    timeout_s: float = param(
+        600.0,
+        lo=1.0,
+        hi=86_400.0,
+        unit="s",
+        help="wall-clock limit of each training run: the in-process full-graph one and each multi-process one",
+    )
     data_dir: str = param("", help="data directory (empty: WORKBENCH_DATA or the shared data folder)")
     paper_graph: str = param("ogbn-products", choices=PAPER_GRAPHS, help="model mode: the paper-scale graph")
     gpus: int = param(4, lo=2, hi=1024, unit="GPUs (model)", help="model mode: GPUs P at paper scale")

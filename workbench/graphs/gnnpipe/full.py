@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from workbench.distributed.comm import Comm
 
 __all__ = [
+    "TrainingTimeout",
     "Adam",
     "TrainSpec",
     "Snapshot",
@@ -84,6 +85,11 @@ class WorkerRun:
     seconds: tuple[float, ...]
     sent: tuple[int, ...]
     params: dict[str, torch.Tensor]
+
+
+class TrainingTimeout(ValueError):
+    """The in-process training outlived its ``timeout_s`` (the CLI's ``--timeout-s``): a setting too large for the
+    limit given, so a user error (exit 2); the message says what ran out and how far it got."""
 
 
 class Adam:
@@ -156,8 +162,12 @@ def run_epochs(
     return WorkerRun(tuple(snaps), tuple(losses), tuple(seconds), tuple(sent), copy_params(params))
 
 
-def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
-    """Train on the whole graph in this process; returns the final parameters and snapshots."""
+def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec, *, timeout_s: float | None = None) -> TrainRun:
+    """Train on the whole graph in this process; returns the final parameters and snapshots.
+
+    ``timeout_s``: wall-clock limit in seconds (None: none), checked after every epoch; raises
+    :class:`TrainingTimeout` naming the limit and the epochs done when it runs out.
+    """
     dtype = data.x.dtype
     params = {k: v.clone().requires_grad_() for k, v in init_params(spec, train.seed, dtype).items()}
     names = param_names(spec)
@@ -168,6 +178,7 @@ def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
     losses, seconds = [], []
     y_train, n_train = data.y[data.train], len(data.train)
     x = data.feature_rows(slice(0, data.n))
+    began = time.perf_counter()
     for epoch in range(train.epochs):
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
@@ -179,6 +190,12 @@ def train_full(data: GraphData, spec: ModelSpec, train: TrainSpec) -> TrainRun:
         losses.append(float(loss.detach()))
         if epoch + 1 in keep:
             snaps.append(Snapshot(epoch + 1, copy_params(params)))
+        if timeout_s is not None and epoch + 1 < train.epochs and time.perf_counter() - began > timeout_s:
+            raise TrainingTimeout(
+                f"timeout_s={timeout_s:g} ran out in the full-graph training (this process, {spec.kind} "
+                f"L={spec.layers} d={spec.hidden}) after {epoch + 1} of {train.epochs} epochs "
+                f"({time.perf_counter() - began:.1f} s): raise --timeout-s or train a smaller setting"
+            )
     return TrainRun(
         params=copy_params(params), snapshots=tuple(snaps), losses=tuple(losses), epoch_seconds=tuple(seconds)
     )

@@ -8,7 +8,7 @@ backward, the parameter gradients are summed by one all-reduce (a flat vector), 
 Adam step: no staleness, so this is full-graph training up to the order of floating-point sums.
 
 Bytes per epoch: ``2 L H d itemsize`` for the halos (H: the total halo size, :func:`.partition.halo_pairs`;
-forward and backward) plus the all-reduce, counted as a ring: ``P * (2 (P - 1) B // P)`` for B bytes of
+forward and backward) plus the all-reduce, a ring of counted point-to-point steps: ``2 (P - 1) B`` for B bytes of
 parameters (:func:`.volume.graph_parallel_bytes`).
 """
 

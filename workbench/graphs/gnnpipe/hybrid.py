@@ -16,8 +16,8 @@ parallelism. (Pipelining K > 1 chunks through the hybrid's stages is not impleme
 
 Bytes per epoch (sent, all ranks; :func:`.volume.hybrid_bytes`): the S-1 stage boundaries carry every vertex once
 each way, ``2 (S - 1) n width itemsize``; every layer exchanges the G-way halo H_G each way,
-``2 L H_G d itemsize``; and stage s's group all-reduces its B_s parameter bytes, counted as a ring:
-``sum_s G (2 (G - 1) B_s // G)``.
+``2 L H_G d itemsize``; and stage s's group all-reduces its B_s parameter bytes, a ring of counted
+point-to-point steps: ``sum_s 2 (G - 1) B_s``.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from workbench.graphs.gnnpipe.volume import gnnpipe_bytes, graph_parallel_bytes
 
 __all__ = [
     "MODEL_LABEL",
+    "PAPER_DEPTHS",
     "PaperGraph",
     "PAPER_GRAPHS",
     "DEGREE_SIGMA",
@@ -46,6 +47,8 @@ __all__ = [
 ]
 
 MODEL_LABEL = "MODEL (not measured): closed-form bytes, halo estimated from degree statistics"
+#: the depths the paper trains (deep GCN / GCNII, 16-64 layers; the abstracts give no single L): the model's range
+PAPER_DEPTHS = (16, 32, 64)
 #: sigma of the log-normal degree distribution assumed for the paper's graphs (inferred, not sourced)
 DEGREE_SIGMA = 1.0
 

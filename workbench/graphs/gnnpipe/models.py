@@ -4,7 +4,10 @@ Architecture (the brief's "deep GNNs (GCNII or deep residual GCNs, 16-64 layers)
 readable, so depth and the GCNII hyper-parameters follow GCNII's Cora setting, Chen et al. ICML 2020):
 
     h0 = relu(x W_in + b_in)                                           input layer   (n, f) -> (n, d)
-    gcn   layer l: h_l = relu(A_hat drop_l(h_{l-1}) W_l + b_l)                 (PyG GCNConv; plain deep GCN)
+    gcn   layer l: h_l = h_{l-1} + relu(LN(A_hat drop_l(h_{l-1}) W_l + b_l))     (residual deep GCN: PyG GCNConv in
+                   the "res" block of DeepGCNs, Li et al. ICCV 2019 = PyG DeepGCNLayer(block="res"): conv, norm,
+                   activation, identity skip; LN: layer normalisation over the d features of each row without
+                   learned scale or shift, row-local, so every mode computes it on the rows it owns)
     gcnii layer l: s = (1 - alpha) A_hat drop_l(h_{l-1}) + alpha h0
                    h_l = relu((1 - beta_l) s + beta_l s W_l),  beta_l = ln(lambda / l + 1)   (PyG GCN2Conv)
     logits = drop_{L+1}(h_L) W_out + b_out                             output layer  (n, d) -> (n, C)
@@ -124,8 +127,9 @@ def layer_forward(
     h0: torch.Tensor | None,
 ) -> torch.Tensor:
     """Layer ``l`` on some rows: ``agg = A_hat[rows] @ drop_l(h_{l-1})`` (rows, d); ``h_prev``, ``h0``: the same rows."""
-    if spec.kind == "gcn":
-        return torch.relu(agg @ params[f"l{l}.W"] + params[f"l{l}.b"])
+    if spec.kind == "gcn":  # residual: conv -> LN -> relu, added to the layer's input
+        conv = agg @ params[f"l{l}.W"] + params[f"l{l}.b"]  # (rows, d)
+        return h_prev + torch.relu(F.layer_norm(conv, (conv.shape[1],)))
     beta = spec.beta(l)
     s = (1.0 - spec.alpha) * agg + spec.alpha * h0
     return torch.relu((1.0 - beta) * s + beta * (s @ params[f"l{l}.W"]))

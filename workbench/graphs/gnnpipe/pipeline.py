@@ -115,128 +115,154 @@ class _Stage:
 
     # ------------------------------------------------------------------------------------------ one epoch
     def epoch(self, epoch: int) -> float:
+        """Train epoch ``epoch``: forward every chunk in the epoch's order, backward in reverse, one Adam step,
+        then refresh the history; returns the loss (last stage) or NaN."""
+        st = self.begin(epoch)
+        self.forward(st)
+        self.backward(st)
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        self.update_history(st, epoch)
+        return float(sum(v.detach() for v in st.losses.values())) if self.last else float("nan")
+
+    def begin(self, epoch: int) -> _EpochState:
+        """The epoch's chunking, order, dropout masks and switches (warm-up: one chunk, no staleness)."""
         spec, pipe, data = self.spec, self.pipe, self.data
-        n, d, w = data.n, spec.hidden, spec.message_width
+        n, d, p = data.n, spec.hidden, spec.dropout
         warm = epoch < pipe.warmup
         bounds = (0, n) if warm else pipe.bounds
-        K = len(bounds) - 1
-        order = [0] if warm else epoch_order(K, pipe.order, self.train.seed, epoch)
-        pos = {c: i for i, c in enumerate(order)}
-        blocks = self.blocks(bounds)
-        p = spec.dropout
+        order = [0] if warm else epoch_order(len(bounds) - 1, pipe.order, self.train.seed, epoch)
         masks = {l: data.row_mask(dropout_mask(self.train.seed, epoch, l, (n, d), p, self.dtype)) for l in self.layers}
         out_mask = (
             data.row_mask(dropout_mask(self.train.seed, epoch, spec.layers + 1, (n, d), p, self.dtype))
             if self.last
             else None
         )
-        use_hist = self.pipe.staleness >= 1
+        use_hist = pipe.staleness >= 1
         deferred = pipe.stale_gradients == "deferred" and use_hist and not warm
+        return _EpochState(warm, order, self.blocks(bounds), masks, out_mask, use_hist, deferred)
 
-        zfresh: dict[tuple[int, int], torch.Tensor] = {}  # (j, chunk) -> this epoch's dropped h_j rows
-        hfresh: dict[tuple[int, int], torch.Tensor] = {}  # (j, chunk) -> this epoch's h_j rows (in the graph)
-        zhist: dict[tuple[int, int], torch.Tensor] = {}
-        hist_leaves: dict[tuple[int, int], torch.Tensor] = {}
-        outs, leaves, losses = {}, {}, {}
-        pending = []
+    def historical(self, st: _EpochState, j: int, c: int) -> torch.Tensor:
+        """Chunk c's dropped historical h_j rows (zeros without history; a leaf when stale gradients are deferred)."""
+        if (j, c) not in st.zhist:
+            rows = st.blocks[c][0]
+            if not st.use_hist:
+                st.zhist[(j, c)] = torch.zeros(rows.stop - rows.start, self.spec.hidden, dtype=self.dtype)
+            else:
+                h = self.hist[j][rows]
+                if st.deferred:
+                    h = h.clone().requires_grad_()
+                    st.hist_leaves[(j, c)] = h
+                m = st.rows_mask(j + 1, rows)
+                st.zhist[(j, c)] = h if m is None else h * m
+        return st.zhist[(j, c)]
 
-        def rows_mask(l: int, rows: slice):
-            m = masks[l]
-            return None if m is None else m[rows]
-
-        def historical(j: int, c: int) -> torch.Tensor:
-            if (j, c) not in zhist:
-                rows = blocks[c][0]
-                if not use_hist:
-                    zhist[(j, c)] = torch.zeros(rows.stop - rows.start, d, dtype=self.dtype)
-                else:
-                    h = self.hist[j][rows]
-                    if deferred:
-                        h = h.clone().requires_grad_()
-                        hist_leaves[(j, c)] = h
-                    m = rows_mask(j + 1, rows)
-                    zhist[(j, c)] = h if m is None else h * m
-            return zhist[(j, c)]
-
-        for i, c in enumerate(order):
-            rows, adj, x, _, _ = blocks[c]
-            size = rows.stop - rows.start
+    def forward(self, st: _EpochState) -> None:
+        """Every chunk through this stage's layers in the epoch's order: receive, aggregate fresh rows of chunks
+        already computed and historical rows of later ones, send the output on (or compute the loss)."""
+        spec, d, w = self.spec, self.spec.hidden, self.spec.message_width
+        K, pending = len(st.blocks), []
+        for i, c in enumerate(st.order):
+            rows, adj, x, _, _ = st.blocks[c]
             if self.first:
                 cur = input_layer(self.params, x)
                 h0 = cur
             else:
-                buf = torch.empty(size, w, dtype=self.dtype)
+                buf = torch.empty(rows.stop - rows.start, w, dtype=self.dtype)
                 self.comm.p2p(recvs=[(buf, self.s - 1)]).wait()
                 leaf = buf.requires_grad_()
-                leaves[c] = leaf
+                st.leaves[c] = leaf
                 cur = leaf[:, :d]
                 h0 = leaf[:, d:] if spec.kind == "gcnii" else None
             for l in self.layers:
                 j = l - 1
-                hfresh[(j, c)] = cur
-                m = rows_mask(l, rows)
-                zfresh[(j, c)] = cur if m is None else cur * m
-                parts = [zfresh[(j, c2)] if pos[c2] <= i else historical(j, c2) for c2 in range(K)]
+                st.hfresh[(j, c)] = cur
+                m = st.rows_mask(l, rows)
+                st.zfresh[(j, c)] = cur if m is None else cur * m
+                parts = [st.zfresh[(j, c2)] if st.pos[c2] <= i else self.historical(st, j, c2) for c2 in range(K)]
                 z = parts[0] if K == 1 else torch.cat(parts, dim=0)  # (n, d) in row order
                 agg = adj @ z  # (rows, d)
                 cur = layer_forward(spec, self.params, l, agg, cur, h0)
             if self.last:
-                _, _, _, local, y = blocks[c]
-                hm = cur if out_mask is None else cur * out_mask[rows]
+                _, _, _, local, y = st.blocks[c]
+                hm = cur if st.out_mask is None else cur * st.out_mask[rows]
                 logits = hm @ self.params["out.W"] + self.params["out.b"]  # all rows, as full-graph training
-                losses[c] = loss_sum(logits[local], y, len(data.train))
+                st.losses[c] = loss_sum(logits[local], y, len(self.data.train))
             else:
                 out = torch.cat([cur, h0], dim=1) if spec.kind == "gcnii" else cur
-                outs[c] = out
+                st.outs[c] = out
                 send = out.detach().contiguous()
                 pending.append((self.comm.p2p(sends=[(send, self.s + 1)]), send))
         for handle, _ in pending:
             handle.wait()
 
-        # -------------------------------------------------------------------------------- backward
+    def backward(self, st: _EpochState) -> None:
+        """Chunks in reverse order: receive the output gradient (or start from the loss), add deferred stale
+        gradients, run autograd from the chunk and send its input gradient back."""
         pending = []
-        for c in reversed(order):
-            rows = blocks[c][0]
+        for c in reversed(st.order):
+            rows = st.blocks[c][0]
             tensors: list[torch.Tensor] = []
             grads: list[torch.Tensor] = []
             if self.last:
-                tensors.append(losses[c])
+                tensors.append(st.losses[c])
                 grads.append(torch.ones((), dtype=self.dtype))
             else:
-                g = torch.empty(rows.stop - rows.start, w, dtype=self.dtype)
+                g = torch.empty(rows.stop - rows.start, self.spec.message_width, dtype=self.dtype)
                 self.comm.p2p(recvs=[(g, self.s + 1)]).wait()
-                tensors.append(outs[c])
+                tensors.append(st.outs[c])
                 grads.append(g)
-            if deferred and self.have_deferred:
+            if st.deferred and self.have_deferred:
                 for j in self.inputs:
-                    tensors.append(hfresh[(j, c)])
+                    tensors.append(st.hfresh[(j, c)])
                     grads.append(self.deferred[j][rows])
             torch.autograd.backward(tensors, grads, retain_graph=True)
             if not self.first:
-                leaf = leaves[c]
+                leaf = st.leaves[c]
                 grad = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
                 send = grad.contiguous()
                 pending.append((self.comm.p2p(sends=[(send, self.s - 1)]), send))
         for handle, _ in pending:
             handle.wait()
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
 
-        # -------------------------------------------------------------------------------- history
-        if deferred:
+    def update_history(self, st: _EpochState, epoch: int) -> None:
+        """Keep the gradients that crossed stale edges (deferred) and refresh the history every ``staleness``
+        epochs (and after warm-up epochs)."""
+        n, d = self.data.n, self.spec.hidden
+        if st.deferred:
             for j in self.inputs:
                 new = torch.zeros(n, d, dtype=self.dtype)
-                for (jj, c), leaf in hist_leaves.items():
+                for (jj, c), leaf in st.hist_leaves.items():
                     if jj == j and leaf.grad is not None:
-                        new[blocks[c][0]] = leaf.grad
+                        new[st.blocks[c][0]] = leaf.grad
                 self.deferred[j] = new
             self.have_deferred = True
         else:
             self.have_deferred = False
-        if use_hist and (warm or epoch % self.pipe.staleness == 0):
+        if st.use_hist and (st.warm or epoch % self.pipe.staleness == 0):
             for j in self.inputs:
-                self.hist[j] = torch.cat([hfresh[(j, c)].detach() for c in range(K)], dim=0)
-        return float(sum(v.detach() for v in losses.values())) if self.last else float("nan")
+                self.hist[j] = torch.cat([st.hfresh[(j, c)].detach() for c in range(len(st.blocks))], dim=0)
+
+
+class _EpochState:
+    """One epoch of one stage: the schedule (chunks, order, masks, switches) and the tensors it builds, keyed
+    by (layer input j, chunk): fresh dropped rows, fresh rows in the graph, historical rows and their leaves."""
+
+    def __init__(self, warm, order, blocks, masks, out_mask, use_hist: bool, deferred: bool) -> None:  # noqa: D107
+        self.warm, self.order, self.blocks, self.masks, self.out_mask = warm, order, blocks, masks, out_mask
+        self.use_hist, self.deferred = use_hist, deferred
+        self.pos = {c: i for i, c in enumerate(order)}
+        self.zfresh: dict[tuple[int, int], torch.Tensor] = {}  # (j, chunk) -> this epoch's dropped h_j rows
+        self.hfresh: dict[tuple[int, int], torch.Tensor] = {}  # (j, chunk) -> this epoch's h_j rows (in the graph)
+        self.zhist: dict[tuple[int, int], torch.Tensor] = {}
+        self.hist_leaves: dict[tuple[int, int], torch.Tensor] = {}
+        self.outs: dict[int, torch.Tensor] = {}
+        self.leaves: dict[int, torch.Tensor] = {}
+        self.losses: dict[int, torch.Tensor] = {}
+
+    def rows_mask(self, l: int, rows: slice) -> torch.Tensor | None:
+        m = self.masks[l]
+        return None if m is None else m[rows]
 
 
 def pipeline_worker(

@@ -62,7 +62,8 @@ def reference_gnnpipe(data: GraphData, spec: ModelSpec, train: TrainSpec, pipe: 
                     row_blocks[(lo, hi)] = adj_rows(data.adj, slice(lo, hi), dtype).to_sparse_coo()
                 agg = row_blocks[(lo, hi)] @ mixed
                 if spec.kind == "gcn":
-                    rows = torch.relu(agg @ params[f"l{l}.W"] + params[f"l{l}.b"])
+                    conv = agg @ params[f"l{l}.W"] + params[f"l{l}.b"]
+                    rows = h[lo:hi] + torch.relu(torch.nn.functional.layer_norm(conv, (d,)))
                 else:
                     beta = spec.beta(l)
                     s = (1.0 - spec.alpha) * agg + spec.alpha * h0[lo:hi]

@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 from workbench.graphs.gnnpipe.claims import PAPER_FIGURES
 from workbench.graphs.gnnpipe.config import GnnpipeConfig
+from workbench.graphs.gnnpipe.experiment import bytes_vs_layers, check, crossover, dataset, hybrid_note, paper_scale
 from workbench.graphs.gnnpipe.model import MODEL_LABEL, PAPER_GRAPHS
-from workbench.graphs.gnnpipe.study import bytes_vs_layers, check, paper_scale
 from workbench.registry import Technique
 from workbench.results import Result, fmt, fmt_bytes
 
@@ -39,8 +39,10 @@ class MethodRow(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class GnnpipeResult(Result):
-    """What ``workbench run gnnpipe --json`` prints. check: methods, k1_max_abs_param_diff and the setting;
-    model: the paper-scale rows (``label`` says MODEL)."""
+    """What ``workbench run gnnpipe --json`` prints. check: methods, k1_max_abs_param_diff and the setting,
+    ``hybrid_note`` (what the hybrid degenerates to, e.g. K = 1 GNNPipe for a prime P; absent for a real S x G grid)
+    and ``bytes_crossover_layers`` (the smallest L at which GNNPipe moves fewer bytes than graph parallelism at
+    this P, dataset and partition; None up to 1024); model: the paper-scale rows (``label`` says MODEL)."""
 
     OMIT_NONE: ClassVar[tuple[str, ...]] = (
         "methods",
@@ -53,6 +55,8 @@ class GnnpipeResult(Result):
         "paper_claims",
         "hybrid_stages",
         "hybrid_max_abs_param_diff",
+        "hybrid_note",
+        "bytes_crossover_layers",
     )
 
     technique: str = "gnnpipe"
@@ -74,6 +78,8 @@ class GnnpipeResult(Result):
     paper_claims: dict | None = None
     hybrid_stages: int | None = None
     hybrid_max_abs_param_diff: float | None = None
+    hybrid_note: str | None = None
+    bytes_crossover_layers: int | None = None
 
 
 def run(config: GnnpipeConfig) -> GnnpipeResult:
@@ -115,8 +121,6 @@ def run(config: GnnpipeConfig) -> GnnpipeResult:
         )
         for name, r in ((n, outcome.runs[n]) for n in order)
     )
-    from workbench.graphs.gnnpipe.study import dataset
-
     return GnnpipeResult(
         **common,
         methods=methods,
@@ -126,6 +130,8 @@ def run(config: GnnpipeConfig) -> GnnpipeResult:
         feature_note=dataset(config.dataset, config.dtype, config.data_dir, config.seed).feature_note,
         hybrid_stages=config.hybrid_stages,
         hybrid_max_abs_param_diff=outcome.hybrid_max_abs_param_diff,
+        hybrid_note=hybrid_note(config),
+        bytes_crossover_layers=crossover(config, (config.workers,), ())[0].crossover_layers,
     )
 
 
@@ -177,6 +183,14 @@ def format_table(result: dict[str, Any]) -> str:
         f"  K=1 max |param - full| = {fmt(result['k1_max_abs_param_diff'])}; graph parallel "
         f"{fmt(result['graph_parallel_max_abs_param_diff'])}; hybrid ({result['hybrid_stages']} stages x "
         f"{result['workers'] // result['hybrid_stages']}) {fmt(result['hybrid_max_abs_param_diff'])}"
+    )
+    if result.get("hybrid_note"):
+        lines.append(f"  hybrid: {result['hybrid_note']}")
+    cross = result.get("bytes_crossover_layers")
+    lines.append(
+        f"  bytes: GNNPipe moves fewer than graph parallelism over P = {result['workers']} parts from "
+        + (f"L = {cross} on" if cross else "no L up to 1024 on")
+        + f" {result['dataset']}"
     )
     lines.append(f"  features: {result['feature_note']}")
     return "\n".join(lines)

@@ -5,8 +5,8 @@ counts on every run (summed over ranks, bytes sent).
   ``width`` columns: d for GCN, 2d for GCNII's h and h0) and once backward (the gradient of the same):
   ``2 (P - 1) n width itemsize``. Warm-up epochs (one chunk) move the same bytes. K does not enter.
 - Graph parallelism, P parts with total halo H: per layer the dropped inputs of the halo forward and their
-  gradients backward, ``2 L H d itemsize``, plus one all-reduce of the B parameter bytes, counted as a ring:
-  ``P * (2 (P - 1) B // P)``.
+  gradients backward, ``2 L H d itemsize``, plus one all-reduce of the B parameter bytes, a ring of counted
+  point-to-point steps (:meth:`~workbench.distributed.comm.Comm.all_reduce`): ``2 (P - 1) B`` over all ranks.
 - Hybrid (:mod:`.hybrid`), S stages of G graph-parallel ranks: the stage boundaries as GNNPipe
   (``2 (S - 1) n width itemsize``), every layer's halo across its group (``2 L H_G d itemsize``), and each
   group's all-reduce of its own stage's parameter bytes B_s (not an even split: the input and output layers
@@ -21,8 +21,10 @@ __all__ = ["gnnpipe_bytes", "graph_parallel_bytes", "allreduce_bytes", "hybrid_b
 
 
 def allreduce_bytes(nbytes: int, ranks: int) -> int:
-    """Bytes sent by all ranks of a ring all-reduce of ``nbytes`` (as ``Comm.all_reduce`` counts them)."""
-    return 0 if ranks <= 1 else ranks * (2 * (ranks - 1) * nbytes // ranks)
+    """Bytes sent by all ranks of a ring all-reduce of ``nbytes``: ``2 (ranks - 1) nbytes`` (each of the ranks
+    chunks travels ranks - 1 hops reducing and ranks - 1 hops gathering; ``Comm.all_reduce`` sends exactly this,
+    per rank :func:`workbench.distributed.comm.ring_all_reduce_bytes`)."""
+    return 0 if ranks <= 1 else 2 * (ranks - 1) * nbytes
 
 
 def gnnpipe_bytes(n: int, stages: int, width: int, itemsize: int) -> int:
@@ -48,7 +50,7 @@ def hybrid_bytes(
 ) -> int:
     """Hybrid of S stages x G graph-parallel ranks (:mod:`.hybrid`), per epoch: ``2 (S - 1) n width itemsize`` at
     the stage boundaries, ``2 L H_G d itemsize`` of halo (H_G: the total halo of the G-way cut), and each stage's
-    ring all-reduce of its own B_s parameter bytes, ``sum_s G (2 (G - 1) B_s // G)``.
+    ring all-reduce of its own B_s parameter bytes, ``sum_s 2 (G - 1) B_s``.
 
     ``stage_param_bytes``: B_s per stage (:func:`.hybrid.stage_param_counts` times itemsize), length S.
     Raises ValueError when its length is not ``stages``.
