@@ -1,5 +1,6 @@
 """SRT panel: accepted tokens per verification forward vs history depth, forwards per sequence vs its length,
-the drafters side by side, the GRPO reward curve, and real rollouts timed on this CPU.
+the drafters side by side, the GRPO reward curve, and real batched rollouts timed on this CPU (every active rollout
+verified in one forward per round; plain = the same batch without drafts).
 
 Everything drawn comes from ``workbench.llm.srt.study``: redraws only read its caches (``cached_view``,
 ``cached_wallclock``), so they are instant; a setting (group, temperature, draft budget) not swept yet is drawn
@@ -49,7 +50,7 @@ class SrtPanel(Panel):
         self.run_action = Action(self, RUN, self._run_setting, label="progress",
                                  tooltip="train the GRPO run of this group/temperature and replay every drafter")  # fmt: skip
         self.time_action = Action(self, TIME, self._run_wallclock, share=self.run_action,
-                                  tooltip="plain vs SRT and the baselines with a KV cache on this CPU")  # fmt: skip
+                                  tooltip="plain vs SRT and the baselines, batched, with a KV cache on this CPU")  # fmt: skip
         self.run_button, self.time_button = self.run_action.button, self.time_action.button
         self.progress = self.run_action.progress
         super().__init__(static=static, **values)
@@ -87,7 +88,7 @@ class SrtPanel(Panel):
         reward = go.Figure(layout=dict(title="GRPO reward per step (SRT rollouts give the same tokens)", height=320,
                                        xaxis=dict(title="step"), yaxis=dict(title="mean reward")))  # fmt: skip
         reward.add_trace(go.Scatter(x=[], y=[], mode="lines+markers", name="plain = SRT"))
-        wall = go.Figure(layout=dict(title=f"Real rollouts on this CPU (press '{TIME}')", height=320,
+        wall = go.Figure(layout=dict(title=f"Real batched rollouts on this CPU (press '{TIME}')", height=320,
                                      yaxis=dict(title="tokens / s")))  # fmt: skip
         wall.add_trace(go.Bar(x=list(DRAFTERS), y=[0] * len(DRAFTERS), name="tokens/s", text=[""] * len(DRAFTERS)))
         return [curve, per_seq, bars, reward, wall]
@@ -138,13 +139,15 @@ class SrtPanel(Panel):
         if runs is None:
             wall.data[0].y, wall.data[0].text = [0] * len(DRAFTERS), [""] * len(DRAFTERS)
             wall.layout.title.text = (
-                f"Real rollouts on this CPU: not timed yet at {setting}, history {h} (press '{TIME}')"
+                f"Real batched rollouts on this CPU: not timed yet at {setting}, history {h} (press '{TIME}')"
             )
         else:
             tps = [runs[n].stats.tokens / runs[n].seconds for n in DRAFTERS]
             wall.data[0].y = tps
             wall.data[0].text = [f"{t / tps[0]:.2f}x" for t in tps]
-            wall.layout.title.text = f"Real rollouts on this CPU ({setting}, history {h}): tokens/s, speed-up vs plain"
+            wall.layout.title.text = (
+                f"Real batched rollouts on this CPU ({setting}, history {h}): tokens/s, speed-up vs plain batched"
+            )
 
     def notes(self, result: SrtPanelView, values: dict[str, Any]) -> str:
         view = result.sweep

@@ -234,8 +234,9 @@ class GPT(nn.Module):
         """Incremental forward with a key/value cache (additive; ``forward`` is unchanged).
 
         tokens ``(b, s)`` are the new positions; ``past`` the cache of the earlier ones (None: empty).
-        positions ``(s,)`` their position ids (default: ``cached .. cached + s - 1``; a token tree passes its
-        branch depths); mask ``(s, cached + s)`` bool, True where a new position may attend (default causal).
+        positions ``(s,)`` their position ids, or ``(b, s)`` one row per sequence (default: ``cached .. cached + s -
+        1``; a token tree passes its branch depths); mask ``(s, cached + s)`` bool, or ``(b, 1, s, cached + s)`` one
+        per sequence (a padded batch of trees), True where a new position may attend (default causal).
         Returns logits ``(b, s, vocab)`` and the cache with the new positions appended (the caller truncates or
         gathers it to keep only accepted positions). With the defaults, feeding a sequence in pieces gives the
         logits of :meth:`forward` on the whole sequence (tested to rounding).

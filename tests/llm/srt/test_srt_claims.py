@@ -6,6 +6,7 @@ checks against a fresh evaluation; a figure is recomputed here only where a test
 computation, at the claim's sourced setting."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -25,8 +26,9 @@ def detail(r: dict) -> str:
 
 
 def test_claims_are_declared_with_existing_evidence():
-    assert set(BY_KEY) == {"lossless", "online_runahead_acceptance", "rollout_speedup", "gen_speedup_ppo",
-                           "gen_speedup_dapo", "gen_speedup_retool", "suffix_slower_on_dapo", "vs_suffix_n10"}  # fmt: skip
+    assert set(BY_KEY) == {"lossless", "online_runahead_acceptance", "rollout_speedup", "per_prompt_vs_global",
+                           "gen_speedup_ppo", "gen_speedup_dapo", "gen_speedup_retool", "suffix_slower_on_dapo",
+                           "vs_suffix_n10"}  # fmt: skip
     assert [c.key for c in wc.claims_of("srt")] == [c.key for c in CLAIMS]
     for c in CLAIMS:
         for ev in c.evidence:
@@ -35,11 +37,16 @@ def test_claims_are_declared_with_existing_evidence():
             assert not name or f"def {name}(" in text, ev
 
 
+@pytest.mark.slow  # calibrates three workloads' response lengths (a few seconds)
 def test_model_claims_are_the_calibrated_models():
     eff = m.calibrate_overhead()
     t = m.TABLE1_GEN_S
     a = m.calibrate_acceptance(t["baseline"]["grpo"] / t["srt"]["grpo"], m.WORKLOADS["grpo"], 24, eff)
-    want = m.speedup(m.WORKLOADS["ppo"], m.Drafting(24, a), eff=eff)["speedup"]
+    calibrated = m.calibrated_workloads(eff)
+    want = m.speedup(calibrated["ppo"], m.Drafting(24, a), eff=eff)["speedup"]
+    # every workload's plain generation takes the paper's baseline time (lengths calibrated on it)
+    for name, w in calibrated.items():
+        assert m.generation(w, m.Drafting(), eff=eff)["seconds"] == pytest.approx(t["baseline"][name], rel=0.01), name
     c = BY_KEY["gen_speedup_ppo"]
     assert c.measure(**c.settings).value == pytest.approx(want, rel=1e-9)
     d = BY_KEY["suffix_slower_on_dapo"]
@@ -49,19 +56,20 @@ def test_model_claims_are_the_calibrated_models():
 @pytest.mark.parametrize(
     ("key", "status", "why"),
     [
-        # the MODEL predicts 2.27x (2.12..2.34 over draft length, 1.90 at -10 % acceptance): above 0.85 x 2.07
+        # every workload's response-length median is calibrated on its Table 1 baseline time, so each plain generation
+        # takes the paper's seconds (DAPO 44.1 s, ReTool 49.0 s; with max_out / 4 the MODEL took 85.6 s and 142 s).
+        # PPO: 2.21x (1.84..2.75 over the ranges) against 2.07x
         ("gen_speedup_ppo", "reproduced", ""),
-        # 1.39x at the sourced setting, but 10 % less acceptance than on GRPO gives 1.16x < 0.85 x 1.40: the match
-        # rests on the acceptance transferring from GRPO. The draft length does not flip it: the acceptance is
-        # recalibrated on GRPO at each length (1.86x at 8, 1.29x at 32)
-        ("gen_speedup_dapo", "depends on", "acceptance_transfer"),
-        # the MODEL overshoots (2.37x vs 1.71x; the rule is one-sided for speed-ups); its plain ReTool generation
-        # takes 142 s against the paper's 49 s and tool calls are not modelled: see the workload assumption's why
+        # DAPO: with lengths that fit 44.1 s most DAPO responses are short (median ~360 tokens), the batch empties
+        # early and the long tail runs at small batch, where speculation pays: 2.12x (1.78..2.65), above the paper's
+        # 1.40x (the rule is one-sided for speed-ups): the MODEL does not show the paper's DAPO drop
+        ("gen_speedup_dapo", "reproduced", ""),
+        # ReTool overshoots too (2.47x vs 1.71x); tool calls are not modelled (one long response)
         ("gen_speedup_retool", "reproduced", ""),
-        # at GRPO's acceptance SuffixDecoding is faster than plain decoding on DAPO (0.92 of plain's time), not
-        # 1.42x slower; it is slower (1.04, 1.01) only at low acceptance or MFU, never by the paper's margin.
-        # Not refuted: a MODEL with a transferred acceptance cannot overrule the paper's measurement
-        ("suffix_slower_on_dapo", "not reproduced", ""),
+        # at GRPO's acceptance SuffixDecoding is faster than plain decoding on DAPO (0.60 of plain's time; 0.52..0.68
+        # over the ranges), never 1.42x slower: the MODEL contradicts the paper's DAPO measurement everywhere in its
+        # ranges (the paper's slowdown needs SuffixDecoding's acceptance on DAPO far below its GRPO value)
+        ("suffix_slower_on_dapo", "refuted", ""),
         # the MODEL has no mechanism by which 10 responses per prompt raise SRT's acceptance (its online updates
         # share a group's tokens): with n=5's acceptance it saves 22 %, and 33 % needs 10 % more acceptance
         ("vs_suffix_n10", "depends on", "acceptance_transfer"),
@@ -89,17 +97,44 @@ def test_every_inferred_model_assumption_moves_the_figure():
         assert max(ours) - min(ours) < 0.005, name
 
 
-def test_rollout_speedup_is_recorded_against_a_weaker_baseline(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("values", "status"),
+    [
+        # faster than batched plain decoding at 16 rollouts only, and never by 0.85 x 2.08: not reproduced
+        ({16: 1.2, 64: 0.7, 256: 0.4}, "not reproduced"),
+        ({16: 0.9, 64: 0.7, 256: 0.4}, "refuted"),  # slower at every batch size
+        ({16: 2.5, 64: 2.0, 256: 1.9}, "reproduced"),  # >= 1.77x at every batch size
+    ],
+)
+def test_rollout_speedup_reads_the_batched_record_against_batched_plain_decoding(tmp_path, monkeypatch, values,
+                                                                                 status):  # fmt: skip
     c = BY_KEY["rollout_speedup"]
+    assert c.baseline.strongest and "batched plain decoding" in c.baseline.name
     monkeypatch.setattr(wc, "RECORDED_PATH", tmp_path / "recorded.json")
+    assert evaluate(c).verdict.status == "not tested here"  # no record: the benchmark has not run
+    record = {f"srt.batched_speedup_{n}": {"value": v} for n, v in values.items()}
+    (tmp_path / "recorded.json").write_text(json.dumps({"values": record}))
     ev = evaluate(c)
-    assert ev.verdict.status == "not tested here"
-    (tmp_path / "recorded.json").write_text(json.dumps({"values": {"srt.rollout_speedup": {"value": 2.66}}}))
-    ev = evaluate(c)
-    # 2.66x meets 2.08x, but against batch-1 decoding: the batched plain decoder (the paper's vLLM baseline) is
-    # 3.6x..5.4x faster than batch-1, so the rule cannot reproduce it
-    assert ev.at_source.ours == 2.66
-    assert ev.verdict.status == "not reproduced" and "weaker than batched plain decoding" in ev.verdict.detail
+    assert ev.at_source.ours == values[64]
+    assert ev.verdict.status == status, ev.verdict
+
+
+@pytest.mark.slow  # trains the small GRPO run at G = 8 (a few seconds cold)
+def test_per_prompt_vs_global_is_the_replayed_ratio():
+    from workbench.llm.srt import experiment
+
+    c = BY_KEY["per_prompt_vs_global"]
+    cfg = replace(CHECK_CONFIG, group=c.settings["group"])
+    srt = experiment.replay(cfg, "srt", history=c.settings["history"]).accepted_per_forward
+    glob = experiment.replay(cfg, "global-suffix", history=c.settings["history"]).accepted_per_forward
+    assert c.measure(**c.settings).value == pytest.approx(srt / glob)
+    rec = RECORDS["per_prompt_vs_global"]
+    assert rec["ours"] == pytest.approx(srt / glob, rel=1e-5)
+    # the per-prompt trees are ahead at every G and history swept, but only just (0.5 % at G = 16 to 2.3 % with the
+    # running group alone): the global tree matches up to 23 context tokens, prompt included, so it mostly finds the
+    # prompt's own responses too. "better" states a direction (> 1), so the rule reproduces it
+    edges = [p["ours"] for pts in rec["sensitivity"].values() for p in pts]
+    assert rec["status"] == "reproduced" and 1.0 < min(edges) and max(edges) < 1.05
 
 
 def test_lossless_is_reproduced():
@@ -111,7 +146,7 @@ def test_lossless_is_reproduced():
 
 @pytest.mark.slow  # trains the small GRPO run (about 3 s cold)
 def test_fig5_ordering_is_the_replayed_history_curve():
-    from workbench.llm.srt import study
+    from workbench.llm.srt import experiment as study
 
     c = BY_KEY["online_runahead_acceptance"]
     rec = RECORDS["online_runahead_acceptance"]

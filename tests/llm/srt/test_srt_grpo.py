@@ -10,8 +10,8 @@ import torch
 from workbench.llm.gpt import build_gpt
 from workbench.llm.srt.decode import Sampling
 from workbench.llm.srt.drafters import make_drafter
+from workbench.llm.srt.experiment import replay_into
 from workbench.llm.srt.grpo import train
-from workbench.llm.srt.study import replay_into
 from workbench.llm.srt.task import EOS, Task, answer, make_prompts, policy_config, reward, sft
 
 

@@ -16,7 +16,7 @@ SMALL = dict(prompts=4, batch_prompts=2, group=3, steps=3, sft_steps=20, layers=
 @pytest.mark.slow
 def test_check_json_has_the_issue_keys_and_holds_its_invariants(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
-    from workbench.llm.srt import study
+    from workbench.llm.srt import experiment as study
 
     study.clear_caches()
     result = run(SrtConfig(**SMALL)).to_json()
@@ -24,6 +24,7 @@ def test_check_json_has_the_issue_keys_and_holds_its_invariants(tmp_path, monkey
                 "speedup_wallclock", "baselines"):  # fmt: skip
         assert key in result
     assert result["greedy_identical"] is True and result["sampling_identical"] is True
+    assert result["batched_identical"] is True
     assert result["replay_equals_real"] is True
     assert result["logprob_max_abs_diff"] < 1e-9
     assert result["sampling_chi2_pvalue"] > 1e-3
@@ -68,7 +69,7 @@ def test_config_bad_input_names_the_parameter(values, words):
 
 def test_a_truncated_policy_cache_is_rebuilt_not_used(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
-    from workbench.llm.srt import study
+    from workbench.llm.srt import experiment as study
 
     study.clear_caches()
     cfg = SrtConfig(sft_steps=0, layers=1, hidden=16)

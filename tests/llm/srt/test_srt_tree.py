@@ -79,13 +79,13 @@ def test_per_prompt_history_window_and_bound_evict_old_rollouts():
     d = TreeCacheDrafter(history=1, max_sequences=3, max_depth=8)
     d.begin_step(0)
     d.start("a0", "p", [1, 2], step=0)
-    d.observe("a0", [3, 4])
+    d.observe("a0", [3, 4])  # contexts below start with 0 (never cached): q = 1, 2 match "2", "1 2"
     d.start("b0", "q", [1, 2], step=0)
     d.observe("b0", [7, 7])
-    assert d.propose("a0", [1, 2], 4).tokens == (3, 4)  # the other prompt's tree is separate
+    assert d.propose("a0", [0, 1, 2], 4).tokens == (3, 4)  # the other prompt's tree is separate
     d.begin_step(2)  # epoch 0 falls out of a 1-epoch window
     d.start("a2", "p", [1, 2], step=2)
-    assert d.propose("a2", [1, 2], 4).tokens == ()
+    assert d.propose("a2", [0, 1, 2], 4).tokens == ()
     for i in range(5):
         d.start(f"x{i}", "p", [1, 2], step=2)
     assert len(d.trees["p"].sequences) == 3
@@ -95,9 +95,9 @@ def test_history_only_cache_inserts_a_rollout_when_it_finishes():
     d = TreeCacheDrafter(online=False, max_depth=8)
     d.start("a", "p", [1, 2])
     d.observe("a", [3, 4])
-    assert d.propose("a", [1, 2], 4).tokens == ()
+    assert d.propose("a", [0, 1, 2], 4).tokens == ()
     d.finish("a")
-    assert d.propose("a", [1, 2], 4).tokens == (3, 4)
+    assert d.propose("a", [0, 1, 2], 4).tokens == (3, 4)
 
 
 def test_global_tree_mixes_prompts_and_prompt_lookup_uses_the_own_context():
@@ -118,3 +118,33 @@ def test_bad_input_names_the_parameter():
         TreeCacheDrafter(history=-1)
     with pytest.raises(ValueError, match="drafter='nope' is not allowed"):
         make_drafter("nope")
+
+
+def test_authors_scoring_divides_by_the_parent_count_and_the_papers_by_the_siblings_sum():
+    """Reference: substring counts by brute force. "1 2" occurs 3 times, once at a sequence's end: the authors'
+    C(3) = count("1 2 3") / count("1 2") = 2/3, the paper's 2 / (2 + 0) = 1 (3 is the only continuation)."""
+    seqs = [[1, 2, 3, 4], [1, 2, 3, 5], [9, 1, 2]]
+    tree = SuffixTree(8)
+    for i, s in enumerate(seqs):
+        tree.extend(i, s)
+    c = _brute(seqs, 8)
+    authors = tree.speculate([7, 1, 2], max_spec=4, spec_factor=4.0, min_prob=0.0)
+    paper = tree.speculate([7, 1, 2], max_spec=4, spec_factor=4.0, min_prob=0.0, scoring="paper")
+    assert authors.tokens == paper.tokens == (3, 4)
+    p3 = c[(1, 2, 3)] / c[(1, 2)]
+    assert authors.probs == pytest.approx((p3, p3 * c[(1, 2, 3, 4)] / c[(1, 2, 3)]))
+    assert paper.probs == pytest.approx((1.0, 0.5))
+    # min_prob cuts the authors' chain earlier (2/3 * 1/2 = 1/3 < 0.4), not the paper's (1/2 >= 0.4)
+    assert tree.speculate([7, 1, 2], max_spec=4, spec_factor=4.0, min_prob=0.4).tokens == (3,)
+    assert tree.speculate([7, 1, 2], max_spec=4, spec_factor=4.0, min_prob=0.4, scoring="paper").tokens == (3, 4)
+    with pytest.raises(ValueError, match="scoring='x' is not allowed"):
+        tree.speculate([1, 2], max_spec=4, scoring="x")
+
+
+def test_match_lengths_stop_short_of_the_whole_cut_context_as_the_authors_code():
+    tree = SuffixTree(3)
+    tree.extend(0, [1, 2, 3, 4])
+    # the context is cut to its last 3 tokens (2 3 ...) and matched with q = 1, 2 (never all 3)
+    d = tree.speculate([1, 2, 3], max_spec=8, spec_factor=1.0, min_prob=0.0)
+    assert d.match_len == 2 and d.tokens == (4,)
+    assert tree.speculate([3], max_spec=8, spec_factor=1.0, min_prob=0.0).tokens == ()  # q < len = 1: none

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from workbench.config import Config, param
 
 MODES = ("check", "model")
+SCORINGS = ("authors", "paper")
+
+__all__ = ["MODES", "SCORINGS", "SrtConfig", "SrtViewConfig"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,6 +49,11 @@ class SrtConfig(Config):
     history: int = param(4, lo=0, hi=1000, unit="epochs", label="history depth", help="past epochs of rollouts kept")
     max_sequences: int = param(256, lo=1, hi=1_000_000, label="max sequences", help="bound per prompt tree (FIFO)")
     tree_width: int = param(2, lo=1, hi=16, label="tree width", help="children per node of the srt-tree draft")
+    scoring: str = param(
+        "authors",
+        choices=SCORINGS,
+        help="child score: authors = count / parent's count (their code); paper = / siblings",
+    )
     runahead: int = param(
         0, lo=0, hi=64, unit="responses", label="run-ahead", help="cache-only responses per upcoming prompt"
     )
@@ -55,6 +63,29 @@ class SrtConfig(Config):
     def check_combination(self) -> None:
         if self.hidden % self.heads:
             raise ValueError(f"heads={self.heads} must divide hidden={self.hidden}: valid heads are its divisors")
+        if self.batch_prompts > self.prompts:
+            raise ValueError(
+                f"batch_prompts={self.batch_prompts} is out of range: valid range is 1..prompts={self.prompts}"
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SrtViewConfig(Config):
+    """What the panel moves (the issue's four controls); the rest is the runner's defaults, made small."""
+
+    history: int = param(4, lo=0, hi=8, unit="epochs", label="history depth", help="past epochs of rollouts kept")
+    group: int = param(4, choices=(1, 2, 4, 8), label="group size G", help="responses per prompt")
+    temperature: float = param(1.0, lo=0.0, hi=2.0, label="temperature", help="rollout temperature (0 = greedy)")
+    draft_budget: int = param(16, lo=1, hi=48, unit="tokens", label="draft budget", help="max draft tokens per forward")
+    # the run behind the view (fixed in the panel, set by a notebook: SrtPanel(sft_steps=20, ...))
+    prompts: int = param(4, lo=1, hi=64, unit="prompts", help="prompts in the training set")
+    batch_prompts: int = param(2, lo=1, hi=64, unit="prompts", help="prompts per GRPO step")
+    steps: int = param(6, lo=1, hi=100, unit="steps", help="GRPO steps")
+    sft_steps: int = param(80, lo=0, hi=10_000, unit="steps", help="policy warm-up steps")
+    layers: int = param(2, lo=1, hi=12, help="policy blocks")
+    hidden: int = param(64, lo=8, hi=1024, help="policy width")
+
+    def check_combination(self) -> None:
         if self.batch_prompts > self.prompts:
             raise ValueError(
                 f"batch_prompts={self.batch_prompts} is out of range: valid range is 1..prompts={self.prompts}"

@@ -1,10 +1,13 @@
 """Rollout engine: plain decoding and speculative decoding with lossless verification, over a KV cache.
 
-A batch of rollout requests (prompts x group samples) advances round-robin, one verification step per
-sequence per round, as a continuous-batching engine would; every emitted token goes to the drafter at once, so
-the other samples of the same prompt draft from it while they are still running (SRT's online update).
+A batch of rollout requests (prompts x group samples) advances in rounds, as a continuous-batching engine does:
+each round drafts for every active sequence (from the drafter as it stands at the round's start), verifies all the
+drafts (:class:`ModelVerifier`: one forward per sequence; :class:`~workbench.llm.srt.batched.BatchedVerifier`: one
+forward for the whole batch), then gives every emitted token to the drafter, so the other samples of the same
+prompt draft from it in the next round while they are still running (SRT's online update). Finished sequences
+leave the batch.
 
-One verification step (:meth:`ModelVerifier.step`): feed the pending token and the draft in ONE forward
+One verification step (:meth:`ModelVerifier.step_one`): feed the pending token and the draft in ONE forward
 (a chain: causal mask, consecutive positions; a token tree: :mod:`tree_attention`'s mask and branch positions),
 then walk: at node u sample ``t ~ p(. | prefix(u))`` with the rollout's temperature / top-p / top-k
 (:mod:`sampling`), emit t; if t is a draft child of u descend and repeat, else stop. Every emitted token is a
@@ -24,13 +27,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import torch
 
 from workbench.llm.gpt import GPT, KVCache
 from workbench.llm.srt.drafters import Drafter
-from workbench.llm.srt.sampling import check_sampling, draw, draw_many, processed_probs
+from workbench.llm.srt.sampling import check_sampling, draw, draw_many, draw_rows, processed_probs
 from workbench.llm.srt.suffix_tree import Draft
 from workbench.llm.srt.tree_attention import tree_mask, tree_positions
 
@@ -38,6 +42,7 @@ __all__ = [
     "Sampling",
     "Request",
     "SeqState",
+    "Verifier",
     "ModelVerifier",
     "ReplayVerifier",
     "RolloutStats",
@@ -141,20 +146,42 @@ def _keep(past: KVCache, cached: int, path: list[int], chain: bool) -> KVCache:
     return [(k.index_select(2, idx), v.index_select(2, idx)) for k, v in past]
 
 
+class Verifier(Protocol):
+    """What the rollout engine drives: ``begin`` the sequences (prefill), then one ``step`` per round over the active
+    ones with their drafts, returning each one's emitted tokens and accepted draft nodes."""
+
+    sampling: Sampling
+
+    def begin(self, states: Sequence[SeqState]) -> None: ...
+
+    def step(self, states: Sequence[SeqState], drafts: Sequence[Draft]) -> list[tuple[list[int], list[int]]]: ...
+
+
+def check_context(prompt: Sequence[int], sampling: Sampling, context: int) -> None:
+    """ValueError when a prompt plus ``max_new`` tokens does not fit the policy's context."""
+    if len(prompt) + sampling.max_new > context:
+        raise ValueError(
+            f"prompt of {len(prompt)} + max_new={sampling.max_new} tokens exceeds the policy's context of "
+            f"{context} tokens"
+        )
+
+
 class ModelVerifier:
-    """Verifies drafts with the policy ``model`` (no grad), sampling with ``sampling``."""
+    """Verifies drafts with the policy ``model`` (no grad), one forward per sequence (batch 1), sampling with
+    ``sampling``."""
 
     def __init__(self, model: GPT, sampling: Sampling) -> None:
         self.model, self.sampling = model, sampling
         self.context = model.shape.seq
+        self.forwards = 0  # model forwards run by step (prefill excluded)
 
-    def begin(self, state: SeqState) -> None:
+    def begin(self, states: Sequence[SeqState]) -> None:
+        for state in states:
+            self.begin_one(state)
+
+    def begin_one(self, state: SeqState) -> None:
         prompt = state.request.prompt
-        if len(prompt) + self.sampling.max_new > self.context:
-            raise ValueError(
-                f"prompt of {len(prompt)} + max_new={self.sampling.max_new} tokens exceeds the policy's context of "
-                f"{self.context} tokens"
-            )
+        check_context(prompt, self.sampling, self.context)
         if state.request.uniforms is None and self.sampling.temperature > 0:
             raise ValueError("a sampled rollout needs its uniforms (Request.uniforms)")
         with torch.no_grad():
@@ -162,10 +189,14 @@ class ModelVerifier:
                 _, state.past = self.model.forward_cached(torch.tensor([prompt[:-1]], dtype=torch.long))
         state.pending = prompt[-1]
 
-    def step(self, state: SeqState, draft: Draft) -> tuple[list[int], list[int]]:
+    def step(self, states: Sequence[SeqState], drafts: Sequence[Draft]) -> list[tuple[list[int], list[int]]]:
+        return [self.step_one(st, d) for st, d in zip(states, drafts, strict=True)]
+
+    def step_one(self, state: SeqState, draft: Draft) -> tuple[list[int], list[int]]:
         s = self.sampling
         with torch.no_grad():
             logits, past, cached = verify_forward(self.model, state.past, state.pending, draft)
+        self.forwards += 1
         probs = processed_probs(logits, s.temperature, s.top_p, s.top_k)  # (k + 1, vocab) float64
         logp = torch.log_softmax(logits.double() / (s.temperature or 1.0), dim=-1)
         base = len(state.response)
@@ -189,19 +220,24 @@ class ReplayVerifier:
     def __init__(self, sampling: Sampling) -> None:
         self.sampling = sampling
 
-    def begin(self, state: SeqState) -> None:
-        if state.request.known is None:
-            raise ValueError("a replayed request needs its recorded response (Request.known)")
+    def begin(self, states: Sequence[SeqState]) -> None:
+        for state in states:
+            if state.request.known is None:
+                raise ValueError("a replayed request needs its recorded response (Request.known)")
 
-    def step(self, state: SeqState, draft: Draft) -> tuple[list[int], list[int]]:
-        known, base = state.request.known, len(state.response)
-        return walk(draft, lambda node, i: known[base + i], self.sampling.eos)
+    def step(self, states: Sequence[SeqState], drafts: Sequence[Draft]) -> list[tuple[list[int], list[int]]]:
+        out = []
+        for state, draft in zip(states, drafts, strict=True):
+            known, base = state.request.known, len(state.response)
+            out.append(walk(draft, lambda node, i, k=known, b=base: k[b + i], self.sampling.eos))  # type: ignore[index,misc]  # known checked in begin
+        return out
 
 
 @dataclass
 class RolloutStats:
-    """Counts of one rollout batch: forwards (prefill excluded), tokens, accepted draft tokens, drafted tokens,
-    per-sequence lengths and forwards, seconds in the forwards+walk and in drafting."""
+    """Counts of one rollout batch: verification steps (one per sequence per round, prefill excluded), tokens,
+    accepted draft tokens, drafted tokens, rounds (= batched forwards), per-sequence lengths and steps, seconds in
+    the verifier (forwards + walk) and in drafting."""
 
     forwards: int
     tokens: int
@@ -211,50 +247,62 @@ class RolloutStats:
     seq_forwards: list[int]
     verify_s: float
     draft_s: float
+    rounds: int = 0
 
     @property
     def accepted_per_forward(self) -> float:
-        """Mean tokens emitted per verification forward (1 + accepted draft tokens): 1 for plain decoding."""
+        """Mean tokens emitted per verification step of a sequence (1 + accepted draft tokens): 1 when plain."""
         return self.tokens / max(self.forwards, 1)
+
+    @property
+    def tokens_per_round(self) -> float:
+        """Tokens emitted per round, i.e. per batched verification forward (the whole batch's)."""
+        return self.tokens / max(self.rounds, 1)
+
+
+def _draft_for(drafter: Drafter, st: SeqState, sampling: Sampling, context: int | None) -> Draft:
+    """The draft of one active sequence, cut to what still fits (max_new, and the policy's context)."""
+    r = st.request
+    limit = sampling.max_new - len(st.response) - 1
+    if context is not None:
+        limit = min(limit, context - 1 - (len(r.prompt) + len(st.response) - 1))
+    draft = drafter.propose(r.seq, r.prompt + st.response, limit) if limit > 0 else Draft()
+    if len(draft) > max(limit, 0):
+        draft = Draft(draft.tokens[:limit], draft.parents[:limit], draft.probs[:limit], draft.score, draft.match_len)
+    return draft
 
 
 def rollout(
-    requests: Sequence[Request], drafter: Drafter, verifier: ModelVerifier | ReplayVerifier, *, step: int = 0
+    requests: Sequence[Request], drafter: Drafter, verifier: Verifier, *, step: int = 0
 ) -> tuple[list[SeqState], RolloutStats]:
-    """Generate every request round-robin (one verification step per sequence per round), drafting from
-    ``drafter`` and feeding it online. Returns the finished states (request order) and the counts."""
+    """Generate every request in rounds (draft for every active sequence, verify them all, feed the drafter) until
+    each has emitted eos or ``max_new`` tokens. Returns the finished states (request order) and the counts."""
     s = verifier.sampling
     states = [SeqState(r) for r in requests]
     for st in states:
         drafter.start(st.request.seq, st.request.key, st.request.prompt, step=step)
-        verifier.begin(st)
+    verifier.begin(states)
     context = getattr(verifier, "context", None)
     t_draft = t_verify = 0.0
+    rounds = 0
     active = list(states)
     while active:
-        for st in active:
-            r = st.request
-            limit = s.max_new - len(st.response) - 1
-            if context is not None:
-                limit = min(limit, context - 1 - (len(r.prompt) + len(st.response) - 1))
-            t0 = time.perf_counter()
-            draft = drafter.propose(r.seq, r.prompt + st.response, limit) if limit > 0 else Draft()
-            if len(draft) > limit:
-                draft = Draft(draft.tokens[:limit], draft.parents[:limit], draft.probs[:limit], draft.score,
-                              draft.match_len)  # fmt: skip
-            t1 = time.perf_counter()
-            emitted, path = verifier.step(st, draft)
-            t2 = time.perf_counter()
-            t_draft += t1 - t0
-            t_verify += t2 - t1
+        t0 = time.perf_counter()
+        drafts = [_draft_for(drafter, st, s, context) for st in active]
+        t1 = time.perf_counter()
+        results = verifier.step(active, drafts)
+        t_draft += t1 - t0
+        t_verify += time.perf_counter() - t1
+        rounds += 1
+        for st, draft, (emitted, path) in zip(active, drafts, results, strict=True):
             st.response.extend(emitted)
             st.forwards += 1
             st.accepted.append(len(path))
             st.drafted.append(len(draft))
-            drafter.observe(r.seq, emitted)
+            drafter.observe(st.request.seq, emitted)
             if emitted[-1] == s.eos or len(st.response) >= s.max_new:
                 st.done = True
-                drafter.finish(r.seq)
+                drafter.finish(st.request.seq)
         active = [st for st in active if not st.done]
     stats = RolloutStats(
         forwards=sum(st.forwards for st in states),
@@ -265,6 +313,7 @@ def rollout(
         seq_forwards=[st.forwards for st in states],
         verify_s=t_verify,
         draft_s=t_draft,
+        rounds=rounds,
     )
     return states, stats
 
@@ -272,7 +321,8 @@ def rollout(
 def sample_batch(
     model: GPT, prompts: torch.Tensor, uniforms: torch.Tensor, sampling: Sampling
 ) -> tuple[list[list[int]], list[list[float]]]:
-    """Plain batched decoding with a KV cache (the fast path for training rollouts and run-ahead).
+    """Plain batched decoding with a KV cache: the strongest plain baseline (one forward per round for the whole
+    batch; finished rows leave it, their cache rows dropped, as a continuous-batching engine frees them).
 
     prompts ``(B, P)`` (equal lengths), uniforms ``(B, max_new)``. Same draws as per-sequence decoding, so the
     same tokens up to the rounding of batched matmuls (tested equal in float64). Returns responses cut after
@@ -280,30 +330,29 @@ def sample_batch(
     """
     s = sampling
     b = prompts.shape[0]
+    check_context(prompts[0].tolist(), s, model.shape.seq)
     out = torch.full((b, s.max_new), s.eos, dtype=torch.long)
     lps = torch.zeros(b, s.max_new, dtype=torch.float64)
-    done = torch.zeros(b, dtype=torch.bool)
+    rows = torch.arange(b)  # the original index of each row still in the batch
     with torch.no_grad():
         past = model.forward_cached(prompts[:, :-1])[1] if prompts.shape[1] > 1 else None
         pending = prompts[:, -1:]
         for t in range(s.max_new):
             logits, past = model.forward_cached(pending, past)
-            logits = logits[:, -1]  # (B, vocab)
+            logits = logits[:, -1]  # (rows, vocab)
             probs = processed_probs(logits, s.temperature, s.top_p, s.top_k)
-            if s.temperature == 0:
-                tok = probs.argmax(-1)
-            else:
-                cdf = probs.cumsum(-1)
-                tok = torch.searchsorted(cdf, (uniforms[:, t : t + 1] * cdf[:, -1:]).contiguous(), right=True)[:, 0]
-                tok = torch.minimum(tok, (probs > 0).long().cumsum(-1).argmax(-1))
+            tok = probs.argmax(-1) if s.temperature == 0 else draw_rows(probs, uniforms[rows, t])
             logp = torch.log_softmax(logits.double() / (s.temperature or 1.0), dim=-1)
-            tok = torch.where(done, torch.full_like(tok, s.eos), tok)
-            out[:, t] = tok
-            lps[:, t] = logp.gather(1, tok[:, None])[:, 0]
-            done |= tok == s.eos
-            pending = tok[:, None]
-            if bool(done.all()):
+            out[rows, t] = tok
+            lps[rows, t] = logp.gather(1, tok[:, None])[:, 0]
+            live = tok != s.eos
+            if not bool(live.any()):
                 break
+            if not bool(live.all()):  # finished rows leave the batch
+                keep = live.nonzero()[:, 0]
+                rows, tok = rows[keep], tok[keep]
+                past = [(k.index_select(0, keep), v.index_select(0, keep)) for k, v in past]
+            pending = tok[:, None]
     responses, logprobs = [], []
     for i in range(b):
         row = out[i].tolist()

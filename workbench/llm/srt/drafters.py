@@ -20,9 +20,9 @@ contrasts), ``finish(seq)`` and ``propose(seq, context) -> Draft``.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from workbench.llm.srt.suffix_tree import Draft, SuffixTree
+from workbench.llm.srt.suffix_tree import SCORINGS, Draft, SuffixTree
 
 __all__ = ["DraftBudget", "Drafter", "NoDrafter", "TreeCacheDrafter", "PromptLookupDrafter", "make_drafter"]
 
@@ -33,13 +33,19 @@ DRAFTERS = ("none", "srt", "srt-tree", "global-suffix", "prompt-lookup")
 class DraftBudget:
     """How much to draft: at most ``max_spec`` tokens and ``spec_factor * q + spec_offset`` for a match of q
     tokens (ArcticInference's max_spec_factor; SRT's B(q)), stop below path probability ``min_prob``; the tree
-    draft keeps ``tree_width`` children per node. Defaults are the authors' SRTSuffixConfig (24, 1.0, 0.1)."""
+    draft keeps ``tree_width`` children per node; ``scoring`` is the child score (``"authors"``: count / parent's
+    count, their code; ``"paper"``: count / siblings' sum). Defaults are the authors' SRTSuffixConfig (24, 1.0, 0.1)."""
 
     max_spec: int = 24
     spec_factor: float = 1.0
     spec_offset: float = 0.0
     min_prob: float = 0.1
     tree_width: int = 0
+    scoring: str = "authors"
+
+    def __post_init__(self) -> None:
+        if self.scoring not in SCORINGS:
+            raise ValueError(f"scoring={self.scoring!r} is not allowed: valid values are {', '.join(SCORINGS)}")
 
 
 class Drafter:
@@ -141,6 +147,7 @@ class TreeCacheDrafter(Drafter):
             spec_offset=b.spec_offset,
             min_prob=b.min_prob,
             tree_width=b.tree_width,
+            scoring=b.scoring,  # type: ignore[arg-type]  # checked in DraftBudget
         )
 
     def node_count(self) -> int:
@@ -187,9 +194,9 @@ def make_drafter(
         return Drafter()
     if name in ("srt", "srt-tree", "global-suffix"):
         if name == "srt-tree" and not budget.tree_width:
-            budget = DraftBudget(budget.max_spec, budget.spec_factor, budget.spec_offset, budget.min_prob, 2)
+            budget = replace(budget, tree_width=2)
         if name != "srt-tree" and budget.tree_width:
-            budget = DraftBudget(budget.max_spec, budget.spec_factor, budget.spec_offset, budget.min_prob, 0)
+            budget = replace(budget, tree_width=0)
         return TreeCacheDrafter(
             per_prompt=name != "global-suffix", max_depth=max_depth, history=history,
             max_sequences=max_sequences, online=online, budget=budget,

@@ -7,7 +7,8 @@ Adam step on the token-mean policy-gradient loss ``-sum_i A_i sum_t log p(y_it) 
 batch, so the PPO ratio is 1 and clipping is inactive; no KL term, as DAPO).
 
 Rollout engines: ``plain`` (per-sequence decoding with a KV cache, one forward per token), ``srt`` /
-``srt-tree`` / ``global-suffix`` / ``prompt-lookup`` (speculative, :mod:`decode`), and ``batched`` (plain
+``srt-tree`` / ``global-suffix`` / ``prompt-lookup`` (speculative, :mod:`decode`: every active rollout's draft
+verified in one batched forward, :class:`~workbench.llm.srt.batched.BatchedVerifier`), and ``batched`` (plain
 batched decoding, the fast path studies use; its acceptance figures come from replaying the trajectory).
 Every sequence owns its uniforms (seed, step, prompt, sample), so all engines draw the same responses.
 
@@ -25,6 +26,7 @@ import numpy as np
 import torch
 
 from workbench.llm.gpt import GPT
+from workbench.llm.srt.batched import BatchedVerifier
 from workbench.llm.srt.decode import ModelVerifier, Request, RolloutStats, Sampling, rollout, sample_batch, uniforms_for
 from workbench.llm.srt.drafters import Drafter, make_drafter
 from workbench.llm.srt.task import Task, reward
@@ -111,7 +113,8 @@ def train(
             responses, _ = sample_batch(policy, prompts, torch.stack([r.uniforms for r in reqs]), sampling)
             stats = None
         else:
-            states, stats = rollout(reqs, drafter, ModelVerifier(policy, sampling), step=epoch)
+            verifier = ModelVerifier(policy, sampling) if engine == "plain" else BatchedVerifier(policy, sampling)
+            states, stats = rollout(reqs, drafter, verifier, step=epoch)
             responses = [st.response for st in states]
         rollout_s = time.perf_counter() - t0
         ahead = []

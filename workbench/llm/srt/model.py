@@ -17,7 +17,8 @@ distribution; the batch shrinks as responses finish, so the long tail runs at sm
 
 Sourced: the model shape (Qwen2.5-1.5B config: 28 layers, hidden 1536, 12 query / 2 KV heads of 128, 1.54 B
 parameters), the workloads (paper v1 App. A Table 2: batch, responses per prompt, max in/out lengths, 8 GPUs),
-Table 1's times, the H800's 989 TFLOP/s dense bf16 and 3.35 TB/s HBM3 (the ``"h800-sxm-nvlink-ib"`` preset of
+Table 1's times (each workload's response-length median is calibrated on its baseline time:
+:func:`calibrate_lengths`), the H800's 989 TFLOP/s dense bf16 and 3.35 TB/s HBM3 (the ``"h800-sxm-nvlink-ib"`` preset of
 :data:`workbench.cluster.PRESETS`: ``peak_tflops`` and ``hbm_bw_gbps``). Assumed (labelled, :class:`Efficiency`): MFU 0.5, bandwidth efficiency 0.8, the length distribution (median
 = max_out / 4, sigma 0.9), prompt = max_in / 2, the per-iteration overhead (calibrated once so the GRPO baseline
 takes Table 1's 31.8 s), and every acceptance (unknown at paper scale: either measured on our CPU task, or
@@ -50,6 +51,8 @@ __all__ = [
     "tokens_per_forward",
     "calibrate_overhead",
     "calibrate_acceptance",
+    "calibrate_lengths",
+    "calibrated_workloads",
 ]
 
 LABEL = "MODEL"
@@ -96,12 +99,17 @@ EFFICIENCY = Efficiency()
 
 @dataclass(frozen=True)
 class Workload:
+    """One RL workload: ``prompts`` x ``n`` responses per step on ``gpus`` GPUs, prompts <= ``max_in`` and
+    responses <= ``max_out`` tokens; response lengths are log-normal with median ``median_frac x max_out`` (an
+    assumption: :func:`calibrate_lengths` sets it from a published baseline time)."""
+
     name: str
     prompts: int
     n: int
     max_in: int
     max_out: int
     gpus: int = 8
+    median_frac: float = 0.25
 
     @property
     def seqs_per_gpu(self) -> int:
@@ -141,7 +149,7 @@ def tokens_per_forward(d: Drafting) -> float:
 
 def _lengths(w: Workload, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    raw = rng.lognormal(mean=math.log(w.max_out / 4), sigma=0.9, size=w.seqs_per_gpu)
+    raw = rng.lognormal(mean=math.log(w.max_out * w.median_frac), sigma=0.9, size=w.seqs_per_gpu)
     return np.clip(np.round(raw), 16, w.max_out)
 
 
@@ -202,3 +210,25 @@ def calibrate_acceptance(target_speedup: float, w: Workload, k: int, eff: Effici
     if lo > 0 or hi < 0:
         return None
     return float(scipy.optimize.brentq(f, 0.0, 0.999, xtol=1e-6))
+
+
+def calibrate_lengths(w: Workload, target_s: float, eff: Efficiency, cluster: ClusterSpec = H800) -> Workload:
+    """``w`` with the response-length median (``median_frac``, in 0.005 .. 0.5 of ``max_out``) for which plain
+    decoding takes ``target_s`` (a Table 1 baseline); ValueError naming the workload when no median in range does."""
+
+    def f(frac: float) -> float:
+        return generation(replace(w, median_frac=frac), Drafting(), eff=eff, cluster=cluster)["seconds"] - target_s
+
+    lo, hi = 0.005, 0.5
+    if f(lo) > 0 or f(hi) < 0:
+        raise ValueError(f"workload={w.name}: no response-length median in {lo}..{hi} x max_out gives {target_s} s")
+    return replace(w, median_frac=float(scipy.optimize.brentq(f, lo, hi, xtol=1e-6)))
+
+
+def calibrated_workloads(eff: Efficiency, cluster: ClusterSpec = H800) -> dict[str, Workload]:
+    """Every workload of :data:`WORKLOADS` with its length median calibrated on Table 1's baseline time (GRPO keeps
+    max_out / 4: its baseline calibrates the per-iteration overhead)."""
+    return {
+        name: w if name == "grpo" else calibrate_lengths(w, TABLE1_GEN_S["baseline"][name], eff, cluster)
+        for name, w in WORKLOADS.items()
+    }

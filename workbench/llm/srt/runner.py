@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.llm.srt import study
+from workbench.llm.srt import experiment
 from workbench.llm.srt.config import SrtConfig
 from workbench.registry import Technique
 from workbench.results import Result, fmt
@@ -23,7 +23,8 @@ class SrtResult(Result):
     """What ``workbench run srt --json`` prints. The issue's keys: greedy_identical, sampling_chi2_pvalue (SRT's
     chain; the tree draft's p in chi2_pvalues), accepted_per_forward, forwards_saved, speedup_wallclock, baselines
     (per drafter: accepted_per_forward, forwards_saved, speedup_wallclock, tokens_identical, seconds drafting and
-    verifying). Extra: sampling_identical (fixed uniforms: every engine's tokens equal plain decoding's, and the
+    verifying). Extra: batched_identical (SRT and SRT-tree verified in one batched forward per round give plain
+    decoding's tokens, sampled and greedy), sampling_identical (fixed uniforms: every engine's tokens equal plain decoding's, and the
     GRPO batches with SRT rollouts equal those with plain ones), logprob_max_abs_diff, replay_equals_real (replayed
     forward counts == the real SRT run's), forwards saved on the longest quarter of responses vs the rest,
     tokens/s, the history curve, reward and loss curves with and without SRT, and in model mode the MODEL rows."""
@@ -31,6 +32,7 @@ class SrtResult(Result):
     technique: str = "srt"
     mode: str
     greedy_identical: bool | None = None
+    batched_identical: bool | None = None
     sampling_identical: bool | None = None
     sampling_chi2_pvalue: float | None = None
     chi2_pvalues: dict[str, float] | None = None
@@ -53,8 +55,8 @@ class SrtResult(Result):
 def run(config: SrtConfig) -> SrtResult:
     """``check``: the real runs (seconds at the defaults); ``model``: the paper-scale MODEL only."""
     if config.mode == "model":
-        return SrtResult(mode="model", model=study.paper_model())
-    return SrtResult(mode="check", **study.check(config))
+        return SrtResult(mode="model", model=experiment.paper_model())
+    return SrtResult(mode="check", **experiment.check(config))
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -69,6 +71,7 @@ def format_table(result: dict[str, Any]) -> str:
         return "\n".join(lines)
     lines = [
         f"srt check: greedy identical {result['greedy_identical']}, sampled identical {result['sampling_identical']}, "
+        f"batched identical {result['batched_identical']}, "
         f"chi-square p {fmt(result['sampling_chi2_pvalue'])}, max |logprob diff| {fmt(result['logprob_max_abs_diff'])}",
         f"  accepted tokens / forward {fmt(result['accepted_per_forward'])}, forwards saved "
         f"{result['forwards_saved']:.1%} (long tail {result['forwards_saved_long_tail']:.1%}), wall-clock speed-up "

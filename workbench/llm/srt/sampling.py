@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["check_sampling", "processed_probs", "draw", "draw_many"]
+__all__ = ["check_sampling", "processed_probs", "draw", "draw_many", "draw_rows"]
 
 
 def check_sampling(temperature: float, top_p: float, top_k: int) -> None:
@@ -66,3 +66,14 @@ def draw_many(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     idx = torch.searchsorted(cdf, u.to(cdf.dtype) * cdf[-1], right=True).clamp(max=probs.shape[0] - 1)
     last = int(torch.nonzero(probs > 0)[-1])
     return idx.clamp(max=last)
+
+
+def draw_rows(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """:func:`draw` for many distributions at once: ``probs (..., vocab)`` and one uniform per row ``u (...)`` ->
+    tokens ``(...)`` int64 (each row's first index whose CDF exceeds ``u x total``, clamped to its last token with
+    mass, exactly as :func:`draw`)."""
+    cdf = probs.cumsum(-1)  # (..., vocab)
+    x = (u.to(cdf.dtype) * cdf[..., -1]).unsqueeze(-1).contiguous()  # (..., 1)
+    idx = torch.searchsorted(cdf.contiguous(), x, right=True)[..., 0]
+    last = (probs > 0).long().cumsum(-1).argmax(-1)  # the first index reaching the final count: the last with mass
+    return torch.minimum(idx, last)

@@ -10,11 +10,16 @@ each matched node with a budget ``min(max_spec, q * spec_factor + spec_offset)``
 highest score (sum of the path probabilities; longer match on ties). We write it in Python with
 uncompressed edges (one token per node); the C++ compresses chains, which changes speed, not answers.
 
-Scores follow the SRT paper (arXiv 2601.09083v1, section 3): a child ``v`` of ``u`` has
-``C(v) = count(v) / sum of count over u's children`` and a node's probability is the product of ``C`` along the
-path from the matched node. The chain draft follows the highest-count child while the path probability stays at
-least ``min_prob`` (the code's ``min_token_prob``); the tree draft (the workbench's extension, ArcticInference's
-``_speculate_tree``) expands best-first by path probability, keeping at most ``width`` children per node.
+Scores (``scoring``): ``"authors"`` (the default) is the code's: a child ``v`` of ``u`` has
+``C(v) = count(v) / count(u)``, where ``count(u)`` also counts the suffixes that end at ``u`` (a sequence's tail,
+the running rollout's own included, or the depth limit), so a node where sequences stop drafts less eagerly;
+``"paper"`` is the SRT paper's wording (arXiv 2601.09083v1, section 3): ``C(v) = count(v) / sum of count over
+u's children``. A node's probability is the product of ``C`` along the path from the matched node. Match lengths
+are the code's too: the context is cut to its last ``max_depth`` tokens and ``q`` runs over ``1 .. len - 1``
+(never the whole cut context). The chain draft follows the highest-count child while the path probability stays
+at least ``min_prob`` (the code's ``min_token_prob``); the tree draft (the workbench's extension,
+ArcticInference's ``_speculate_tree``) expands best-first by path probability, keeping at most ``width`` children
+per node.
 """
 
 from __future__ import annotations
@@ -22,8 +27,13 @@ from __future__ import annotations
 import heapq
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
 
-__all__ = ["Node", "Draft", "SuffixTree"]
+__all__ = ["Node", "Draft", "SuffixTree", "Scoring", "SCORINGS"]
+
+Scoring = Literal["authors", "paper"]
+SCORINGS: tuple[str, ...] = ("authors", "paper")
 
 
 class Node:
@@ -54,7 +64,7 @@ class Draft:
     def __len__(self) -> int:
         return len(self.tokens)
 
-    @property
+    @cached_property
     def is_chain(self) -> bool:
         return all(p == i - 1 for i, p in enumerate(self.parents))
 
@@ -160,23 +170,28 @@ class SuffixTree:
         spec_offset: float = 0.0,
         min_prob: float = 0.1,
         tree_width: int = 0,
+        scoring: Scoring = "authors",
     ) -> Draft:
-        """The best draft for ``context`` (its last ``max_depth`` tokens are matched).
+        """The best draft for ``context`` (its last ``max_depth`` tokens, matched by ``q = 1 .. len - 1``).
 
         tree_width 0: a chain (SRT); ``k > 0``: a token tree keeping the ``k`` most-counted children per node.
+        scoring: ``"authors"`` (child count / parent count) or ``"paper"`` (child count / siblings' sum).
         Returns an empty :class:`Draft` when no suffix of length >= 1 is in the tree or the budget is 0.
         """
+        if scoring not in SCORINGS:
+            raise ValueError(f"scoring={scoring!r} is not allowed: valid values are {', '.join(SCORINGS)}")
+        paper = scoring == "paper"
         best = Draft()
         tail = tuple(int(t) for t in context[-self.max_depth :])
-        for q in range(1, len(tail) + 1):
+        for q in range(1, len(tail)):
             node = self._index.get(tail[len(tail) - q :])
             if node is None:
                 break
             budget = max(0, min(max_spec, int(q * spec_factor + spec_offset + 1e-6)))
             if tree_width:
-                toks, parents, probs = _draft_tree(node, budget, min_prob, tree_width)
+                toks, parents, probs = _draft_tree(node, budget, min_prob, tree_width, paper)
             else:
-                toks, parents, probs = _draft_chain(node, budget, min_prob)
+                toks, parents, probs = _draft_chain(node, budget, min_prob, paper)
             score = sum(probs)
             if toks and score >= best.score:
                 best = Draft(tuple(toks), tuple(parents), tuple(probs), score, q)
@@ -188,7 +203,7 @@ def _ranked(node: Node) -> list[tuple[int, Node]]:
     return sorted(node.children.items(), key=lambda kv: (-kv[1].count, kv[0]))
 
 
-def _draft_chain(node: Node, budget: int, min_prob: float) -> tuple[list[int], list[int], list[float]]:
+def _draft_chain(node: Node, budget: int, min_prob: float, paper: bool) -> tuple[list[int], list[int], list[float]]:
     toks: list[int] = []
     probs: list[float] = []
     prob = 1.0
@@ -197,7 +212,8 @@ def _draft_chain(node: Node, budget: int, min_prob: float) -> tuple[list[int], l
             node.best = min(node.children.items(), key=lambda kv: (-kv[1].count, kv[0]))[0]
         token = node.best
         child = node.children[token]
-        p = prob * child.count / node.total  # C(v) = count(v) / sum of its siblings' counts, multiplied along the path
+        # C(v) = count(v) / count(u) (the code) or / the sum of u's children's counts (the paper), times the path's
+        p = prob * child.count / (node.total if paper else node.count)
         if p < min_prob:
             break
         toks.append(token)
@@ -206,7 +222,9 @@ def _draft_chain(node: Node, budget: int, min_prob: float) -> tuple[list[int], l
     return toks, list(range(-1, len(toks) - 1)), probs
 
 
-def _draft_tree(node: Node, budget: int, min_prob: float, width: int) -> tuple[list[int], list[int], list[float]]:
+def _draft_tree(
+    node: Node, budget: int, min_prob: float, width: int, paper: bool
+) -> tuple[list[int], list[int], list[float]]:
     toks: list[int] = []
     parents: list[int] = []
     probs: list[float] = []
@@ -215,7 +233,7 @@ def _draft_tree(node: Node, budget: int, min_prob: float, width: int) -> tuple[l
 
     def push_children(u: Node, prob: float, parent: int) -> None:
         nonlocal tie
-        total = sum(c.count for c in u.children.values())
+        total = u.total if paper else u.count
         for token, child in _ranked(u)[:width]:
             p = prob * child.count / total
             if p >= min_prob:
