@@ -1,5 +1,5 @@
-"""FIITED: lookup throughput of the chunked VHPI table against ``torch.nn.EmbeddingBag`` on the same ids, and the
-tables that reach the full table's AUC (FIITED at its floor against uniform tables, the claims' baseline).
+"""FIITED: lookup throughput of the chunked VHPI table against ``torch.nn.EmbeddingBag`` on the same ids (the
+accuracy comparisons at equal memory are in ``fiited_sweep.py``).
 
 Peer, in the same process on the same data: ``nn.EmbeddingBag(mode="sum")`` over a dense ``rows x d`` table
 (one id per bag, as DLRM looks up a categorical feature). Ours: ``ChunkedEmbedding.bag`` (hash probe of the
@@ -26,9 +26,6 @@ log = logging.getLogger(__name__)
 
 FULL = {"rows": (100_000, 1_000_000), "lookups": 106_496, "dims": ((64, 16), (64, 4)), "rounds": 15}
 QUICK = {"rows": (20_000,), "lookups": 8_192, "dims": ((64, 16),), "rounds": 3}
-#: the equal-AUC comparison: the panel's synthetic data (rows), seeds, uniform widths (floats per id)
-EQUAL_FULL = {"rows": 40_000, "seeds": (0, 1, 2), "uniform_dims": (1, 2, 3, 4, 8, 16)}
-EQUAL_QUICK = {"rows": 2_000, "seeds": (0,), "uniform_dims": (2,)}
 
 
 def _ratio(times: dict[str, list[float]], ours: str, peer: str) -> float:
@@ -118,44 +115,12 @@ def lookup_throughput(plan: dict) -> Section:
     )
 
 
-def equal_auc_section(plan: dict) -> Section:
-    """Which tables reach the full table's AUC (mean over seeds, within the declared accuracy tolerance)."""
-    from workbench.recsys.fiited import study
-    from workbench.recsys.fiited.config import FiitedViewConfig
-
-    config = study.panel_config(FiitedViewConfig(rows=plan["rows"]))
-    eq = study.equal_auc(config, seeds=plan["seeds"], uniform_dims=plan["uniform_dims"])
-    rows = tuple(
-        (label, f"{share:.3f}", f"{1 / share:.1f}x", f"{auc:.4f}", "yes" if auc >= eq.full_auc - eq.tolerance else "no")
-        for _, label, share, auc in eq.rows
-    )
-    table = Table(headers=("table", "bytes / full", "reduction", "mean AUC", "within tolerance"), rows=rows)
-    return Section(
-        title="FIITED: which tables reach the full table's AUC",
-        intro=(
-            f"Synthetic Criteo-shaped data ({plan['rows']:,} rows, labels planted by the generator's teacher), "
-            f"mean test AUC over seeds {list(plan['seeds'])}; 'within tolerance' = at most {eq.tolerance:g} below "
-            "the full table's (the declared accuracy tolerance of the claims). Uniform tables run below FIITED's "
-            "floor (one chunk per id plus pointers); FIITED and elem-prune run at that floor."
-        ),
-        tables=(table,),
-        summary=(("smallest uniform table at the full table's AUC (share of bytes)", f"{eq.uniform_share:.3f}"),),
-        data={
-            "rows": rows,
-            "claims": {
-                "fiited.uniform_share": eq.uniform_share,
-                "fiited.fiited_share": eq.fiited_share,
-                "fiited.elem_share": eq.elem_share,
-            },
-        },
-    )
-
-
 def run(*, quick: bool) -> list[Section]:
-    """The FIITED lookup section and the equal-AUC section (quick: one small table, few rounds, one seed)."""
+    """The FIITED lookup section (quick: one small table, few rounds); the accuracy sweeps are in
+    ``fiited_sweep.py``."""
     plan = QUICK if quick else FULL
     log.info("fiited benchmarks (%s)", "quick" if quick else "full")
-    return [lookup_throughput(plan), equal_auc_section(EQUAL_QUICK if quick else EQUAL_FULL)]
+    return [lookup_throughput(plan)]
 
 
 if __name__ == "__main__":

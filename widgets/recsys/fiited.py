@@ -158,7 +158,7 @@ class FiitedPanel(Panel):
             )
         b = view.view.budget_fraction
         curve.data[-1].x, curve.data[-1].y = [b, b], [lo_auc, hi_auc]
-        curve.data[-1].name = f"budget {b:g} (floor {view.floor_fraction:.3f})"
+        curve.data[-1].name = f"budget {b:g}"
         if view.dims is not None:
             x, y = dims_by_frequency(view.dims, view.freq)
             dims.data[0].x, dims.data[0].y = np.maximum(x, 0.5), y
@@ -181,8 +181,9 @@ class FiitedPanel(Panel):
 
     def notes(self, view: FiitedView, values: dict[str, Any]) -> str:
         text = (
-            f"<small>least budget (one chunk per id + VHPI pointers): {view.floor_fraction:.3f} of the full "
-            "table; curves are real training runs (cached), schedule and skew are computed</small>"
+            f"<small>least budget (ids may drop to their feature's default vector): {view.floor_fraction:.4f} of "
+            "the full table; FIITED's bytes are its served table (chunks, keys, pointers, default vectors); curves "
+            "are real training runs (cached), schedule and skew are computed</small>"
         )
         if view.sweep is not None:
             sw = view.sweep
@@ -246,6 +247,34 @@ def curve_figure(sweep: Any, metric: str = "auc", *, title: str = "") -> go.Figu
             y=sweep.oracle_auc,
             line=dict(dash="dot", color="#999"),
             annotation_text=f"planted model {sweep.oracle_auc:.3f}",
+        )
+    return fig
+
+
+def uniform_figure(curve: Any, *, title: str = "") -> go.Figure:
+    """AUC of uniform tables against their width (mean with 95 % CI), the full table and the planted model."""
+    fig = go.Figure(
+        layout=dict(
+            title=title,
+            height=380,
+            xaxis=dict(title="floats per id (uniform table)", type="log"),
+            yaxis=dict(title="test AUC (95 % CI)"),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=list(curve.widths),
+            y=curve.auc[:, 0],
+            error_y=dict(type="data", array=curve.auc[:, 1]),
+            mode="lines+markers",
+            name="uniform",
+            line=dict(color=COLORS["uniform"]),
+        )
+    )
+    fig.add_hline(y=curve.full_auc, line=dict(color=COLORS["full"]), annotation_text=f"full {curve.full_auc:.3f}")
+    if curve.oracle_auc:
+        fig.add_hline(
+            y=curve.oracle_auc, line=dict(dash="dot", color="#999"), annotation_text=f"planted {curve.oracle_auc:.3f}"
         )
     return fig
 

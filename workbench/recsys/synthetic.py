@@ -1,22 +1,36 @@
-"""Synthetic click-through data with Criteo's 26 categorical features: their cardinalities, their skew, and
-labels from a planted model, so that accuracy is reachable and its ceiling is known.
+"""Synthetic click-through data with Criteo's 26 categorical features: their cardinalities, their skew, its click
+rate, and labels from a planted model whose per-id information grows with frequency, so that accuracy is reachable,
+its ceiling is known, and narrow embeddings lose it.
 
-Cardinalities (:data:`CRITEO_CARDINALITIES`): the Criteo Display Advertising Challenge (Kaggle, 45.8 M rows)
-counts used by ``facebookresearch/dlrm``'s preprocessing and TorchRec's examples (sum 33,762,577).
-Exponents (:data:`CRITEO_ZIPF`): fitted on the shared 200-row ``criteo_sample.txt`` by
-:func:`workbench.recsys.zipf.fit_zipf_exponent` (frequency-of-frequencies match, grid 0..3 step 0.01; the
-test ``test_fitted_exponents_are_the_stated_ones`` refits them). C9, C20 and C22 sit at a grid end: the
-sample only bounds them (C20's 4 values all occur >= 5 times in 200 rows, which every s fits).
+Statistics and where they come from (:func:`statistics_rows` prints them with their sources):
+
+- cardinalities (:data:`CRITEO_CARDINALITIES`): distinct values of C1..C26 in the Criteo Display Advertising
+  Challenge training set (Kaggle, 45,840,617 rows), as counted by ``facebookresearch/dlrm``'s preprocessing and
+  listed by TorchRec's Criteo example (sum 33,762,577);
+- Zipf exponents (:data:`CRITEO_ZIPF`): no per-field exponents are published with the data set, so they are
+  fitted on Criteo's own rows (the shared 200-row ``criteo_sample.txt``, the Kaggle data's first rows as DeepCTR
+  ships them) by :func:`workbench.recsys.zipf.fit_zipf_exponent` (frequency-of-frequencies match, grid 0..3 step
+  0.01; ``test_fitted_exponents_are_the_stated_ones`` refits them). C9, C20 and C22 sit at a grid end: the
+  sample only bounds them (C20's 4 values all occur >= 5 times in 200 rows, which every s fits);
+- click rate (:data:`CRITEO_CTR`): 0.256, the Kaggle training set's share of clicks (11,745,438 of 45,840,617
+  rows, as commonly reported; not re-counted here).
 
 Scaling to this machine: feature f keeps ``min(N_f, max(64, round(N_f * vocab_scale)))`` values (the 10 M-value
 features shrink, the small ones keep their size), so a table fits in memory while keeping Criteo's shape.
 Ids are random permutations of the ranks, so hot ids are scattered over the table as in hashed data.
 
 Planted model (the "teacher"): per feature f and value v a scalar ``u_f[v] ~ N(0, sigma_u^2)`` and a vector
-``t_f[v] ~ N(0, sigma_t^2 I_k)``; 13 dense features ``x ~ N(0, 1)`` with weights ``w ~ N(0, 0.15^2)``;
-``logit = b + w.x + sum_f u_f[v_f] + sum_{f<g} <t_f[v_f], t_g[v_g]>``, label ~ Bernoulli(sigmoid(logit)), with
-``b`` set so the mean CTR is about 0.25 (Criteo's is 0.256). :attr:`CTRDataset.probability` keeps each row's true
-click probability, whose AUC is the Bayes ceiling of any model on this data.
+``t_f[v]`` of ``teacher_dim`` (K) floats of which only the first ``k_v`` are nonzero, ``N(0, s^2)`` each, with
+
+    k_v = floor(K min(1, n_v / full_count)^grade),   n_v = rows x P(rank of v)   (expected occurrences)
+
+so a hot id carries up to K dimensions of information and a rare id none beyond its scalar (``grade = 0``: every
+id K, the flat teacher). 13 dense features ``x ~ N(0, 1)`` with weights ``w ~ N(0, 0.15^2)``;
+``logit = b + w.x + sum_f u_f[v_f] + sum_{f<g} <t_f[v_f], t_g[v_g]>``, label ~ Bernoulli(sigmoid(logit)). ``s`` is
+set on a pilot sample so that the pair term's standard deviation is ``pair_std``, and ``b`` so that the mean
+click rate is :data:`CRITEO_CTR`. A table of ``d < k_v`` floats per id cannot represent the interactions of the
+hot ids, so uniform tables lose AUC as ``d`` falls. :attr:`CTRDataset.probability` keeps each row's true click
+probability, whose AUC is the Bayes ceiling of any model on this data.
 """
 
 from __future__ import annotations
@@ -32,11 +46,16 @@ from pathlib import Path
 import numpy as np
 
 from workbench.recsys.samples import CTRData
-from workbench.recsys.zipf import zipf_sampler
+from workbench.recsys.zipf import zipf_probabilities, zipf_sampler
 
 __all__ = [
     "CRITEO_CARDINALITIES",
     "CRITEO_ZIPF",
+    "CRITEO_CTR",
+    "SOURCES",
+    "statistics_rows",
+    "teacher_dims",
+    "estimate_bytes",
     "SyntheticSpec",
     "CTRDataset",
     "generate",
@@ -104,7 +123,14 @@ CRITEO_ZIPF = (
     1.2,
 )
 NUM_DENSE = 13
-TEACHER_DIM = 4
+CRITEO_CTR = 0.256
+#: where each statistic comes from (printed by :func:`statistics_rows`)
+SOURCES = {
+    "cardinality": "Criteo Kaggle train set (45,840,617 rows), counts of facebookresearch/dlrm / TorchRec's example",
+    "zipf": "fitted on Criteo's rows in criteo_sample.txt (DeepCTR; frequency-of-frequencies, "
+    "workbench.recsys.zipf); no per-field exponent is published",
+    "ctr": "Criteo Kaggle train set: 11,745,438 clicks / 45,840,617 rows = 25.6 % (commonly reported)",
+}
 GEN_CHUNK = 100_000  # rows generated per step (progress bar granularity)
 
 
@@ -117,15 +143,28 @@ def scaled_cardinalities(vocab_scale: float) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class SyntheticSpec:
-    """What defines a synthetic data set: rows, vocabulary scale, skew multiplier on the fitted exponents,
-    the teacher's scales and the seed. Equal specs give bit-identical data."""
+    """What defines a synthetic data set: rows, vocabulary scale, skew multiplier on the fitted exponents, the
+    teacher (scalar scale ``sigma_u``; vector width ``teacher_dim``, ``grade`` and ``full_count`` of the
+    frequency-graded widths, ``pair_std`` of the pair term: module docstring) and the seed. Equal specs give
+    bit-identical data."""
 
     rows: int
     vocab_scale: float = 0.002
     skew: float = 1.0
     sigma_u: float = 0.2
-    sigma_t: float = 0.15
+    teacher_dim: int = 8
+    grade: float = 1.0
+    full_count: float = 1000.0
+    pair_std: float = 2.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.teacher_dim <= 1024:
+            raise ValueError(f"teacher_dim={self.teacher_dim} is out of range: valid range is 1..1024")
+        if not 0 <= self.grade <= 4:
+            raise ValueError(f"grade={self.grade} is out of range: valid range is 0..4")
+        if not self.full_count > 0:
+            raise ValueError(f"full_count={self.full_count} is out of range: valid range is > 0 (occurrences)")
 
     @property
     def cardinalities(self) -> tuple[int, ...]:
@@ -136,33 +175,83 @@ class SyntheticSpec:
         return tuple(round(s * self.skew, 6) for s in CRITEO_ZIPF)
 
     def key(self) -> str:
-        text = repr((1, self.rows, self.vocab_scale, self.skew, self.sigma_u, self.sigma_t, self.seed))
+        text = repr(
+            (
+                2,
+                self.rows,
+                self.vocab_scale,
+                self.skew,
+                self.sigma_u,
+                self.teacher_dim,
+                self.grade,
+                self.full_count,
+                self.pair_std,
+                self.seed,
+            )
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
 class CTRDataset:
-    """Generated data: :class:`CTRData` plus each row's true click probability (the planted model's)."""
+    """Generated data: :class:`CTRData` plus each row's true click probability (the planted model's) and each
+    id's teacher width ``k_v`` (global row order: feature 0's ids, then feature 1's, ...)."""
 
     data: CTRData
     probability: np.ndarray
     spec: SyntheticSpec
+    teacher_dims: np.ndarray | None = None
+
+
+def teacher_dims(spec: SyntheticSpec) -> list[np.ndarray]:
+    """Per feature, the teacher width ``k`` of each *rank* (1 = hottest first): module docstring's ``k_v``."""
+    out = []
+    for n, s in zip(spec.cardinalities, spec.exponents):
+        expected = spec.rows * zipf_probabilities(n, s)
+        k = np.floor(spec.teacher_dim * np.minimum(1.0, expected / spec.full_count) ** spec.grade)
+        out.append(np.clip(k, 0, spec.teacher_dim).astype(np.int64))
+    return out
 
 
 class _Teacher:
-    def __init__(self, spec: SyntheticSpec, rng: np.random.Generator) -> None:
+    def __init__(self, spec: SyntheticSpec, rng: np.random.Generator, perms: list[np.ndarray]) -> None:
         cards = spec.cardinalities
         self.u = [rng.normal(0, spec.sigma_u, n).astype(np.float32) for n in cards]
-        self.t = [rng.normal(0, spec.sigma_t, (n, TEACHER_DIM)).astype(np.float32) for n in cards]
+        self.width = []  # per feature, k of each id (ids are permuted ranks)
+        self.t = []
+        for f, k_rank in enumerate(teacher_dims(spec)):
+            k = np.empty_like(k_rank)
+            k[perms[f]] = k_rank  # id perms[f][r] has rank r
+            t = rng.standard_normal((cards[f], spec.teacher_dim), dtype=np.float32)
+            t[np.arange(spec.teacher_dim)[None, :] >= k[:, None]] = 0.0
+            self.width.append(k)
+            self.t.append(t)
         self.w = rng.normal(0, 0.15, NUM_DENSE).astype(np.float32)
         self.bias = 0.0
+        self.scale = 1.0  # s^2: multiplies the pair term
+
+    def pair(self, sparse: np.ndarray) -> np.ndarray:
+        """``sum_{f<g} <t_f, t_g>`` of every row at s = 1: [B]."""
+        t = np.stack([self.t[f][sparse[:, f]] for f in range(sparse.shape[1])], axis=1)  # [B, F, K]
+        s = t.sum(axis=1)  # [B, K]
+        return 0.5 * (np.einsum("bk,bk->b", s, s) - np.einsum("bfk,bfk->b", t, t))
 
     def logit(self, dense: np.ndarray, sparse: np.ndarray) -> np.ndarray:
-        z = dense @ self.w + self.bias
-        t = np.stack([self.t[f][sparse[:, f]] for f in range(sparse.shape[1])], axis=1)  # [B, F, k]
-        s = t.sum(axis=1)
-        pair = 0.5 * (np.einsum("bk,bk->b", s, s) - np.einsum("bfk,bfk->b", t, t))  # sum_{f<g} <t_f, t_g>
-        return z + sum(self.u[f][sparse[:, f]] for f in range(sparse.shape[1])) + pair
+        first = sum(self.u[f][sparse[:, f]] for f in range(sparse.shape[1]))
+        return dense @ self.w + self.bias + first + self.scale * self.pair(sparse)
+
+
+def _calibrate(teacher: _Teacher, spec: SyntheticSpec, pilot: np.ndarray, dense: np.ndarray) -> None:
+    """Set ``s^2`` so the pair term's std on the pilot is ``pair_std``, then the bias so the mean CTR is
+    :data:`CRITEO_CTR` (bisection on the pilot's mean probability)."""
+    std = float(np.std(teacher.pair(pilot)))
+    teacher.scale = spec.pair_std / std if std > 0 else 0.0
+    logit = teacher.logit(dense, pilot)
+    lo, hi = -30.0, 30.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if np.mean(1 / (1 + np.exp(-(logit + mid)))) < CRITEO_CTR else (lo, mid)
+    teacher.bias = 0.5 * (lo + hi)
 
 
 def generate(spec: SyntheticSpec, *, progress: Callable[[int, int], None] | None = None) -> CTRDataset:
@@ -173,16 +262,10 @@ def generate(spec: SyntheticSpec, *, progress: Callable[[int, int], None] | None
     cards, exps = spec.cardinalities, spec.exponents
     draws = [zipf_sampler(n, s) for n, s in zip(cards, exps)]
     perms = [rng.permutation(n) for n in cards]
-    teacher = _Teacher(spec, rng)
-    # centre the logit so the mean CTR is about 0.25, on a pilot sample of the same distribution
+    teacher = _Teacher(spec, rng, perms)
     pilot_rng = np.random.default_rng(spec.seed + 7_919)
     pilot = np.stack([perms[f][draws[f](pilot_rng, 20_000)] for f in range(len(cards))], axis=1)
-    pilot_logit = teacher.logit(pilot_rng.standard_normal((20_000, NUM_DENSE)).astype(np.float32), pilot)
-    lo, hi = -20.0, 20.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if np.mean(1 / (1 + np.exp(-(pilot_logit + mid)))) < 0.25 else (lo, mid)
-    teacher.bias = 0.5 * (lo + hi)
+    _calibrate(teacher, spec, pilot, pilot_rng.standard_normal((20_000, NUM_DENSE)).astype(np.float32))
     n = spec.rows
     sparse = np.empty((n, len(cards)), dtype=np.int64)
     dense = np.empty((n, NUM_DENSE), dtype=np.float32)
@@ -200,7 +283,7 @@ def generate(spec: SyntheticSpec, *, progress: Callable[[int, int], None] | None
             progress(stop, n)
     features = tuple(f"C{i}" for i in range(1, 27))
     data = CTRData(label, dense, sparse, cards, features, f"synthetic-criteo(rows={n}, seed={spec.seed})")
-    return CTRDataset(data, prob, spec)
+    return CTRDataset(data, prob, spec, np.concatenate(teacher.width))
 
 
 def _cache_file(spec: SyntheticSpec, folder: Path) -> Path:
@@ -223,7 +306,7 @@ def load_or_generate(
     if path.is_file():
         try:
             with np.load(path, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in ("label", "dense", "sparse", "probability", "cards")}
+                arrays = {k: z[k] for k in ("label", "dense", "sparse", "probability", "cards", "teacher_dims")}
         except Exception as exc:  # zipfile.BadZipFile, OSError, KeyError, ValueError: all mean a bad file
             raise ValueError(
                 f"dataset file {path} is corrupt ({type(exc).__name__}: {exc}); delete it and it is generated again"
@@ -243,7 +326,7 @@ def load_or_generate(
         )
         if progress is not None:
             progress(spec.rows, spec.rows)
-        return CTRDataset(data, arrays["probability"], spec)
+        return CTRDataset(data, arrays["probability"], spec, arrays["teacher_dims"])
     made = generate(spec, progress=progress)
     with atomic_write(path, "wb") as f:
         np.savez(
@@ -252,6 +335,7 @@ def load_or_generate(
             dense=made.data.dense,
             sparse=made.data.sparse,
             probability=made.probability,
+            teacher_dims=made.teacher_dims,
             cards=np.array(spec.cardinalities),
         )
     log.info("cached %s (%.1f MB)", path, path.stat().st_size / 1e6)
@@ -260,10 +344,32 @@ def load_or_generate(
 
 def expected_counts(spec: SyntheticSpec) -> list[np.ndarray]:
     """Per feature, the expected number of occurrences of each rank (1 = hottest) in ``spec.rows`` rows."""
-    from workbench.recsys.zipf import zipf_probabilities
-
     return [spec.rows * zipf_probabilities(n, s) for n, s in zip(spec.cardinalities, spec.exponents)]
 
 
 def total_rows(cards: tuple[int, ...]) -> int:
     return int(math.fsum(cards))
+
+
+def statistics_rows(spec: SyntheticSpec) -> list[tuple[str, str, str, str, str, str]]:
+    """One row per field: (field, Criteo's cardinality, cardinality used, Zipf exponent used, teacher widths
+    k of the hottest and the median id), then the click rate; the sources are :data:`SOURCES`."""
+    widths = teacher_dims(spec)
+    rows = []
+    for f, (n, m, s) in enumerate(zip(CRITEO_CARDINALITIES, spec.cardinalities, spec.exponents)):
+        k = widths[f]
+        rows.append((f"C{f + 1}", f"{n:,}", f"{m:,}", f"{s:g}", str(int(k[0])), str(int(k[(k.size - 1) // 2]))))
+    rows.append(("click rate", f"{CRITEO_CTR:g}", f"{CRITEO_CTR:g}", "", "", ""))
+    return rows
+
+
+def estimate_bytes(spec: SyntheticSpec) -> int:
+    """Peak bytes of :func:`generate` (closed form): the teacher (``u``, ``t``: ids x (1 + K) float32, widths and
+    permutations int64 x 2, inverse CDFs float64 and their ``zipf_probabilities`` temporaries x 2), the output
+    arrays (rows x (26 int64 + 13 + 2 float32)) and one block's temporaries (block x F x K float32 x 2)."""
+    ids = total_rows(spec.cardinalities)
+    largest = max(spec.cardinalities)
+    teacher = ids * (4 * (1 + spec.teacher_dim) + 8 * 2 + 8) + largest * 8 * 2
+    out = spec.rows * (26 * 8 + NUM_DENSE * 4 + 2 * 4)
+    block = min(spec.rows, GEN_CHUNK) * 26 * spec.teacher_dim * 4 * 2
+    return int(teacher + out + block)

@@ -95,3 +95,26 @@ def test_feature_keys_are_distinct_across_features():
     ids = np.array([[0, 0, 0], [5, 5, 5]])
     keys = feature_keys(ids)
     assert np.unique(keys).size == 6
+
+
+def test_an_id_with_no_chunk_reads_its_features_default_vector_and_trains_it():
+    """Reference: the default vector itself (row f of ``defaults``) for a key with no chunk, the stored vector
+    for the others; the default's gradient is the sum of the output gradients of the rows that read it."""
+    ids = np.array([[0, 1], [2, 1], [0, 0]])  # [B=3, F=2]
+    all_ids = np.stack([np.arange(3), np.arange(3)], axis=1)
+    keys = np.unique(feature_keys(all_ids))
+    ce = ChunkedEmbedding(keys, dim=4, chunk=2, n_defaults=2, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        ce.defaults.copy_(torch.tensor([[1.0, 2, 3, 4], [5, 6, 7, 8]]))
+    slot = ce.table.lookup(feature_keys(np.array([[0, 1]])))[0]  # feature 0 id 0, feature 1 id 1
+    ce.table.free_chunks(np.repeat(slot, 2), np.tile(np.arange(2), 2))
+    assert ce.refresh_empty() == 2
+    out = ce(ids)
+    assert torch.equal(out[0, 0], ce.defaults[0].detach()) and torch.equal(out[0, 1], ce.defaults[1].detach())
+    assert torch.equal(out[2, 0], ce.defaults[0].detach())
+    assert torch.equal(out[1, 0], ce.table.vectors(feature_keys(np.array([[2, 1]])))[0, 0])
+    g = torch.randn(out.shape, generator=torch.Generator().manual_seed(1))
+    (out * g).sum().backward()
+    assert torch.allclose(ce.defaults.grad[0], g[0, 0] + g[2, 0]) and torch.allclose(
+        ce.defaults.grad[1], g[0, 1] + g[1, 1]
+    )

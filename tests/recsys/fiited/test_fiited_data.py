@@ -84,3 +84,35 @@ def test_fitted_exponents_are_the_stated_ones():
         fit_zipf_exponent(data.sparse[:, j], max(CRITEO_CARDINALITIES[j], data.cardinalities[j])).s for j in range(26)
     ]
     assert tuple(fitted) == CRITEO_ZIPF
+
+
+def test_teacher_width_grows_with_frequency():
+    """Reference: the closed form floor(K min(1, n / full_count)^grade) per rank, non-increasing in rank, K for
+    the hottest id of a small field, 0 for the rarest of a large one; grade 0 gives every id K (flat)."""
+    from workbench.recsys.synthetic import teacher_dims
+    from workbench.recsys.zipf import zipf_probabilities
+
+    spec = SyntheticSpec(rows=40_000, vocab_scale=0.0002, teacher_dim=8, full_count=1000.0, grade=1.0)
+    widths = teacher_dims(spec)
+    for f, (n, s) in enumerate(zip(spec.cardinalities, spec.exponents)):
+        want = np.floor(8 * np.minimum(1, 40_000 * zipf_probabilities(n, s) / 1000.0))
+        assert np.array_equal(widths[f], want.astype(np.int64))
+        assert np.all(np.diff(widths[f]) <= 0)
+    assert widths[5][0] == 8 and widths[2][-1] == 0  # C6 (24 values) hottest; C3 (largest) rarest
+    flat = teacher_dims(SyntheticSpec(rows=1000, grade=0.0, teacher_dim=8))
+    assert all(np.all(w == 8) for w in flat)
+
+
+def test_generated_widths_follow_the_ids_and_the_statistics_name_their_sources():
+    from workbench.recsys.synthetic import SOURCES, statistics_rows, teacher_dims
+
+    spec = SyntheticSpec(rows=2000, vocab_scale=0.0005, seed=2)
+    made = generate(spec)
+    counts = [np.bincount(made.data.sparse[:, f], minlength=c) for f, c in enumerate(spec.cardinalities)]
+    offsets = np.concatenate([[0], np.cumsum(spec.cardinalities)[:-1]])
+    for f in (5, 8):  # small fields: the most frequent id is rank 1, the widest
+        hottest = int(np.argmax(counts[f]))
+        assert made.teacher_dims[offsets[f] + hottest] == teacher_dims(spec)[f][0]
+    rows = statistics_rows(spec)
+    assert len(rows) == 27 and rows[2][1] == f"{CRITEO_CARDINALITIES[2]:,}" and rows[-1][0] == "click rate"
+    assert set(SOURCES) == {"cardinality", "zipf", "ctr"} and "Criteo" in SOURCES["cardinality"]

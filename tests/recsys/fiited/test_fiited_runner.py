@@ -1,6 +1,7 @@
 """The runner's JSON (the issue's schema), the memory counter against the pool, the CLI's refusals (exit 2 with
-one line), the study's confidence intervals against scipy's t interval. Reference: the schema in the issue and
-``scipy.stats.t.interval``."""
+one line, the memory guard's included), the memory estimate against the measured peak RSS (within 2x), the
+progress bar's choice, the experiment's confidence intervals against scipy's t interval. References: the schema
+in the issue, ``resource.getrusage`` peak RSS, ``scipy.stats.t.interval``."""
 
 import json
 import subprocess
@@ -12,8 +13,8 @@ import pytest
 from scipy import stats
 
 from workbench.recsys.fiited.config import FiitedConfig
+from workbench.recsys.fiited.experiment import mean_ci
 from workbench.recsys.fiited.runner import format_table, run
-from workbench.recsys.fiited.study import mean_ci
 
 pytestmark = pytest.mark.slow
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -31,7 +32,13 @@ def test_json_has_the_issue_schema_and_the_budget_is_met():
         if b["name"] != "full":
             assert b["embedding_bytes"] <= 0.6 * result["baseline_bytes"] + 1
     assert result["embedding_bytes"] <= 0.6 * result["baseline_bytes"] + 1
-    assert result["memory"]["counter_matches_pool"] is True
+    m = result["memory"]
+    assert m["counter_matches_pool"] is True
+    served = m["weight_bytes"] + m["key_bytes"] + m["pointer_bytes"] + m["default_bytes"]
+    assert result["embedding_bytes"] == served  # the served table, keys included
+    assert m["training"]["peak_pool_bytes"] == result["ids"] * 64 * 4  # the warm-up holds the full table
+    assert m["training"]["peak_bytes"] > result["baseline_bytes"]
+    assert len(result["statistics"]) == 27 and 1 <= result["best_epoch"] <= result["epochs_run"]
     assert 0.4 < result["auc"] < 1 and result["logloss"] > 0
     assert json.loads(json.dumps(result)) == result
     assert "FIITED" in format_table(result)
@@ -45,7 +52,7 @@ def test_sample_run_says_it_is_too_small():
 @pytest.mark.parametrize(
     "args,words",
     [
-        (["--budget-fraction", "0.05"], "budget_fraction=0.05 is below one chunk per row"),
+        (["--budget-fraction", "0.05", "--min-chunks", "1"], "budget_fraction=0.05 is below one chunk per row"),
         (["--chunk", "5"], "chunk=5 does not divide dim=64"),
         (["--rows", "10"], "rows=10 is out of range"),
     ],
@@ -84,3 +91,57 @@ def test_confidence_interval_matches_scipy():
     mean, half = mean_ci(x)
     lo, hi = stats.t.interval(0.95, len(x) - 1, loc=np.mean(x), scale=stats.sem(x))
     assert mean == pytest.approx((lo + hi) / 2) and half == pytest.approx((hi - lo) / 2)
+
+
+def test_cli_refuses_a_run_that_cannot_fit_with_the_estimate_and_the_limit():
+    """rows=1000 at the full vocabulary (33.8 M ids) under a 12 GB address-space limit: one line, exit 2."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (12 << 30, 12 << 30))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "run", "fiited", "--rows", "1000", "--vocab-scale", "1.0"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limit,
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and "needs about" in line and "available" in line and "--vocab-scale" in line
+
+
+PEAK = """
+import resource, sys, torch
+torch.set_num_threads(1)
+from workbench.recsys.fiited.config import FiitedConfig
+from workbench.recsys.fiited.experiment import estimate_run_bytes
+from workbench.recsys.fiited.runner import run
+config = FiitedConfig(rows=3000, vocab_scale=float(sys.argv[1]), baselines="none", epochs=2, batch_size=512)
+import workbench.recsys.synthetic, sklearn.metrics, tqdm  # everything imported before the baseline
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+run(config)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(estimate_run_bytes(config), peak - base)
+"""
+
+
+@pytest.mark.parametrize("vocab_scale", [0.004, 0.01])
+def test_memory_estimate_is_within_2x_of_the_measured_peak(vocab_scale):
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK, str(vocab_scale)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    estimate, measured = map(int, proc.stdout.split()[-2:])
+    assert measured / 2 <= estimate <= measured * 2, (estimate, measured)
+
+
+def test_big_runs_get_a_progress_bar_small_ones_do_not():
+    from workbench.recsys.fiited.runner import progress_bar
+
+    assert progress_bar(FiitedConfig(rows=1000, baselines="none"), 1) is None
+    bar = progress_bar(FiitedConfig(rows=20_000_000), 7)
+    assert bar is not None
+    bar.close()

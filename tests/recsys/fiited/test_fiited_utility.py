@@ -57,3 +57,22 @@ def test_utility_is_frequency_times_gradient():
     assert u[1, 1] == pytest.approx(1.0) and u[2].sum() == 0
     with pytest.raises(ValueError, match="decay=1"):
         ChunkUtility(2, 2, 2, decay=1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_plan_may_drop_a_vector_entirely_when_min_chunks_is_0(seed):
+    """Brute force: with no forced chunk 0 the plan keeps exactly the ``budget`` best running-minimum utilities,
+    a prefix per vector, and vectors whose first chunk loses keep nothing."""
+    rng = np.random.default_rng(seed)
+    s, nc = 23, 4
+    u = rng.random((s, nc))
+    occupied = rng.random(s) < 0.8
+    live = np.ones((s, nc), dtype=bool)
+    budget = 9
+    keep = plan_chunks(u, live, occupied, budget, regrow=True, min_chunks=0)
+    assert keep.sum() == budget and not keep[~occupied].any()
+    assert np.all(np.diff(keep.astype(int), axis=1) <= 0)
+    mono = np.minimum.accumulate(u, axis=1)[occupied].reshape(-1)
+    chosen = keep[occupied].reshape(-1)
+    assert mono[chosen].min() >= mono[~chosen].max()
+    assert (keep[occupied].sum(axis=1) == 0).any()  # some vectors drop to no chunk at all

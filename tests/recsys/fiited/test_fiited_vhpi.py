@@ -98,3 +98,31 @@ def test_bad_input_is_refused():
     table.alloc(s[:1], np.array([0]))
     with pytest.raises(ValueError, match="already owns"):
         table.alloc(s[:1], np.array([0]))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_served_copy_keeps_the_kept_vectors_and_costs_what_is_counted(seed):
+    """Prune chunks (some keys entirely): the served copy holds only keys with a chunk, reads the same vectors,
+    and its real arrays cost what ``served_memory`` counts (keys, pointers, weights; no free list)."""
+    from workbench.recsys.fiited.vhpi import KEY_BYTES, served_memory
+
+    rng = np.random.default_rng(seed)
+    n, nc, c = 40, 4, 3
+    keys = rng.choice(10**12, size=n, replace=False).astype(np.int64)
+    table = VHPITable(slots=50, dim=nc * c, chunk=c, pool=n * nc)
+    slots = table.insert(keys)
+    table.alloc(np.repeat(slots, nc), np.tile(np.arange(nc), n), torch.randn(n * nc, c))
+    drop = rng.random((table.slots, nc)) < 0.5
+    drop[slots[:7]] = True  # 7 keys lose every chunk
+    s, j = np.nonzero(drop & (table.ptr >= 0))
+    table.free_chunks(s, j)
+    table.compact()
+    served = table.served_copy(0.8)
+    served.check_invariants()
+    kept = keys[table.chunk_counts()[slots] > 0]
+    assert served.size == kept.size and np.all(served.lookup(keys[:7]) == -1)
+    assert torch.equal(served.vectors(kept), table.vectors(kept))
+    counted = served_memory(live_chunks=table.live, ids=kept.size, n_chunks=nc, chunk=c, load_factor=0.8)
+    assert counted.slots == served.slots and counted.key_bytes == served.keys.nbytes == served.slots * KEY_BYTES
+    assert counted.pointer_bytes == served.ptr.nbytes
+    assert counted.weight_bytes == served.weight[:-1].numel() * 4 and served.free.nbytes == 0

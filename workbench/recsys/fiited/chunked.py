@@ -3,7 +3,8 @@ Adagrad step whose state lives in the pool beside the weights.
 
 Lookup: keys -> slots (hash probe) -> physical rows ``[..., nc]`` -> ``F.embedding(pool, rows)`` ->
 ``[..., nc, c]`` -> ``[..., d]``. A pruned chunk points at the pool's zero row, so it reads as zeros and the
-vector's effective dimension is its number of live chunks times ``c``. The bag form runs
+vector's effective dimension is its number of live chunks times ``c``. A vector with no chunk at all reads its
+feature's shared default vector (``defaults`` ``[F, d]``, trained like the MLPs) when the module has them. The bag form runs
 ``F.embedding_bag`` once per chunk position over the pool (same kernel and summation order as
 ``nn.EmbeddingBag`` on a ``d``-wide table), so with nothing pruned both forms equal the dense modules bit for
 bit, outputs and gradients (``tests/recsys/fiited/test_fiited_chunked.py``).
@@ -59,6 +60,7 @@ class ChunkedEmbedding(nn.Module):
         generator: torch.Generator | None = None,
         by_feature: bool = True,
         ptr_bytes: int = 4,
+        n_defaults: int = 0,
     ) -> None:
         super().__init__()
         if not 0 < load_factor <= 1:
@@ -70,6 +72,9 @@ class ChunkedEmbedding(nn.Module):
         self.dim, self.chunk = dim, chunk
         self.by_feature = by_feature
         self.on_output: Callable[[np.ndarray, torch.Tensor], None] | None = None
+        # one shared default vector per feature, read by ids with no chunk (n_defaults = 0: none)
+        self.defaults = nn.Parameter(torch.zeros(n_defaults, dim)) if n_defaults else None
+        self.empty = np.zeros(self.table.slots, dtype=bool)  # slots whose key owns no chunk (refresh_empty)
         placed = self.table.insert(keys)
         if init is None:
             init = torch.randn(n, dim, generator=generator) * init_std
@@ -96,9 +101,17 @@ class ChunkedEmbedding(nn.Module):
         rows = self.table.physical(slots)  # [..., nc]
         out = F.embedding(rows, self._weight(), sparse=True)  # [..., nc, c]
         out = out.reshape(*slots.shape, self.dim)  # [..., d]
+        if self.defaults is not None and self.empty.any():
+            empty = torch.from_numpy(self.empty[slots])  # [B, F]
+            out = torch.where(empty.unsqueeze(-1), self.defaults.expand(*slots.shape, self.dim), out)
         if self.on_output is not None and out.requires_grad:
             self.on_output(slots, out)
         return out
+
+    def refresh_empty(self) -> int:
+        """Recompute which occupied slots own no chunk (after a prune event); returns how many."""
+        self.empty = (self.table.keys >= 0) & (self.table.chunk_counts() == 0)
+        return int(self.empty.sum())
 
     def bag(self, keys: torch.Tensor | np.ndarray, offsets: torch.Tensor, mode: str = "sum") -> torch.Tensor:
         """``nn.EmbeddingBag``'s 1-D input form over raw keys: ``[n_bags, d]``."""

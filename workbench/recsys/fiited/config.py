@@ -33,11 +33,30 @@ class FiitedConfig(Config):
         lo=0.001,
         hi=1.0,
         unit="of full",
-        help="embedding memory budget as a fraction of the full table's bytes "
-        "(at least one chunk per row plus the VHPI pointers)",
+        help="embedding memory budget as a fraction of the full table's bytes (FIITED: the served table's "
+        "chunks, keys, pointers and default vectors)",
         label="memory budget",
     )
-    epochs: int = param(1, lo=1, hi=100, unit="epochs", help="passes over the training rows")
+    epochs: int = param(
+        5,
+        lo=1,
+        hi=100,
+        unit="epochs",
+        help="most passes over the training rows (early stopping on the validation rows)",
+    )
+    val_fraction: float = param(
+        0.1, lo=0.0, hi=0.5, help="share of the training rows held out for early stopping (0: no early stopping)"
+    )
+    patience: int = param(
+        1, lo=1, hi=20, unit="epochs", help="epochs without a better validation log-loss before stopping"
+    )
+    min_chunks: int = param(
+        0,
+        lo=0,
+        hi=1,
+        unit="chunks",
+        help="least chunks per id: 0 lets an id drop to its feature's shared default vector, 1 keeps one chunk",
+    )
     dim: int = param(64, lo=2, hi=1024, unit="floats", help="full embedding dimension d")
     chunk: int = param(16, lo=1, hi=1024, unit="floats", help="chunk size c (divides d): the pruning granule")
     vocab_scale: float = param(
@@ -57,7 +76,9 @@ class FiitedConfig(Config):
     batch_size: int = param(1024, lo=8, hi=65_536, unit="rows", help="rows per training step")
     lr: float = param(0.05, lo=1e-5, hi=10.0, help="Adagrad learning rate (tables and MLPs)")
     ema_decay: float = param(0.9, lo=0.0, hi=0.999, help="decay of the utility EMAs, per pruning interval")
-    warmup: float = param(0.2, lo=0.0, hi=0.95, unit="of steps", help="share of the steps before the first prune")
+    warmup: float = param(
+        0.2, lo=0.0, hi=0.95, unit="of steps", help="share of the first epoch's steps before the first prune"
+    )
     interval: int = param(50, lo=1, hi=1_000_000, unit="steps", help="steps between prune events")
     schedule: str = param(
         "gradual", choices=SCHEDULES, help="gradual: cubic ramp to the budget; one-shot: the budget at the first event"

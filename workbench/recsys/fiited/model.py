@@ -6,9 +6,9 @@ load factor ``alpha`` (slots ``S = R / alpha``), pointers of ``p`` bytes (enough
 ``p = ceil(log2(R nc) / 8)``, at least 4), keys of 8 bytes:
 
     full table                      R d 4
-    FIITED at k live chunks         k c 4  (weights)  +  S nc p  (pointers)          [+ S 8 keys, counted apart]
+    FIITED at k live chunks         k c 4  (weights)  +  S nc p  (pointers)  +  S 8  (keys)
     optimizer state (Adagrad)       k c 4  (moved and freed with the chunks)
-    floor (one chunk per id)        R c 4 + S nc p      -> the largest reduction: R d 4 / floor
+    floor (one chunk per id)        R c 4 + S (nc p + 8)  -> the largest reduction with ``min_chunks = 1``
 
 Beyond the floor, a reduction ``X`` needs ids with *no* entry at all (row pruning): a table that stores only a
 share ``q`` of the ids, each with at least one chunk, a key and its pointers, costs
@@ -28,7 +28,7 @@ from workbench.recsys.zipf import rank_grid
 __all__ = ["TableModel", "LABEL", "zipf_coverage", "paper_scale_rows", "FORMULA"]
 
 LABEL = "MODEL"
-FORMULA = "bytes = k c 4 + (R / alpha) (d / c) p   (k live chunks, p-byte pointers; keys 8 B per slot apart)"
+FORMULA = "bytes = k c 4 + (R / alpha) ((d / c) p + 8)   (k live chunks, p-byte pointers, 8-byte keys)"
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class TableModel:
         return self.slots * 8
 
     def fiited_bytes(self, live_chunks: float) -> float:
-        return live_chunks * self.chunk * 4 + self.pointer_bytes
+        return live_chunks * self.chunk * 4 + self.pointer_bytes + self.key_bytes
 
     @property
     def floor_bytes(self) -> float:

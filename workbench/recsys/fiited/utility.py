@@ -80,16 +80,25 @@ class ChunkUtility:
 
 
 def plan_chunks(
-    utility: np.ndarray, live: np.ndarray, occupied: np.ndarray, budget: int, *, regrow: bool
+    utility: np.ndarray,
+    live: np.ndarray,
+    occupied: np.ndarray,
+    budget: int,
+    *,
+    regrow: bool,
+    min_chunks: int = 1,
 ) -> np.ndarray:
-    """Chunks to keep, ``[slots, n_chunks]`` bool, a prefix per vector, at most ``max(budget, vectors)`` in all.
+    """Chunks to keep, ``[slots, n_chunks]`` bool, a prefix per vector, at most ``max(budget, forced)`` in all.
 
-    utility: ``[S, nc]``; live: which chunks exist now; occupied: ``[S]`` slots holding a key; budget: chunks.
+    utility: ``[S, nc]``; live: which chunks exist now; occupied: ``[S]`` slots holding a key; budget: chunks;
+    min_chunks: 1 keeps chunk 0 of every vector (the one-chunk floor), 0 lets a vector drop to no chunk at all
+    (it then reads its feature's shared default vector).
     """
     s, nc = utility.shape
-    n_vec = int(occupied.sum())
+    n_vec = int(occupied.sum()) if min_chunks else 0
     u = np.minimum.accumulate(np.nan_to_num(utility, nan=0.0), axis=1)
-    u[:, 0] = np.inf  # chunk 0 is always kept
+    if min_chunks:
+        u[:, 0] = np.inf  # chunk 0 is always kept
     if not regrow:
         u[~live] = -np.inf
     u[~occupied] = -np.inf

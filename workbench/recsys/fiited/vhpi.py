@@ -26,15 +26,18 @@ pointer array (S x nc x ``ptr_bytes``) and the keys (S x 8 B). The counters are 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-__all__ = ["VHPITable", "TableMemory", "EMPTY", "NONE", "hash_keys"]
+__all__ = ["VHPITable", "TableMemory", "ServedMemory", "served_memory", "EMPTY", "NONE", "KEY_BYTES", "hash_keys"]
 
 EMPTY = -1
 NONE = -1
+KEY_BYTES = 8  # one int64 key per slot
+FREE_BYTES = 8  # one int64 row per free-list entry
 _M1, _M2, _INC = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -57,11 +60,56 @@ class TableMemory:
     pointer_bytes: int
     key_bytes: int
     pool_tensor_bytes: int
+    free_list_bytes: int = 0
 
     @property
     def embedding_bytes(self) -> int:
-        """What the trained table needs to serve lookups: chunk weights + pointers (keys counted apart)."""
-        return self.weight_bytes + self.pointer_bytes
+        """Chunk weights + pointers + keys of this table as it stands (training-time slots included)."""
+        return self.weight_bytes + self.pointer_bytes + self.key_bytes
+
+
+@dataclass(frozen=True)
+class ServedMemory:
+    """Bytes of the table a trained model serves from (:func:`served_memory`): the live chunks, a VHPI index
+    (keys and pointers) over the ``ids`` that keep at least one chunk, sized at the load factor, the shared
+    default vectors that ids with no chunk read, and no free list (the pool is compacted)."""
+
+    live_chunks: int
+    ids: int
+    slots: int
+    weight_bytes: int
+    pointer_bytes: int
+    key_bytes: int
+    default_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.weight_bytes + self.pointer_bytes + self.key_bytes + self.default_bytes
+
+
+def served_memory(
+    *,
+    live_chunks: int,
+    ids: int,
+    n_chunks: int,
+    chunk: int,
+    load_factor: float,
+    ptr_bytes: int = 4,
+    default_bytes: int = 0,
+    item_bytes: int = 4,
+) -> ServedMemory:
+    """Served bytes: ``live_chunks x chunk x 4`` + ``S x (n_chunks x ptr_bytes + 8)`` with ``S = ceil(ids /
+    load_factor)`` slots (none when no id keeps a chunk) + the default vectors."""
+    slots = int(math.ceil(ids / load_factor)) if ids else 0
+    return ServedMemory(
+        live_chunks=int(live_chunks),
+        ids=int(ids),
+        slots=slots,
+        weight_bytes=int(live_chunks) * chunk * item_bytes,
+        pointer_bytes=slots * n_chunks * ptr_bytes,
+        key_bytes=slots * KEY_BYTES,
+        default_bytes=int(default_bytes),
+    )
 
 
 class VHPITable:
@@ -272,9 +320,33 @@ class VHPITable:
             weight_bytes=chunk_bytes,
             optimizer_bytes=chunk_bytes,
             pointer_bytes=self.slots * self.n_chunks * self.ptr_bytes,
-            key_bytes=self.slots * 8,
+            key_bytes=self.slots * KEY_BYTES,
             pool_tensor_bytes=self.capacity * self.chunk * item,
+            free_list_bytes=int(self.free.size) * FREE_BYTES,
         )
+
+    def served_copy(self, load_factor: float) -> VHPITable:
+        """The table a trained model serves from: only the keys that own a chunk, in ``ceil(keys / load_factor)``
+        slots, their chunks copied into a pool of exactly the live size (no free list, no optimizer state).
+        Lookups of a kept key read the same vector; a dropped key is absent (its feature's default serves it)."""
+        counts = self.chunk_counts()
+        kept = np.flatnonzero((self.keys != EMPTY) & (counts > 0))
+        out = VHPITable(
+            slots=max(1, int(math.ceil(kept.size / load_factor))),
+            dim=self.dim,
+            chunk=self.chunk,
+            pool=0,
+            ptr_bytes=self.ptr_bytes,
+            dtype=self.dtype,
+        )
+        slots = out.insert(self.keys[kept])
+        owned = self.ptr[kept] != NONE  # [kept, nc]
+        src = torch.from_numpy(self.ptr[kept][owned].astype(np.int64))
+        which, chunk = np.nonzero(owned)
+        out.alloc(slots[which], chunk, self.weight.detach()[src])
+        out.state = torch.zeros(0, self.chunk, dtype=self.dtype)  # serving keeps no optimizer state
+        out.free = np.empty(0, dtype=np.int64)
+        return out
 
     def check_invariants(self) -> None:
         """AssertionError-free check (raises ValueError) that: no chunk is owned twice; owned + free = the pool;
