@@ -5,8 +5,8 @@ evaluation of the VQE loop: the final density matrix, from which every term is m
 simulator's ``evolve_density`` (piecewise-constant sub-steps, Strang-split Lindblad per sample); qutip:
 ``mesolve`` with the same coefficients (2 sub-steps per dt). ``max abs diff`` compares the density matrices.
 
-A full run also computes the seeded VQE runs the claims read (:func:`workbench.quantum.napa.claims.figures`,
-about 20 runs of a minute each, cached on disk by the study) and records them (``data["claims"]``).
+The claims read no wall-clock figure: their VQE runs are the recorded scan shipped with the package
+(``python -m workbench.quantum.napa.scan``, minutes of CPU per run), not this benchmark.
 """
 
 from __future__ import annotations
@@ -49,11 +49,6 @@ def run(*, quick: bool) -> Section:
            "max_abs_diff": float(np.abs(out["ours"] - out["qutip"]).max()), "duration_dt": schedule.duration}  # fmt: skip
     case = f"NAPA {ansatz.layers}-layer schedule, {schedule.duration} dt, 2 transmons x 3 levels, T1/T2"
     table = peer_table("qutip", [(case, row)])
-    claims: dict[str, float] = {}
-    if not quick:
-        from workbench.quantum.napa.claims import figures
-
-        claims = figures()
     return Section(
         title="NAPA energy evaluation vs qutip",
         intro=f"Peer: qutip {qutip.__version__} `mesolve`, torch {torch.__version__}, one process, interleaved "
@@ -61,10 +56,8 @@ def run(*, quick: bool) -> Section:
         tables=(table,),
         notes=(
             f"Load average at the start: {load_start}; at the end: {load_average()}.",
-            f"Recorded for the claims: {len(claims) // 2} seeded VQE runs (error in mHa and schedule in ns each)."
-            if claims
-            else "Quick run: the claims' VQE runs are not computed.",
+            "The claims' VQE runs are the recorded scan (python -m workbench.quantum.napa.scan), not timed here.",
         ),
         summary=(("napa energy evaluation qutip / ours time", fmt_ratio(row["speedup"])),),
-        data={"row": row, "claims": claims},
+        data={"row": row, "claims": {}},
     )

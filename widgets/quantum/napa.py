@@ -28,10 +28,10 @@ class NapaPanel(Panel):
 
     technique = "napa"
     title = "NAPA: VQE with the device's native pulses (amplitude, phase, frequency, CR duration trainable)"
-    hidden = ("device", "control", "target", "shots", "seed")
+    hidden = ("device", "control", "target", "shots", "seed", "starts")
     options = {
         "noise_scale": (1.0, 3.0, 10.0, 30.0, 100.0),
-        "budget": (20, 50, 100, 200, 400, 800),
+        "budget": (20, 60, 100, 200, 400, 800),
     }
     static_slider = ("layers", (1, 2, 3))
 
@@ -103,7 +103,7 @@ class NapaPanel(Panel):
             sched.data[k].x, sched.data[k].y = view.times_ns, view.envelope(ch)
         state = "trained" if view.trained else "initial (not trained yet)"
         sched.layout.title.text = f"NAPA schedule, {config.layers} layer(s), {state}: {view.duration_ns:.1f} ns"
-        setting = (f"{config.optimizer}, {config.budget} evaluations, "
+        setting = (f"{config.optimizer} from {config.start}, {config.budget} evaluations, "
                    f"{'progressive' if config.progressive else 'all at once'}, "
                    f"{'amp+phase+frequency' if config.trainable_frequency else 'amp+phase'}, noise {config.noise}"
                    + (f" x{config.noise_scale:g}" if config.noise == "device" else ""))  # fmt: skip
@@ -118,7 +118,8 @@ class NapaPanel(Panel):
     def notes(self, view: NapaView, values: dict[str, Any]) -> str:
         if not view.trained:
             return "press <b>Optimise</b> to run NAPA and both gate baselines at this setting"
-        parts = [f"{k}: {r.error_hartree * 1e3:.2f} mHa in {r.duration_ns:.0f} ns" for k, r in view.runs.items() if r]
+        parts = [f"{k}: {r.error_hartree * 1e3:.2f} mHa ({r.correlation:.0%} of the correlation energy) in "
+                 f"{r.duration_ns:.0f} ns" for k, r in view.runs.items() if r]  # fmt: skip
         return html.escape("; ".join(parts))
 
     def optimise(self) -> None:

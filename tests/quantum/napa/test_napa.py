@@ -10,7 +10,7 @@ from workbench.quantum.napa.ansatz import DROP_AMP, PulseAnsatz, cr_duration
 from workbench.quantum.napa.config import NapaConfig
 from workbench.quantum.napa.energy import energy, energy_and_gradient, fold_leakage, term_expectation
 from workbench.quantum.napa.hamiltonians import bond_lengths, load
-from workbench.quantum.napa.train import Trace, optimise, progressive
+from workbench.quantum.napa.train import Trace, multistart, optimise, progressive
 from workbench.quantum.pulse.calibrated import calibrated_natives
 
 
@@ -121,21 +121,63 @@ def test_a_budget_below_cobylas_minimum_is_kept_without_a_warning(method):
     assert trace.evaluations == 4
 
 
-def test_progressive_moves_only_the_newest_layer():
-    calls = []
+def _layered(calls=None):
+    """A toy layered energy: layer l's two parameters pull towards 0.3; an identity layer (zeros) adds nothing."""
 
     def make_f(layers):
         def f(x):
-            calls.append((layers, x.copy()))
-            return float(np.sum((x - 0.3) ** 2))
+            if calls is not None:
+                calls.append((layers, x.copy()))
+            return float(np.sum((x[x != 0] - 0.3) ** 2) - np.count_nonzero(x) * 0.01)
 
         return f
 
+    return make_f
+
+
+def test_progressive_moves_only_the_newest_layer():
+    calls = []
     trace = Trace()
-    x = progressive(make_f, 2, 3, lambda layer: np.full(2, 0.5), 30, "cobyla", trace)
+    x = progressive(_layered(calls), 2, 3, lambda layer, k: np.full(2, 0.5), np.zeros(2), 30, "cobyla", trace)
     assert len(x) == 6 and trace.evaluations <= 30
     second = [c for layers, c in calls if layers == 2]
     assert all(np.array_equal(c[:2], second[0][:2]) for c in second)  # layer 1 frozen during stage 2
+
+
+def test_progressive_returns_the_schedule_of_its_best_energy():
+    """The bug of #26: the best energy came from stage 1 while the parameters were the last stage's. Here stage 2
+    can only make things worse (its layer starts far off and gets 3 evaluations): the returned full vector must
+    still give the best energy recorded, with an identity layer where stage 2 did not help."""
+
+    def make_f(layers):
+        return lambda x: float(np.sum((x[:2] - 0.3) ** 2) + (np.sum((x[2:] - 0.0) ** 2) if layers > 1 else 0.0))
+
+    trace = Trace()
+    inits = {0: np.full(2, 0.3), 1: np.full(2, 0.9)}
+    x = progressive(make_f, 2, 2, lambda layer, k: inits[layer], np.zeros(2), 6, "cobyla", trace)
+    assert len(x) == 4 and trace.evaluations == 6
+    assert make_f(2)(x) == pytest.approx(trace.energy, abs=1e-15)  # one schedule: energy, parameters
+    assert np.array_equal(x[2:], np.zeros(2))  # stage 2 never improved: its layer is the identity
+    assert trace.energy == min(trace.energies)
+
+
+def test_multistart_shares_the_budget_and_keeps_the_best_start():
+    starts = [np.full(2, 0.9), np.full(2, 0.5), np.full(2, 0.1)]
+    trace = Trace()
+    x = multistart(lambda z: float(np.sum((z - 0.12) ** 2)), starts, 30, "nelder-mead", trace)
+    assert trace.evaluations <= 30
+    assert np.sum((x - 0.12) ** 2) == pytest.approx(trace.energy, abs=1e-15)
+    assert np.array_equal(trace.best_x, x)
+    with pytest.raises(ValueError, match="optimizer='gradient' needs a differentiable energy"):
+        optimise(lambda z: 0.0, np.zeros(1), 5, "gradient", Trace())
+
+
+def test_gradient_optimiser_with_the_exact_gradient():
+    target = np.array([0.2, 0.7, 0.4])
+    trace = Trace()
+    x = optimise(lambda z: float(np.sum((z - target) ** 2)), np.full(3, 0.5), 20, "gradient", trace,
+                 grad=lambda z: (float(np.sum((z - target) ** 2)), 2 * (z - target)))  # fmt: skip
+    assert np.allclose(x, target, atol=1e-6) and trace.evaluations < 20  # converges, then stops
 
 
 def test_bad_settings_name_the_parameter():
@@ -145,6 +187,9 @@ def test_bad_settings_name_the_parameter():
         NapaConfig(target=3)
     with pytest.raises(ValueError, match="molecule='H2O' is not allowed"):
         NapaConfig.from_dict({"molecule": "H2O"})
+    with pytest.raises(ValueError, match="shots=100 with optimizer='gradient'"):
+        NapaConfig(shots=100)
+    NapaConfig(shots=100, optimizer="cobyla")  # gradient-free optimisers take shots
 
 
 def test_panel_shows_the_noise_scale_only_for_device_noise():

@@ -27,7 +27,10 @@ from workbench.quantum.pulse.natives import CR_SIGMA, X_DURATION, X_SIGMA, Nativ
 from workbench.quantum.pulse.schedule import Play, Schedule
 from workbench.quantum.pulse.waveforms import drag, gaussian_square
 
-__all__ = ["PulseAnsatz", "MAX_SNP_AMP", "MAX_DETUNING_MHZ", "DROP_AMP", "cr_duration"]
+__all__ = ["PulseAnsatz", "MAX_SNP_AMP", "MAX_DETUNING_MHZ", "DROP_AMP", "cr_duration", "STARTS"]
+
+#: initial parameters: the code's small random amplitudes, or a Hartree-Fock-aware start (:meth:`PulseAnsatz.start`)
+STARTS = ("hartree-fock", "random")
 
 MAX_SNP_AMP = 0.9  # the code's bound on |amp|
 MAX_DETUNING_MHZ = 20.0  # ours: the code's frequency tuning is commented out
@@ -96,7 +99,37 @@ class PulseAnsatz:
         return Schedule.of(plays, max(t, 1))
 
     def duration_ns(self, x: np.ndarray) -> float:
+        """The schedule's duration (ns) at parameters ``x``."""
         return self.schedule(x).duration * self.natives.device.dt
+
+    def identity_layer(self) -> np.ndarray:
+        """One layer's parameters that play nothing (every amplitude 0, detunings 0): the identity, 0 ns."""
+        x = np.zeros(self.per_layer)
+        if self.trainable_frequency:
+            x[7:9] = 0.5
+        return x
+
+    def hartree_fock(self, hf_bits: int, seed: int = 0) -> np.ndarray:
+        """A start near the Hartree-Fock determinant ``hf_bits`` (bit q = qubit q occupied): layer 1's single-qubit
+        pulses are the calibrated X (pi) pulses where a bit is set, plus an amplitude uniform in [0, 0.05) and a
+        random phase; every CR starts at the shortest duration (256 samples per half) with an amplitude uniform in
+        [0.3, 0.9) (strong enough to entangle: jakarta's calibrated ECR is 0.37 at 560 samples); later layers'
+        single-qubit amplitudes uniform in [0, 0.1). Random parts from ``seed``."""
+        rng = np.random.default_rng(seed)
+        x = self.initial(seed)
+        for layer in range(self.layers):
+            base = layer * self.per_layer
+            x[base + 4], x[base + 6] = rng.uniform(0.3, 0.9), 0.0
+        for q in (0, 1):
+            pi = self.natives.x[q].amp / MAX_SNP_AMP if (hf_bits >> q) & 1 else 0.0
+            x[2 * q] = min(pi + rng.uniform(0, 0.05), 1.0)
+        return x
+
+    def start(self, kind: str, seed: int, hf_bits: int) -> np.ndarray:
+        """Initial parameters of ``kind`` (one of :data:`STARTS`) from ``seed``."""
+        if kind not in STARTS:
+            raise ValueError(f"start={kind!r} is unknown: valid starts are {', '.join(STARTS)}")
+        return self.hartree_fock(hf_bits, seed) if kind == "hartree-fock" else self.initial(seed)
 
     def initial(self, seed: int = 0, scale: float = 0.1) -> np.ndarray:
         """Small random amplitudes near the identity (phases and durations uniform), from ``seed``."""

@@ -3,27 +3,29 @@
 PAN reports VQE accuracy as ``1 - |E - E0| / |E0|``: H2 96.482 % (average), HeH+ 99.336 % (average, best
 99.895 %), and an 86 % average latency reduction against gate ansaetze. That metric cannot tell a working ansatz
 from none: Hartree-Fock alone scores 98.2 % on H2, 99.75 % on HeH+ and 99.997 % on LiH here, and H2's 96.482 %
-means |dE| ~ 40 mHa, worse than Hartree-Fock's 20.3 mHa. So the paper's percentages are quoted, but the verdicts
-rest on figures that can fail: the error in mHa against chemical accuracy (1.6 mHa, the bar slide 48 names) on H2,
-and against the 3 mHa slide 48 gives for HeH+'s best run. Every note shows Hartree-Fock's error beside ours.
+means |dE| ~ 40 mHa, worse than Hartree-Fock's 20.3 mHa. So the paper's percentages are quoted with that caveat,
+and the verdicts rest on figures that can fail: the error in mHa against chemical accuracy (1.6 mHa, the bar
+slide 48 names) and against the 3 mHa slide 48 gives for HeH+'s best run; every note shows Hartree-Fock's error
+and the fraction of the correlation energy recovered beside the paper's metric.
 
-Our figures are NAPA's seeded VQE runs (:func:`workbench.quantum.napa.study.vqe`) in the workbench's transmon
-simulator on fake_jakarta (0, 1). A run takes about a minute, too slow for a scoreboard, so a measure reads the
-run from the study's cache (memory or disk) or, failing that, from ``benchmarks/recorded.json`` (written by
-``python -m benchmarks.run --only napa``, whose NAPA section computes every run below: :func:`figures`); without
-either it is ``not tested here``.
+Two ways of training the same ansatz are compared (the ``method`` assumption): the paper's (the companion code:
+COBYLA, progressive growth, small random amplitudes, 200 evaluations) and the workbench's (gradients through the
+simulator, L-BFGS-B, a Hartree-Fock-aware start, two starts sharing 60 evaluations: the config's defaults).
+
+Our figures are noiseless seeded runs in the workbench's transmon simulator on fake_jakarta (0, 1), read from the
+recorded scan shipped with the package (``napa_scan.json``, written by ``python -m workbench.quantum.napa.scan``;
+a run takes minutes on 2 cores), so the verdicts are the same on every machine.
 """
 
 from __future__ import annotations
 
-import functools
+from typing import Any
 
 import numpy as np
 
-from workbench.claims import Assumption, Baseline, Claim, Figure, NotTestedHere, recorded
-from workbench.quantum.napa.config import NapaConfig
+from workbench.claims import Assumption, Baseline, Claim, Figure, NotTestedHere
 
-__all__ = ["CLAIMS", "PAPER", "PAPER_VERSION", "CHEMICAL_ACCURACY_MHA", "configs", "figures", "run_key"]
+__all__ = ["CLAIMS", "PAPER", "PAPER_VERSION", "CHEMICAL_ACCURACY_MHA", "METHODS"]
 
 PAPER_VERSION = "PAN (arXiv 2208.01215, earlier version) abstract + QCE 2023 tutorial slide 48"
 
@@ -39,75 +41,40 @@ PAPER = {
 
 #: chemical accuracy (Ha x 1e3), the bar slide 48 itself names ("close to ... chemical accuracy (0.0016H)")
 CHEMICAL_ACCURACY_MHA = 1.6
-
-#: the seeds of the notebook's runs (a "best of" is over these)
-SEEDS = (0, 1)
-_BOND = {"H2": 0.735, "HeH+": 1.0}
-
-
-def run_key(config: NapaConfig, kind: str = "napa") -> str:
-    """The recorded-figure key of one run: ``napa.run[H2@0.735,L2,B200,none,s0,napa]``."""
-    return (f"napa.run[{config.molecule}@{config.bond_length:g},L{config.layers},B{config.budget},{config.noise},"
-            f"s{config.seed},{kind}]")  # fmt: skip
+#: the two trainings of the ansatz (module docstring)
+METHODS = ("workbench", "paper")
+SEEDS = (0, 1)  # HeH+'s "best run" is the best of these
 
 
-def _run(config: NapaConfig, kind: str = "napa", *, compute: bool = False) -> dict[str, float]:
-    """|error| (mHa) and schedule (ns) of one run: computed (``compute``, the benchmark) or the recorded figure
-    (:class:`NotTestedHere` when it is not recorded)."""
-    from workbench.quantum.napa import study
+def _scan() -> dict[str, Any]:
+    from workbench.quantum.napa.study import scan_view
 
-    if compute:  # the benchmark's path (the study's disk cache makes a rerun cheap)
-        run = study.cached(kind, config) or (study.vqe(config) if kind == "napa" else study.baseline(config, kind))
-        return {"error_mha": run.error_hartree * 1e3, "duration_ns": run.duration_ns}
-    # the claims read the recorded figure only, so the verdict is the same on every machine, cache or none
-    key = run_key(config, kind)
-    return {"error_mha": recorded(f"{key}.error_mha"), "duration_ns": recorded(f"{key}.duration_ns")}
+    return scan_view()
 
 
-@functools.lru_cache(maxsize=16)
-def _hartree_fock_mha(molecule: str) -> float:
-    """Hartree-Fock's error (mHa): the lowest diagonal entry of the reduced Hamiltonian (its HF determinant)."""
-    from workbench.quantum.napa.hamiltonians import load
+def _run(molecule: str, method: str, seed: int = 0) -> dict[str, Any]:
+    """One recorded noiseless run at the molecule's reference bond length (the scan's row, or a claim run)."""
+    from workbench.quantum.napa.scan import REFERENCE, run_key
 
-    h = load(molecule, _BOND[molecule])
-    return float(np.min(np.real(np.diag(h.matrix()))) - h.exact) * 1e3
-
-
-@functools.lru_cache(maxsize=16)
-def _gate_ns(molecule: str, layers: int, kind: str) -> float:
-    """The gate baseline's schedule (ns): fixed by the compiled circuit, so no training is needed."""
-    from workbench.quantum.napa.baselines import GateAnsatz, hea_circuit, uccsd_circuit
-    from workbench.quantum.napa.hamiltonians import load
-    from workbench.quantum.napa.study import device_and_natives
-
-    config = _config(molecule, layers=layers)
-    _, natives = device_and_natives(config)
-    hf = int(np.argmin(np.real(np.diag(load(molecule, _BOND[molecule]).matrix()))))
-    return float(GateAnsatz(hea_circuit(layers) if kind == "hea" else uccsd_circuit(hf), natives).duration_ns)
+    data = _scan()
+    if method == "workbench" and seed == 0:
+        rows = [
+            r for r in data["rows"] if r["molecule"] == molecule and abs(r["bond_length"] - REFERENCE[molecule]) < 1e-9
+        ]
+        if rows:
+            return rows[0]
+    run = data.get("runs", {}).get(run_key(molecule, method, seed))
+    if run is None:
+        raise NotTestedHere(
+            f"{run_key(molecule, method, seed)} is not recorded: run python -m workbench.quantum.napa.scan"
+        )
+    return run
 
 
-def _config(molecule: str, *, layers: int = 2, budget: int = 200, noise: str = "none", seed: int = 0,
-            trainable_frequency: bool = True, optimizer: str = "cobyla") -> NapaConfig:  # fmt: skip
-    return NapaConfig(molecule=molecule, bond_length=_BOND[molecule], layers=int(layers), budget=int(budget),
-                      noise=noise, seed=int(seed), trainable_frequency=bool(trainable_frequency),
-                      optimizer=optimizer)  # fmt: skip
-
-
-def _accuracy(error_mha: float, molecule: str) -> float:
-    from workbench.quantum.napa.hamiltonians import load
-
-    return 1 - error_mha * 1e-3 / abs(load(molecule, _BOND[molecule]).exact)
-
-
-def _note(molecule: str, error_mha: float, config: NapaConfig) -> str:
-    hf = _hartree_fock_mha(molecule)
-    parts = [f"Hartree-Fock {hf:.2f} mHa (paper metric: ours {_accuracy(error_mha, molecule):.3%}, HF "
-             f"{_accuracy(hf, molecule):.3%})"]  # fmt: skip
-    try:
-        parts.append(f"HEA on the same pulses {_run(config, 'hea')['error_mha']:.2f} mHa")
-    except NotTestedHere:
-        pass
-    return "; ".join(parts)
+def _describe(r: dict[str, Any]) -> str:
+    return (f"{r['error_mha']:.2f} mHa, {r['correlation']:.1%} of the correlation energy, paper metric "
+            f"{r['accuracy']:.3%} (Hartree-Fock {r['hf_error_mha']:.2f} mHa, {r['hf_accuracy']:.3%}), "
+            f"{r['evaluations']} evaluations, {r['duration_ns']:.0f} ns")  # fmt: skip
 
 
 # ---- assumptions -----------------------------------------------------------------------------------------------
@@ -115,157 +82,154 @@ _FREQUENCY = Assumption(
     name="trainable_frequency", value=True, sourced=True,
     why="the abstract: trainable amplitude and frequency of the native pulses",
 )  # fmt: skip
-_OPTIMIZER = Assumption(
-    name="optimizer", value="cobyla", sourced=True,
-    why="gradient-free (abstract); COBYLA with rhobeg 0.1 in the first author's companion code (QPulse vqe.py)",
+_METHOD = Assumption(
+    name="method", value="workbench", choices=METHODS, sourced=False,
+    why="the paper trains gradient-free (abstract; COBYLA rhobeg 0.1 with progressive growth from small random "
+    "amplitudes in the companion code, 200 evaluations here); the claims are about the ansatz, which the workbench "
+    "trains by gradients through its simulator from a Hartree-Fock-aware start (2 starts, 60 evaluations)",
+)  # fmt: skip
+_WORKBENCH_ONLY = Assumption(
+    name="method", value="workbench", choices=("workbench",), sourced=False,
+    why="the scan over bond lengths is run with the workbench's training only (CPU): the paper's stops at "
+    "Hartree-Fock at the reference bond lengths (h2_chemical_accuracy, heh_best_error)",
 )  # fmt: skip
 _LAYERS = Assumption(
-    name="layers", value=2, lo=1, hi=3, integer=True, sourced=False, cutoff=True, unit="layers",
-    why="PAN's layer count is not readable (its growth stops on a tolerance); ours 2, up to 3 swept",
-)  # fmt: skip
-_BUDGET = Assumption(
-    name="budget", value=200, choices=(100, 200, 400), sourced=False, cutoff=True, unit="evaluations",
-    why="the companion code's default is 100 COBYLA iterations; PAN's budget is not readable",
-)  # fmt: skip
-_NOISE = Assumption(
-    name="noise", value="none", choices=("none", "device"), sourced=False,
-    why="PAN ran on IBM devices; noiseless simulation is the ansatz's best case, the device's T1/T2 and readout "
-    "error from its calibration snapshot the other",
-)  # fmt: skip
-_SEED = Assumption(
-    name="seed", value=0, choices=SEEDS, sourced=False,
-    why="initial parameters; the notebook's seeds (PAN averages over runs it does not list)",
+    name="layers", value=2, choices=(2,), sourced=False, unit="layers",
+    why="PAN's layer count is not readable (its growth stops on a tolerance); 2 layers (pulses, CR, pulses, CR) "
+    "is the fewest that holds any 2-qubit state (one CR between two single-qubit layers); more are not swept",
 )  # fmt: skip
 
 _HF_BASELINE = Baseline(
-    name="Hartree-Fock and HEA on the same calibrated pulses",
-    why="the trivial point the optimiser starts from (an ansatz result counts only away from it) and the "
-    "hardware-efficient gate ansatz compiled to the same pulses with the same COBYLA budget (H2: 0.72 mHa)",
+    name="Hartree-Fock",
+    why="the trivial point the optimiser starts from: an ansatz result counts only away from it (chemical "
+    "accuracy is an absolute bar; the gate ansaetze's errors are in the notes)",
 )
 
 
-def _h2_error(*, layers: int, budget: int, noise: str, seed: int, trainable_frequency: bool,
-              optimizer: str) -> Figure:  # fmt: skip
-    config = _config("H2", layers=layers, budget=budget, noise=noise, seed=seed,
-                     trainable_frequency=trainable_frequency, optimizer=optimizer)  # fmt: skip
-    err = _run(config)["error_mha"]
-    return Figure(err, note=_note("H2", err, config))
+def _h2_error(*, trainable_frequency: bool, method: str, layers: int) -> Figure:
+    r = _run("H2", method)
+    return Figure(r["error_mha"], note=f"H2 at 0.735 A, {method} training: {_describe(r)}")
 
 
-def _heh_best_error(*, layers: int, budget: int, noise: str, trainable_frequency: bool, optimizer: str) -> Figure:
-    runs = {
-        s: _run(
-            _config(
-                "HeH+",
-                layers=layers,
-                budget=budget,
-                noise=noise,
-                seed=s,
-                trainable_frequency=trainable_frequency,
-                optimizer=optimizer,
-            )
-        )["error_mha"]  # fmt: skip
-        for s in SEEDS
-    }
-    best = min(runs, key=runs.__getitem__)
-    note = _note("HeH+", runs[best], _config("HeH+", layers=layers, budget=budget, noise=noise, seed=best))
-    return Figure(runs[best], note=f"best of seeds {', '.join(map(str, SEEDS))} at seed {best}; {note}")
+def _heh_best_error(*, trainable_frequency: bool, method: str, layers: int) -> Figure:
+    runs = {s: _run("HeH+", method, s) for s in SEEDS}
+    best = min(runs, key=lambda s: runs[s]["error_mha"])
+    return Figure(runs[best]["error_mha"], note=f"best of seeds {', '.join(map(str, SEEDS))} at seed {best}, "
+                  f"{method} training: {_describe(runs[best])}")  # fmt: skip
 
 
-def _latency_reduction(*, layers: int, budget: int, noise: str, trainable_frequency: bool, optimizer: str) -> Figure:
-    """Mean of ``1 - NAPA ns / gate ns`` over H2 and HeH+ and both gate ansaetze; a molecule where NAPA does not
-    improve on Hartree-Fock counts 0 (its schedule is where the optimiser stopped, not a result)."""
+def _worst_bond_error(*, trainable_frequency: bool, method: str, layers: int) -> Figure:
+    from workbench.quantum.napa.hamiltonians import bond_lengths
+    from workbench.quantum.napa.scan import REFERENCE
+
+    rows = _scan()["rows"]
+    expected = sum(len(bond_lengths(m)) for m in REFERENCE)
+    if len(rows) < expected:
+        raise NotTestedHere(f"the scan holds {len(rows)} of {expected} bond lengths: run python -m "
+                            "workbench.quantum.napa.scan")  # fmt: skip
+    worst = max(rows, key=lambda r: r["error_mha"])
+    per = "; ".join(f"{m} worst {max(r['error_mha'] for r in rows if r['molecule'] == m):.2f} mHa, median "
+                    f"{np.median([r['correlation'] for r in rows if r['molecule'] == m]):.1%} of the correlation "
+                    f"energy" for m in REFERENCE)  # fmt: skip
+    missed = [f"{r['molecule']}@{r['bond_length']:g}" for r in rows if r["error_mha"] > CHEMICAL_ACCURACY_MHA]
+    return Figure(worst["error_mha"], note=f"{len(rows)} bond lengths; worst {worst['molecule']} at "
+                  f"{worst['bond_length']:g} A; {per}; above 1.6 mHa: {', '.join(missed) or 'none'}")  # fmt: skip
+
+
+def _reduction_at_equal_error(*, trainable_frequency: bool, method: str, layers: int) -> Figure:
+    """Mean over H2 and HeH+ of ``1 - NAPA ns / gate ns`` at equal error: the level is chemical accuracy, or the
+    best gate ansatz's error where none reaches it (compiled gates carry the calibrated pulses' coherent error);
+    the gate side is the shortest of HEA (1 and 2 layers) and UCCSD within that level. Where NAPA misses the
+    level it counts 0 (it has no result to be shorter than)."""
+    reach = _scan()["reach"]
     reductions, parts = [], []
-    for molecule in _BOND:
-        config = _config(molecule, layers=layers, budget=budget, noise=noise,
-                         trainable_frequency=trainable_frequency, optimizer=optimizer)  # fmt: skip
-        napa = _run(config)
-        result = napa["error_mha"] < _hartree_fock_mha(molecule)
-        for kind in ("hea", "uccsd"):
-            gate = _gate_ns(molecule, int(layers), kind)
-            reductions.append(1 - napa["duration_ns"] / gate if result else 0.0)
-            parts.append(f"{molecule} {napa['duration_ns']:.0f} vs {kind} {gate:.0f} ns")
-        if not result:
-            parts.append(f"{molecule}: NAPA {napa['error_mha']:.2f} mHa does not improve on Hartree-Fock "
-                         f"({_hartree_fock_mha(molecule):.2f} mHa), so it counts 0")  # fmt: skip
+    for molecule in ("H2", "HeH+"):
+        if molecule not in reach:
+            raise NotTestedHere(
+                f"the reach comparison of {molecule} is not recorded: run python -m workbench.quantum.napa.scan"
+            )
+        gates = {k: v for k, v in reach[molecule].items() if k != "napa"}
+        level = max(CHEMICAL_ACCURACY_MHA, min(v["error_mha"] for v in gates.values()))
+        within = {k: v for k, v in gates.items() if v["error_mha"] <= level}
+        kind = min(within, key=lambda k: within[k]["duration_ns"])
+        napa = reach[molecule]["napa"] if method == "workbench" else _run(molecule, method)
+        ok = napa["error_mha"] <= level
+        reductions.append(1 - napa["duration_ns"] / within[kind]["duration_ns"] if ok else 0.0)
+        parts.append(
+            f"{molecule} at {level:.2f} mHa: NAPA {napa['duration_ns']:.0f} ns ({napa['error_mha']:.2f} mHa) vs "
+            f"{kind} {within[kind]['duration_ns']:.0f} ns ({within[kind]['error_mha']:.2f} mHa)"
+            + ("" if ok else ", NAPA misses it so it counts 0")
+        )
     return Figure(float(np.mean(reductions)), note="; ".join(parts))
 
+
+_EVIDENCE = ("tests/quantum/napa/test_napa_claims.py::test_verdicts", "workbench/quantum/napa/scan.py")
 
 CLAIMS = (
     Claim(
         technique="napa",
         key="h2_chemical_accuracy",
-        text="H2: the native-pulse ansatz reaches chemical accuracy (PAN's H2 accuracy 96.482 % means ~40 mHa, "
-        "worse than Hartree-Fock, so the bar tested is chemical accuracy)",
+        text="H2 (0.735 A, noiseless): the native-pulse ansatz reaches chemical accuracy (PAN's H2 accuracy "
+        "96.482 % means ~40 mHa, worse than Hartree-Fock's 98.2 %, so the bar tested is chemical accuracy)",
         kind="error",
         paper=CHEMICAL_ACCURACY_MHA,
         paper_source=f"{PAPER_VERSION} (the bar slide 48 names; H2 average 96.482 %)",
         unit="mHa",
         baseline=_HF_BASELINE,
-        assumptions=(_FREQUENCY, _OPTIMIZER, _LAYERS, _BUDGET, _NOISE, _SEED),
-        evidence=("tests/quantum/napa/test_napa_claims.py::test_verdicts", "benchmarks/quantum/napa.py"),
+        assumptions=(_FREQUENCY, _METHOD, _LAYERS),
+        evidence=_EVIDENCE,
         measure=_h2_error,
     ),
     Claim(
         technique="napa",
         key="heh_best_error",
-        text="HeH+: the best run is within 3 mHa of the exact energy (accuracy 99.895 %; average 99.336 %)",
+        text="HeH+ (1.0 A, noiseless): the best run is within 3 mHa of the exact energy (accuracy 99.895 %, which "
+        "Hartree-Fock's 99.75 % nearly meets; average 99.336 %)",
         kind="error",
         paper=PAPER["HeH+ best error mHa"],
         paper_source=f'{PAPER_VERSION} ("0.003H", best accuracy 99.895 %)',
         unit="mHa",
         baseline=_HF_BASELINE,
-        assumptions=(_FREQUENCY, _OPTIMIZER, _LAYERS, _BUDGET, _NOISE),
-        evidence=("tests/quantum/napa/test_napa_claims.py::test_verdicts", "benchmarks/quantum/napa.py"),
+        assumptions=(_FREQUENCY, _METHOD, _LAYERS),
+        evidence=_EVIDENCE,
         measure=_heh_best_error,
         up_to=True,
     ),
     Claim(
         technique="napa",
+        key="every_bond_chemical_accuracy",
+        text="H2, HeH+ and LiH at every shipped bond length (noiseless): the native-pulse ansatz reaches chemical "
+        "accuracy (the paper shows single bond lengths; the stretched bonds are the strongly correlated ones)",
+        kind="error",
+        paper=CHEMICAL_ACCURACY_MHA,
+        paper_source=f"{PAPER_VERSION} (the bar slide 48 names)",
+        unit="mHa",
+        baseline=_HF_BASELINE,
+        assumptions=(_FREQUENCY, _WORKBENCH_ONLY, _LAYERS),
+        evidence=_EVIDENCE,
+        measure=_worst_bond_error,
+    ),
+    Claim(
+        technique="napa",
         key="latency_reduction",
-        text="average latency reduction of the native-pulse schedule against gate ansaetze",
+        text="average latency reduction of the native-pulse schedule against gate ansaetze, compared at equal "
+        "energy error (each side's shortest schedule within chemical accuracy, or within the best gate ansatz's "
+        "error where no gate ansatz reaches it)",
         kind="gain",
         paper=PAPER["latency_reduction"],
         paper_source="PAN (arXiv 2208.01215, earlier version) abstract",
         unit="",
         baseline=Baseline(
-            name="HEA and reduced UCCSD compiled by qiskit to rz/sx/x/ecr on the same calibrated pulses",
-            why="PAN's comparison (gate ansaetze on the device's calibrated gates); mean over H2 and HeH+ and both "
-            "ansaetze; a schedule counts only where NAPA improves on Hartree-Fock (else it saves nothing)",
+            name="HEA (1 and 2 layers) and reduced UCCSD compiled by qiskit to rz/sx/x/ecr on the same calibrated "
+            "pulses, COBYLA with 100 evaluations: the shortest within the error level",
+            why="PAN's comparison (gate ansaetze on the device's calibrated gates), at equal error rather than "
+            "equal evaluations; mean over H2 and HeH+",
             strongest=False,
             stronger="pulse-efficient gate compilation (scaled cross-resonance RZX, Earnest et al. 2021; an option "
             "in the group's own QAOA harness)",
         ),
-        assumptions=(_FREQUENCY, _OPTIMIZER, _LAYERS, _BUDGET, _NOISE),
-        evidence=("tests/quantum/napa/test_napa_claims.py::test_verdicts", "benchmarks/quantum/napa.py"),
-        measure=_latency_reduction,
+        assumptions=(_FREQUENCY, _METHOD, _LAYERS),
+        evidence=_EVIDENCE,
+        measure=_reduction_at_equal_error,
     ),
 )
-
-
-def configs() -> list[tuple[NapaConfig, str]]:
-    """Every (config, kind) run the claims read at the quick grid: what the benchmark computes and records."""
-    out: dict[tuple[NapaConfig, str], None] = {}
-    for claim in CLAIMS:
-        base = claim.settings
-        points = [base] + [{**base, a.name: v} for a in claim.inferred for v in a.grid(quick=True)]
-        for p in points:
-            seeds = [p["seed"]] if "seed" in p else (SEEDS if claim.key == "heh_best_error" else [0])
-            molecules = {"h2_chemical_accuracy": ["H2"], "heh_best_error": ["HeH+"]}.get(claim.key, list(_BOND))
-            for m in molecules:
-                for s in seeds:
-                    kw = {k: v for k, v in p.items() if k != "seed"}
-                    out[_config(m, seed=s, **kw), "napa"] = None
-    for m in _BOND:
-        out[_config(m), "hea"] = None
-    return list(out)
-
-
-def figures() -> dict[str, float]:
-    """Every run of :func:`configs`, computed (or read from the study's cache): ``run_key`` -> figure."""
-    out = {}
-    for config, kind in configs():
-        r = _run(config, kind, compute=True)
-        out[f"{run_key(config, kind)}.error_mha"] = r["error_mha"]
-        out[f"{run_key(config, kind)}.duration_ns"] = r["duration_ns"]
-    return out

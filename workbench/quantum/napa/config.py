@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from workbench.config import Config, param
 from workbench.quantum.device import coupled_qubits, device_qubit_count, pulse_device_names
+from workbench.quantum.napa.ansatz import STARTS
 from workbench.quantum.napa.hamiltonians import MOLECULES, bond_lengths
 from workbench.quantum.napa.train import OPTIMISERS
 
@@ -26,14 +27,25 @@ class NapaConfig(Config):
         1.0, lo=0.0, hi=1000.0, label="noise scale", help="device noise: T1 and T2 divided by this"
     )
     layers: int = param(2, lo=1, hi=4, unit="layers", label="layers", help="NAPA layers (SNPs + echoed CR)")
-    optimizer: str = param("cobyla", choices=OPTIMISERS, label="optimizer", help="gradient: L-BFGS-B via autograd")
-    budget: int = param(200, lo=1, hi=5000, unit="evaluations", label="budget", help="energy evaluations")
-    progressive: bool = param(True, label="progressive", help="grow one layer at a time (only the new one moves)")
+    optimizer: str = param(
+        "gradient", choices=OPTIMISERS, label="optimizer",
+        help="gradient: L-BFGS-B, gradients by autograd through the simulator (the paper: cobyla)",
+    )  # fmt: skip
+    budget: int = param(60, lo=1, hi=5000, unit="evaluations", label="budget",
+                        help="energy evaluations (a gradient evaluation counts one)")  # fmt: skip
+    start: str = param("hartree-fock", choices=STARTS, label="start",
+                       help="initial pulses: Hartree-Fock's pi pulses, or small random amplitudes (the paper's code)")  # fmt: skip
+    starts: int = param(2, lo=1, hi=16, label="starts", help="optimisations from different seeds, sharing the budget")
+    progressive: bool = param(False, label="progressive",
+                              help="grow one layer at a time, only the new one moves (the paper's code)")  # fmt: skip
     trainable_frequency: bool = param(True, label="trainable frequency", help="a detuning per single-qubit pulse")
     shots: int = param(0, lo=0, hi=10**7, unit="shots", label="shots", help="per measurement basis; 0 = exact")
     seed: int = param(0, lo=0, hi=2**31 - 1, label="seed", help="initial parameters and SPSA")
 
     def check_combination(self) -> None:
+        if self.optimizer == "gradient" and self.shots:
+            raise ValueError(f"shots={self.shots} with optimizer='gradient': the gradient is of the exact energy; "
+                             "valid: shots=0, or a gradient-free optimizer (cobyla, nelder-mead, spsa)")  # fmt: skip
         lengths = bond_lengths(self.molecule)
         if not any(abs(b - self.bond_length) < 1e-9 for b in lengths):
             raise ValueError(

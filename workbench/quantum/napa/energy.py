@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from workbench.quantum.aer import apply_confusion
+from workbench.quantum.molecules import pauli_matrix
 from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
 from workbench.quantum.pulse.propagate import evolve_density
@@ -28,6 +29,7 @@ __all__ = [
     "energy",
     "energy_of_state",
     "energy_and_gradient",
+    "measured_hamiltonian",
     "BASIS_ROTATIONS",
 ]
 
@@ -137,6 +139,30 @@ def energy(
     """<H> of the state the schedule prepares from |00> (Ha), measured term by term (module docstring)."""
     rho = final_state(device, schedule, substeps=substeps).numpy()
     return energy_of_state(device, rho, terms, readout=readout, shots=shots, seed=seed)
+
+
+def measured_hamiltonian(device: PulseDevice, terms: tuple[tuple[float, str], ...], *, readout: bool) -> np.ndarray:
+    """The 4x4 operator (qiskit order) whose expectation on the folded 2-qubit state is the energy
+    :func:`energy_of_state` measures with exact probabilities (``shots=0``), readout error included.
+
+    Per qubit q, a read bit flips 0->1 with ``p01`` and 1->0 with ``p10``, independently, so a measured parity over
+    the term's positions S has expectation ``prod_{q in S} (mu_q + lambda_q s_q)`` with ``s_q = +-1`` the true
+    eigenvalue, ``lambda_q = 1 - p01 - p10``, ``mu_q = p10 - p01``: each Pauli ``P_q`` of a term becomes
+    ``mu_q I + lambda_q P_q``. Without readout error this is the Hamiltonian itself."""
+    if not readout or not (any(device.readout_p01) or any(device.readout_p10)):
+        return pauli_matrix(terms, 2)
+    lam = [1 - device.readout_p01[q] - device.readout_p10[q] for q in range(2)]
+    mu = [device.readout_p10[q] - device.readout_p01[q] for q in range(2)]
+    eye = np.eye(2, dtype=complex)
+    paulis = {"X": np.array([[0, 1], [1, 0]], complex), "Y": np.array([[0, -1j], [1j, 0]]), "Z": np.diag([1, -1])}
+    out = np.zeros((4, 4), dtype=complex)
+    for coeff, label in terms:
+        op = np.ones((1, 1), dtype=complex)
+        for k, ch in enumerate(label):  # leftmost = qubit 1
+            q = len(label) - 1 - k
+            op = np.kron(op, eye if ch == "I" else mu[q] * eye + lam[q] * paulis[ch])
+        out += coeff * op
+    return out
 
 
 def energy_and_gradient(device: PulseDevice, build, x: np.ndarray, hamiltonian: np.ndarray, *, substeps: int = 2):
