@@ -1,7 +1,8 @@
 """DawnPiper benchmark, measured side by side in one run:
 
-1. the partition search (theorem interval + binary partitioning) against the exhaustive oracle on the traced GPT
-   (both price stages with the same cost model, fresh caches; the ratio is the oracle's time over DawnPiper's);
+1. the partition search (theorem interval + binary partitioning, then the exact refinement) against the exhaustive
+   oracle on the traced GPT (both price stages with the same cost model, fresh caches; the ratio is the oracle's
+   time over DawnPiper's);
 2. the real pipeline step (DawnPiper's partition on S gloo processes, its swap/recompute plan carried out;
    slowest stage from a common barrier) against the single-process step of the same GPT and micro-batches.
 """
@@ -14,9 +15,9 @@ from benchmarks.common import Section, Table, fmt_ratio
 from workbench.llm.dawnpiper.config import DawnpiperConfig
 from workbench.llm.dawnpiper.costs import StageCache
 from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition
+from workbench.llm.dawnpiper.experiment import budget_of, check, graph_of
 from workbench.llm.dawnpiper.graph import activation_table
 from workbench.llm.dawnpiper.reference import exhaustive
-from workbench.llm.dawnpiper.study import budget_of, check, graph_of
 
 #: bytes per stage of the traced GPT's budget times the stage count (tight enough to need swap/recompute)
 BUDGET_GB_X_STAGES = 0.00036
@@ -28,7 +29,7 @@ def run(*, quick: bool) -> list[Section]:
     for stages in stage_counts:
         cfg = DawnpiperConfig(mode="partition", stages=stages, micro_batches=4, memory_gb=BUDGET_GB_X_STAGES / stages)
         graph, hw = graph_of(cfg), budget_of(cfg)
-        activation_table(graph), graph._next_saver()  # the graph's shared tables, built once for both searches
+        activation_table(graph), graph.next_saver_table()  # the graph's shared tables, built once for both searches
         ours_s, best_s = [], []
         for _ in range(3 if quick else 5):  # interleaved repeats, fresh stage caches each time; the fastest counts
             t0 = time.perf_counter()

@@ -9,7 +9,8 @@ from typing import Any
 import plotly.graph_objects as go
 
 from widgets.base import Panel
-from workbench.llm.dawnpiper.study import DawnpiperView, DawnpiperViewConfig, panel_view
+from workbench.llm.dawnpiper.config import DawnpiperViewConfig
+from workbench.llm.dawnpiper.study import DawnpiperView, panel_view
 
 COLORS = {
     "compute-balanced": "#ff7f0e",

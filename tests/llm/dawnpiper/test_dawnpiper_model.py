@@ -9,8 +9,8 @@ import pytest
 
 from workbench.llm.dawnpiper.config import A100, DawnpiperConfig
 from workbench.llm.dawnpiper.costs import StageCache
+from workbench.llm.dawnpiper.experiment import paper_point
 from workbench.llm.dawnpiper.model import PARTITIONERS, max_batch, paper_budget, paper_graph, run_partitioner
-from workbench.llm.dawnpiper.study import paper_point
 from workbench.llm.gpt import PAPER_SHAPES, flops_per_token, param_count
 
 HW = paper_budget(40, A100, 125)  # A100 40 GB, PCIe 25 GB/s, NVLink 300 GB/s and 5 us, 125 GB host
@@ -39,6 +39,12 @@ def test_max_batch_search_equals_a_linear_scan() -> None:
         got, part = max_batch(name, graph_at, 4, 16, HW, "1f1b", cap=64)
         scan = [b for b in range(1, 65) if run_partitioner(name, graph_at(b), 4, 16, HW, "1f1b").feasible]
         assert got == max(scan, default=0) and (part is None) == (got == 0)
+    # DawnPiper's search asks the greedy feasibility check, not the whole search, at each b: the same answer as
+    # scanning the whole search (16 GB stages, so the answer lies below the cap)
+    small = paper_budget(16, A100, 125)
+    got, part = max_batch("dawnpiper", graph_at, 4, 16, small, "1f1b", cap=48)
+    scan = [b for b in range(1, 49) if run_partitioner("dawnpiper", graph_at(b), 4, 16, small, "1f1b").feasible]
+    assert 1 < got == max(scan) < 48 and part is not None and part.feasible
 
 
 def test_partitioners_keep_their_memory_rules() -> None:

@@ -3,9 +3,12 @@ status line."""
 
 from __future__ import annotations
 
+import pytest
+
 from widgets.llm.dawnpiper import DawnpiperPanel, check_figure, max_batch_figure
-from workbench.llm.dawnpiper.config import DawnpiperConfig
-from workbench.llm.dawnpiper.study import DawnpiperViewConfig, panel_view, paper_point
+from workbench.llm.dawnpiper.config import DawnpiperConfig, DawnpiperViewConfig
+from workbench.llm.dawnpiper.experiment import paper_point
+from workbench.llm.dawnpiper.study import panel_view
 
 
 def test_panel_draws_the_view_and_reports_bad_budgets() -> None:
@@ -20,6 +23,7 @@ def test_panel_draws_the_view_and_reports_bad_budgets() -> None:
     assert list(mem.data[4].y) == list(view.stage_peak_gb[4])  # figures keep their last good state
 
 
+@pytest.mark.slow  # a paper-scale point: six max-batch searches
 def test_figure_helpers() -> None:
     stages = [{"stage": 0, "measured_peak_bytes": 3, "model_peak_bytes": 3, "swapped_out_bytes": 1}]
     assert list(check_figure(stages).data[0].y) == [3]

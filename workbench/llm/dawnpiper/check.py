@@ -4,7 +4,11 @@ The reference is :func:`~workbench.llm.gpt.build_gpt` trained in one process wit
 (gradients accumulated in order, each micro-batch loss divided by M), so the pipeline must give the same losses
 and gradients; in fp64 they agree to rounding (the sums over a value's consumers may associate differently when
 they sit in different stages). The measured per-stage peak of saved-tensor bytes is compared with the model's
-``k_x * act_x`` of the same plan (swap and recompute included).
+``k_x * act_x`` of the same plan (swap and recompute included; equal), and the measured peak of everything the
+stage keeps (the ledger's live count: saved tensors, the forward working set such as the logits beside the loss's
+buffer, tensors swapped back in or recomputed, the received and sent values kept for backward) with the model's
+live peak (:func:`~workbench.llm.dawnpiper.costs.live_bytes`), which is a lower bound: it frees every value at its
+last use and sends a stage's outputs away, where this pipeline keeps them, as autograd roots, until backward.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 import torch
 
 from workbench.distributed.launch import run_workers
-from workbench.llm.dawnpiper.costs import Partition
+from workbench.llm.dawnpiper.costs import Partition, StagePlan, live_bytes
 from workbench.llm.dawnpiper.graph import NodeGraph
 from workbench.llm.dawnpiper.pipeline import PipeSpec, pipeline_worker
 from workbench.llm.dawnpiper.trace import TracedGPT
@@ -27,12 +31,19 @@ __all__ = ["StageCheck", "CheckOutcome", "reference_step", "run_check"]
 
 @dataclass(frozen=True, kw_only=True)
 class StageCheck:
-    """One stage: measured and modelled activation peak (bytes), swapped and recomputed, bytes sent."""
+    """One stage: measured and modelled peak of saved tensors (bytes; equal by construction of both), measured and
+    modelled peak of everything live (bytes, weights and optimizer state excluded: saved tensors, the forward
+    working set, tensors swapped back in or recomputed; the model's also counts output gradients, the run's also
+    the received and sent values it keeps, per micro-batch in flight, for backward), the model's without output
+    gradients (the part of it the ledger counts, so measured >= this), swapped and recomputed, bytes sent."""
 
     stage: int
     units: list[int]
     measured_peak_bytes: int
     model_peak_bytes: int
+    measured_live_peak_bytes: int
+    model_live_peak_bytes: int
+    model_live_peak_no_grad_bytes: int
     swap_values: int
     recompute_values: int
     swapped_out_bytes: int
@@ -90,6 +101,12 @@ def _reference_runs(traced: TracedGPT, micro_batches: int, data_seed: int, repea
     return losses, model, best
 
 
+def _live_no_grad(graph: NodeGraph, plan: StagePlan) -> int:
+    """The model's live peak of ``plan`` without output gradients, weights and optimizer state (bytes)."""
+    live = live_bytes(graph, plan.start, plan.stop, plan.swap, plan.recompute, gradients=False)
+    return int(round((plan.in_flight - 1) * plan.act_bytes + live))
+
+
 def run_check(
     traced: TracedGPT,
     graph: NodeGraph,
@@ -135,6 +152,9 @@ def run_check(
                 units=[plan.start, plan.stop],
                 measured_peak_bytes=int(r["peak_bytes"]),
                 model_peak_bytes=int(plan.in_flight * plan.act_bytes),
+                measured_live_peak_bytes=int(r["live_peak_bytes"]),
+                model_live_peak_bytes=int(round(plan.peak_bytes - plan.static_bytes)),
+                model_live_peak_no_grad_bytes=_live_no_grad(graph, plan),
                 swap_values=len(plan.swap),
                 recompute_values=len(plan.recompute),
                 swapped_out_bytes=int(r["swapped_out_bytes"]),

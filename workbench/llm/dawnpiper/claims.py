@@ -4,12 +4,13 @@ up to 11x that of PipeDream, and up to 1.5x the speed of vPipe.
 Our figures are the paper-scale MODEL (:mod:`~workbench.llm.dawnpiper.model`: node graphs generated from GPT
 shapes, A100 cost model), each "up to" the largest ratio over the family :data:`FAMILY` of (model, stages)
 settings (the paper's models and GPU counts are not readable), with where it occurs in the note. Every figure
-rests on plans (DawnPiper's and its baseline's partitions with their swap/recompute choices), so each measure
-returns the plan's :class:`~workbench.claims.Fit`: the independent count of every tensor live at the worst
-stage's peak (:mod:`~workbench.llm.dawnpiper.feasibility`: the forward working set such as the LM head's logits
-beside the loss buffer, tensors awaiting swap-out, swapped back in or recomputed, gradients), against the device.
-The search that found the plans prices only saved tensors, so a plan it calls feasible may not fit; the claim
-rule then says so ("plan does not fit"), whatever the ratio.
+rests on plans (DawnPiper's and its baseline's partitions with their swap/recompute choices): the searches price
+a stage by every tensor live at its peak (:func:`~workbench.llm.dawnpiper.costs.live_bytes`: the forward working
+set such as the LM head's logits beside the loss buffer, tensors awaiting swap-out, swapped back in or
+recomputed, output gradients), so the largest micro-batch is the largest whose plan fits the device. Each measure
+still returns the plan's :class:`~workbench.claims.Fit` from the independent count of
+:mod:`~workbench.llm.dawnpiper.feasibility`, so a plan that did not fit would come out as such ("plan does not
+fit"), whatever the ratio.
 
 Settings: the GPU memory and the host memory a GPU's swapped tensors may fill are not readable, so both are
 varied (the host memory binds the largest batch: DawnPiper swaps down to a stage's static memory); the schedule
@@ -26,12 +27,12 @@ from functools import lru_cache
 from workbench.claims import Assumption, Baseline, Claim, Figure, Fit
 from workbench.llm.dawnpiper.config import A100, DawnpiperConfig
 from workbench.llm.dawnpiper.costs import Partition
+from workbench.llm.dawnpiper.experiment import PAPER_SWEEP, budget_of, graph_of
 from workbench.llm.dawnpiper.feasibility import partition_fit
 from workbench.llm.dawnpiper.model import max_batch, run_partitioner
-from workbench.llm.dawnpiper.study import PAPER_SWEEP, budget_of, graph_of
 from workbench.results import fmt_bytes
 
-__all__ = ["CLAIMS", "PAPER_CLAIMS", "PAPER_VERSION", "FAMILY", "MICRO_BATCHES", "plan_at"]
+__all__ = ["CLAIMS", "PAPER_CLAIMS", "PAPER_VERSION", "FAMILY", "MICRO_BATCHES", "max_batch_of", "plan_at"]
 
 PAPER_VERSION = "arXiv 2505.05856 v1, abstract"
 #: the abstract's numbers (arXiv 2505.05856 v1, 9 May 2025): "up to" ratios
@@ -53,6 +54,11 @@ def _config(model: str, stages: int, memory_gb: float, host_gb: float, pcie_gbps
                                   pcie_bw_gbps=pcie_gbps, gpu_tflops=tflops)  # fmt: skip
     return DawnpiperConfig(mode="model", model=model, stages=stages, micro_batches=MICRO_BATCHES,
                            memory_gb=memory_gb, micro_batch=1, schedule=SCHEDULE, cluster=cluster)  # fmt: skip
+
+
+def max_batch_of(name: str, model: str, stages: int, memory_gb: float, host_gb: float) -> tuple[int, Partition | None]:
+    """Partitioner ``name``'s largest trainable micro-batch at a family setting (MODEL) and its partition."""
+    return _largest(name, model, stages, memory_gb, host_gb)
 
 
 @lru_cache(maxsize=256)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
@@ -9,6 +10,8 @@ from typing import ClassVar
 from workbench.cluster import PRESETS, ClusterSpec, preset
 from workbench.config import Config, group, param
 from workbench.llm.gpt import PAPER_SHAPES, GPTConfig
+
+__all__ = ["MODES", "MODELS", "A100", "A100_PRESET", "DawnpiperConfig", "DawnpiperViewConfig"]
 
 MODES = ("partition", "check", "model")
 MODELS = ("traced", *sorted(PAPER_SHAPES, key=lambda k: float(k.split("-")[1][:-1])))
@@ -93,4 +96,27 @@ class DawnpiperConfig(Config):
         return GPTConfig(
             layers=self.layers, hidden=self.hidden, heads=self.heads, seq=self.seq, vocab=self.vocab,
             ffn_mult=4, dtype=self.dtype, seed=self.seed,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class DawnpiperViewConfig(Config):
+    """The panel's controls: a paper-scale GPT (MODEL), stages, memory budget, micro-batches and their size."""
+
+    model: str = param("gpt-1.3b", choices=tuple(PAPER_SHAPES), help="paper-scale GPT (node graph from its shape)")
+    stages: int = param(4, lo=2, hi=16, unit="stages", help="pipeline stages S")
+    memory_gb: float = param(40.0, lo=8.0, hi=80.0, unit="GB", label="memory budget", help="memory per stage")
+    micro_batches: int = param(8, lo=1, hi=64, unit="micro-batches", help="micro-batches M")
+    micro_batch: int = param(16, lo=1, hi=256, unit="samples", help="samples per micro-batch")
+    schedule: str = param("1f1b", choices=("1f1b", "gpipe"), help="pipeline schedule")
+    pcie_gbps: float = param(
+        25.0, lo=1.0, hi=64.0, unit="GB/s", label="PCIe bandwidth", help="host <-> GPU, prices swaps"
+    )
+
+    def full(self) -> DawnpiperConfig:
+        """The partition-mode config this view shows (the A100 cluster with the chosen PCIe bandwidth)."""
+        return DawnpiperConfig(
+            mode="partition", model=self.model, stages=self.stages, memory_gb=self.memory_gb,
+            micro_batches=self.micro_batches, micro_batch=self.micro_batch, schedule=self.schedule,
+            cluster=dataclasses.replace(A100, pcie_bw_gbps=self.pcie_gbps),
         )  # fmt: skip

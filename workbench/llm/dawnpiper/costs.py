@@ -3,12 +3,21 @@ of swap or recompute that makes a stage fit, stage times and the iteration time.
 
 Memory of stage x (0-based, of S) with M micro-batches in flight at most ``k_x``:
 
-    peak_x = static_x + k_x * act_x
+    peak_x = static_x + (k_x - 1) * act_x + live_x      (what must fit the device)
+    saved_x = static_x + k_x * act_x                    (saved tensors only: the pipeline's saved-tensor ledger)
     k_x = min(S - x, M) under 1F1B (PipeDream-flush) and PipeDream's asynchronous 1F1B; M under GPipe
     static_x = weights + gradients + optimizer state of the stage (measured Adam state on traced graphs, else
                params_x * state_bytes_per_param)  (+ (k_x - 1) * params_x * weight_bytes_per_param for PipeDream's
                weight stashing: every micro-batch in flight keeps the weight version it started with)
     act_x   = bytes of the values (see :mod:`graph`) with a saver in the stage, minus those swapped or recomputed
+    live_x  = the most bytes one micro-batch has on the device at once while it runs through the stage, forward
+              then backward (:func:`live_bytes`): its saved tensors as they accumulate, the forward working set
+              (a value no backward saves lives from its producer to its last reader: the LM head's logits beside
+              the loss's buffer), a swapped or recomputed value until its last saver has saved it and again while
+              the units that saved it run backward (swapped back in or recomputed), and the gradient of a unit's
+              output during its backward. It equals the independent walk of
+              :func:`~workbench.llm.dawnpiper.feasibility.stage_peak` (tested); graphs without ``value_last_use``
+              fall back to ``k_x * act_x``.
 
 Swap or recompute, per tensor (our reading of DawnPiper's "cost-model based memory optimization"; the paper's rule
 is not readable): a swapped value goes to host after its micro-batch's forward and comes back before its backward,
@@ -16,7 +25,8 @@ is not readable): a swapped value goes to host after its micro-batch's forward a
 micro-batch and exposed beyond it; a recomputed value costs its producer's forward time again in backward and
 needs the producer's inputs held (they then stay). The greedy choice: first fill the free swap window with the
 values that are dearest to recompute, then take the cheapest bytes (recompute ``t_f / bytes`` or exposed swap
-``1 / pcie``) until the stage fits. A value can be recomputed when its producer is in the stage and every input
+``1 / pcie``) until the saved bytes fit; if the live peak still overflows, ask for that much more (a few rounds,
+then everything movable) and call the stage infeasible if even that does not fit. A value can be recomputed when its producer is in the stage and every input
 of the producer is a value the stage saves (kept, swapped back in, or itself recomputed first: chains are allowed).
 Swapped bytes of all micro-batches in flight must fit in the stage's share of host memory.
 
@@ -29,13 +39,24 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from workbench.cluster import PRESETS, ClusterSpec
 from workbench.llm.dawnpiper.graph import NodeGraph, activation_table, static_bytes
 
-__all__ = ["SCHEDULES", "StageBudget", "StagePlan", "Partition", "in_flight", "plan_stage", "evaluate", "StageCache"]
+__all__ = [
+    "SCHEDULES",
+    "StageBudget",
+    "StagePlan",
+    "Partition",
+    "in_flight",
+    "live_bytes",
+    "plan_stage",
+    "evaluate",
+    "StageCache",
+]
 
 SCHEDULES = ("1f1b", "gpipe", "pipedream")
 
@@ -68,7 +89,9 @@ class StageBudget:
 
 @dataclass(frozen=True, kw_only=True)
 class StagePlan:
-    """One stage: units [start, stop), what it holds, what it swaps and recomputes, and its time per micro-batch."""
+    """One stage: units [start, stop), what it holds, what it swaps and recomputes, and its time per micro-batch.
+    ``peak_bytes`` is every tensor live at the stage's peak (static, other micro-batches' saved tensors, this one's
+    live set); ``saved_peak_bytes`` the saved tensors only (``static + in_flight * act_bytes``)."""
 
     start: int
     stop: int
@@ -79,6 +102,7 @@ class StagePlan:
     act_bytes: int
     act_bytes_before: int
     peak_bytes: float
+    saved_peak_bytes: float
     swap: tuple[int, ...]
     recompute: tuple[int, ...]
     swap_bytes: int
@@ -153,19 +177,13 @@ def plan_stage(
     compute = float(graph.compute_s[start:stop].sum())
     comm = max(_comm_s(graph, start, hw), _comm_s(graph, stop, hw))
     budget = hw.memory_bytes
-    swap: list[int] = []
-    recompute: list[int] = []
-    added = 0.0
-    swap_bytes = rec_bytes = 0
-    feasible = static + k * act <= budget
+    choice = _Moves((), (), 0, 0, 0.0, True)
+    peak = _peak(graph, start, stop, k, static, act, choice)
+    feasible = peak <= budget
     if not feasible and optimize and static < budget:
-        need = static + k * act - budget
-        reduce = math.ceil(need / k)
-        held = graph.saved_in(start, stop)
-        choose = _choose if granularity == "tensor" else _choose_layers
-        swap, recompute, swap_bytes, rec_bytes, added, feasible = choose(
-            graph, held, start, stop, reduce, compute, hw, hw.host_bytes / k
-        )
+        choice, peak = _fit_moves(graph, start, stop, k, static, act, compute, hw, granularity, peak)
+        feasible = choice.ok and peak <= budget
+    swap, recompute, swap_bytes, rec_bytes, added = choice[:5]
     act_after = act - swap_bytes - rec_bytes
     time_s = max(compute + added, comm) if feasible else math.inf
     return StagePlan(
@@ -177,7 +195,8 @@ def plan_stage(
         static_bytes=static,
         act_bytes=act_after,
         act_bytes_before=act,
-        peak_bytes=static + k * act_after,
+        peak_bytes=peak,
+        saved_peak_bytes=static + k * act_after,
         swap=tuple(swap),
         recompute=tuple(recompute),
         swap_bytes=swap_bytes,
@@ -187,6 +206,128 @@ def plan_stage(
         time_s=time_s,
         feasible=feasible,
     )
+
+
+class _Moves(NamedTuple):
+    """A swap/recompute choice: value ids, bytes freed per micro-batch each way, added seconds, enough freed."""
+
+    swap: tuple[int, ...]
+    recompute: tuple[int, ...]
+    swap_bytes: int
+    rec_bytes: int
+    added_s: float
+    ok: bool
+
+
+#: rounds of "free what the live peak still overflows by" before trying everything movable
+_ROUNDS = 6
+
+
+def _peak(graph: NodeGraph, start: int, stop: int, k: int, static: float, act: int, moves: _Moves) -> float:
+    """``static + (k - 1) * act_after + live`` of a stage under ``moves`` (bytes)."""
+    act_after = act - moves.swap_bytes - moves.rec_bytes
+    if graph.value_last_use is None:  # no lifetimes recorded: saved tensors only
+        return static + k * act_after
+    return static + (k - 1) * act_after + live_bytes(graph, start, stop, moves.swap, moves.recompute)
+
+
+def _fit_moves(
+    graph: NodeGraph, start: int, stop: int, k: int, static: float, act: int, compute: float, hw: StageBudget,
+    granularity: str, peak: float,
+) -> tuple[_Moves, float]:  # fmt: skip
+    """The greedy choice that brings the stage's peak (``peak`` bytes with nothing moved) under the budget: free
+    per micro-batch what the saved bytes or the peak overflow by over ``k`` (each moved byte frees at most ``k``),
+    then, while the peak still overflows, more by a secant step on the peak's fall per freed byte (``_ROUNDS``
+    rounds), then everything movable. Returns the last choice and its peak (bytes)."""
+    held = graph.saved_in(start, stop)
+    choose = _choose if granularity == "tensor" else _choose_layers
+    budget = hw.memory_bytes
+    reduce = max(1, math.ceil((static + k * act - budget) / k), math.ceil((peak - budget) / k))
+    moves, freed_before, peak_before = _Moves((), (), 0, 0, 0.0, False), 0, peak
+    for attempt in range(_ROUNDS + 1):
+        if attempt == _ROUNDS or reduce >= act:
+            reduce = act  # the last try: everything the choice can move
+        moves = _Moves(*choose(graph, held, start, stop, reduce, compute, hw, hw.host_bytes / k))
+        moves = moves._replace(swap=tuple(moves.swap), recompute=tuple(moves.recompute))
+        peak = _peak(graph, start, stop, k, static, act, moves)
+        if not moves.ok or peak <= budget or reduce >= act:
+            return moves, peak
+        # the next request: the peak's fall per byte freed so far, carried on to the budget (a secant step)
+        freed = moves.swap_bytes + moves.rec_bytes
+        rate = (peak_before - peak) / max(freed - freed_before, 1)
+        step = (peak - budget) / rate if rate > 0 else act
+        reduce = max(reduce + 1, freed + math.ceil(step))
+        freed_before, peak_before = freed, peak
+    return moves, peak
+
+
+def live_bytes(
+    graph: NodeGraph, start: int, stop: int, swap: Sequence[int] = (), recompute: Sequence[int] = (), *,
+    gradients: bool = True,
+) -> float:  # fmt: skip
+    """The most bytes one micro-batch has on the device at once in stage [start, stop), forward then backward,
+    when the values ``swap`` and ``recompute`` (ids) are swapped or recomputed (see the module docstring; the same
+    walk as :func:`~workbench.llm.dawnpiper.feasibility.stage_peak`, vectorised: one difference array per phase).
+    A moved value is back on the device while the units that saved it run backward, and also while a recomputed
+    value made from it is (its recompute reads it). ``gradients=False`` leaves out the gradients of the units'
+    outputs. Raises ValueError when the graph does not record ``value_last_use``."""
+    a, b = start, stop
+    last_all = graph.value_last_use
+    if last_all is None:
+        raise ValueError("graph has no value_last_use: regenerate or re-trace it (generate_graph / profile)")
+    prod_all = graph.value_producer
+    first_all = graph.next_saver_table()[a]  # first saver at or after a (n: none)
+    # the values this stage sees: made here, received (made before, read here or later), or inputs saved here
+    ids = np.nonzero(np.where(prod_all < 0, first_all < b, (prod_all < b) & (last_all >= a)))[0]
+    prod, last, first = prod_all[ids], last_all[ids], first_all[ids]
+    final = graph.prev_saver_table()[b][ids]  # last saver before b (-1: none)
+    nb = graph.value_bytes[ids].astype(np.float64)
+    saved = first < b
+    mask = np.zeros(len(prod_all), dtype=bool)
+    mask[list(swap) + list(recompute)] = True
+    is_moved = mask[ids]
+    start_u = np.where(prod < 0, first, np.maximum(prod, a))  # where each value's life in the stage starts
+    leaving = saved & is_moved
+    transit = ~saved
+    end_u = np.full(len(ids), b - 1)
+    end_u[leaving] = np.maximum(np.minimum(last[leaving], b - 1), final[leaving])
+    end_u[transit] = np.minimum(np.maximum(last[transit], start_u[transit]), b - 1)
+    width = b - a
+    fwd = np.bincount(start_u - a, weights=nb, minlength=width + 1)
+    fwd -= np.bincount(end_u - a + 1, weights=nb, minlength=width + 1)
+    # backward: kept to its backward (from the last unit back to its first saver); back in (swapped or
+    # recomputed) while its savers' backward runs; the gradient of a unit's output during its backward
+    back_lo, back_hi = first.copy(), final.copy()
+    if len(recompute):
+        _extend_back(graph, ids, mask, recompute, back_lo, back_hi)
+    bwd = np.bincount(back_lo[saved] - a, weights=nb[saved], minlength=width + 1)
+    bwd -= np.bincount(back_hi[leaving] - a + 1, weights=nb[leaving], minlength=width + 1)
+    grads = _grad_mask(graph)[ids] & (prod >= a) & gradients
+    back = np.cumsum(bwd[:width]) + np.bincount(prod[grads] - a, weights=nb[grads], minlength=width)[:width]
+    return float(max(np.cumsum(fwd[:width]).max(), back.max()))
+
+
+def _extend_back(graph: NodeGraph, ids: np.ndarray, moved: np.ndarray, recompute: Sequence[int],
+                 back_lo: np.ndarray, back_hi: np.ndarray) -> None:  # fmt: skip
+    """Widen the backward range [back_lo, back_hi] of a moved value to that of every recomputed value whose
+    recompute reads it (latest producer first, so chains carry through); arrays indexed like ``ids``."""
+    where = {int(v): i for i, v in enumerate(ids)}
+    for v in sorted(recompute, key=lambda v: (int(graph.value_producer[v]), v), reverse=True):
+        i = where[int(v)]
+        for w in graph.value_inputs[v] or ():
+            if moved[w] and w in where:
+                j = where[w]
+                back_lo[j], back_hi[j] = min(back_lo[j], back_lo[i]), max(back_hi[j], back_hi[i])
+
+
+def _grad_mask(graph: NodeGraph) -> np.ndarray:
+    """Values whose gradient is live during their producer's backward: made by a unit and read later (position
+    ids, ``arange``, have none)."""
+    if "grad" not in graph._cache:
+        last = graph.value_last_use
+        names = np.array(graph.value_names)
+        graph._cache["grad"] = (graph.value_producer >= 0) & (last > graph.value_producer) & (names != "arange")
+    return graph._cache["grad"]
 
 
 def _choose(

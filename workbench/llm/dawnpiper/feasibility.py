@@ -10,7 +10,7 @@ same saved tensors, so the two agree exactly; both leave out what a device also 
   of the same size);
 - a value the plan swaps or recomputes exists on the device from its production until its last saver has saved
   it (it cannot leave before), and again in backward from its last saver's backward to its first's (swapped back
-  in, or recomputed);
+  in, or recomputed), or longer when a recomputed value is made from it (its recompute reads it);
 - the gradient of a unit's output while that unit's backward runs.
 
 :func:`stage_peak` walks one micro-batch through a stage, forward then backward, with the other ``k - 1``
@@ -98,6 +98,7 @@ def stage_peak(graph: NodeGraph, plan: StagePlan, *, name_above: float = 0.05) -
             end = min(max(last, start), b - 1)
         lo, hi = (savers[0], savers[-1]) if savers else (b, -1)
         values.append((v, int(graph.value_bytes[v]), start, end, lo, hi))
+    back = _back_ranges(graph, plan, {v: (lo, hi) for v, _, _, _, lo, hi in values if v in moved})
 
     def forward(u: int) -> list[tuple[int, int, str]]:
         out = []
@@ -108,10 +109,10 @@ def stage_peak(graph: NodeGraph, plan: StagePlan, *, name_above: float = 0.05) -
 
     def backward(u: int) -> list[tuple[int, int, str]]:
         out = []
-        for v, nb, _start, end, lo, hi in values:
+        for v, nb, _start, end, lo, _hi in values:
             if end is None and lo <= u:
                 out.append((v, nb, SAVED))
-            elif v in moved and lo <= u <= hi:
+            elif v in back and back[v][0] <= u <= back[v][1]:
                 out.append((v, nb, BACK))
         for v in range(len(graph.value_names)):  # the gradient of u's outputs read later (position ids have none)
             if graph.value_producer[v] == u and graph.value_last_use[v] > u and graph.value_names[v] != "arange":
@@ -140,6 +141,17 @@ def stage_peak(graph: NodeGraph, plan: StagePlan, *, name_above: float = 0.05) -
             groups[role] = groups.get(role, 0.0) + nb
     out.update({f"{role}, the rest" if any(role in k for k in out) else role: nb for role, nb in groups.items()})
     return StagePeak(stage=plan.stage, phase=phase, live=out)
+
+
+def _back_ranges(graph: NodeGraph, plan: StagePlan, ranges: dict[int, tuple[int, int]]) -> dict:
+    """Per moved value: the units whose backward it is on the device for: its savers' (first to last), widened to
+    those of every recomputed value whose recompute reads it (a chain is followed from its last link back)."""
+    out = dict(ranges)
+    for v in sorted(plan.recompute, key=lambda v: (int(graph.value_producer[v]), v), reverse=True):
+        for w in graph.value_inputs[v] or ():
+            if w in out and v in out:
+                out[w] = (min(out[w][0], out[v][0]), max(out[w][1], out[v][1]))
+    return out
 
 
 def partition_peaks(graph: NodeGraph, part: Partition) -> list[StagePeak]:

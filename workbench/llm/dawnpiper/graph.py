@@ -99,12 +99,13 @@ class NodeGraph:
         """Ids of the values a stage of units [a, b) holds per micro-batch (a saver inside)."""
         key = ("saved", a, b)
         if key not in self._cache:
-            first = self._next_saver()
+            first = self.next_saver_table()
             self._cache[key] = np.nonzero(first[a] < b)[0]
         return self._cache[key]
 
-    def _next_saver(self) -> np.ndarray:
-        """``next[a, v]``: the first saver of value v at or after unit a (n when none); (n+1, V) int32."""
+    def next_saver_table(self) -> np.ndarray:
+        """``next[a, v]``: the first saver of value v at or after unit a (n when none); (n+1, V) int32, built
+        once per graph."""
         if "next" not in self._cache:
             n, V = self.n, len(self.value_names)
             nxt = np.full((n + 1, V), n, dtype=np.int32)
@@ -114,6 +115,19 @@ class NodeGraph:
                     col[: s + 1] = s
             self._cache["next"] = nxt
         return self._cache["next"]
+
+    def prev_saver_table(self) -> np.ndarray:
+        """``prev[b, v]``: the last saver of value v before unit b (-1 when none); (n+1, V) int32, built once per
+        graph."""
+        if "prev" not in self._cache:
+            n, V = self.n, len(self.value_names)
+            prev = np.full((n + 1, V), -1, dtype=np.int32)
+            for v, savers in enumerate(self.value_savers):
+                col = prev[:, v]
+                for s in savers:
+                    col[s + 1 :] = s
+            self._cache["prev"] = prev
+        return self._cache["prev"]
 
 
 def activation_table(graph: NodeGraph) -> np.ndarray:

@@ -16,17 +16,31 @@ from dataclasses import dataclass
 from workbench.cluster import ClusterSpec
 from workbench.llm.dawnpiper.balance import balance_by_size, balance_by_time
 from workbench.llm.dawnpiper.costs import Partition, StageBudget, StageCache
-from workbench.llm.dawnpiper.dawnpiper import dawnpiper_partition
+from workbench.llm.dawnpiper.dawnpiper import cut_positions, dawnpiper_partition, greedy_feasible_cuts
 from workbench.llm.dawnpiper.generate import generate_graph
 from workbench.llm.dawnpiper.graph import NodeGraph, layer_cuts
 from workbench.llm.dawnpiper.pipedream import pipedream_partition
 from workbench.llm.dawnpiper.vpipe import vpipe_partition
 from workbench.llm.gpt import PAPER_SHAPES
 
-__all__ = ["MODEL_LABEL", "PARTITIONERS", "paper_budget", "paper_graph", "partition_all", "max_batch", "BatchRow"]
+__all__ = [
+    "MODEL_LABEL",
+    "PARTITIONERS",
+    "paper_budget",
+    "paper_graph",
+    "LAYER_GRANULAR",
+    "cannot_cut",
+    "run_partitioner",
+    "partition_all",
+    "max_batch",
+    "fits",
+    "BatchRow",
+]
 
 MODEL_LABEL = "MODEL: A100 cost model over node graphs generated from the GPT shapes (not measured)"
 PARTITIONERS = ("compute-balanced", "memory-balanced", "pipedream", "vpipe", "dawnpiper")
+#: the partitioners that cut only between layers (the embedding, each block and the head are layers)
+LAYER_GRANULAR = ("pipedream", "vpipe", "dawnpiper-layer")
 #: the largest micro-batch the search tries
 MAX_MICRO_BATCH = 4096
 
@@ -49,6 +63,20 @@ def paper_graph(model: str, micro_batch: int, tflops: float, hbm_gbps: float) ->
     if model not in PAPER_SHAPES:
         raise ValueError(f"model={model!r} is unknown: valid paper-scale models are {tuple(PAPER_SHAPES)}")
     return generate_graph(PAPER_SHAPES[model], micro_batch, flops_per_s=tflops * 1e12, hbm_bytes_per_s=hbm_gbps * 1e9)
+
+
+def cannot_cut(name: str, graph: NodeGraph, stages: int) -> str | None:
+    """Why partitioner ``name`` cannot cut ``graph`` into ``stages`` stages (None: it can). A layer-granular one
+    needs ``stages - 1`` layer boundaries; DawnPiper and the balanced partitions cut between any two nodes."""
+    if name not in LAYER_GRANULAR:
+        return None
+    layers = len(layer_cuts(graph)) + 1
+    if stages <= layers:
+        return None
+    return (
+        f"cuts between layers only, and the graph's {layers} layers (embedding, blocks, head) allow at most "
+        f"{layers} stages, not {stages}"
+    )
 
 
 def run_partitioner(name: str, graph: NodeGraph, stages: int, micro_batches: int, hw: StageBudget, schedule: str
@@ -85,27 +113,35 @@ def max_batch(
     schedule: str,
     cap: int = MAX_MICRO_BATCH,
 ) -> tuple[int, Partition | None]:
-    """The largest micro-batch (<= ``cap``) partitioner ``name`` can train, and its partition (0, None: none)."""
+    """The largest micro-batch (<= ``cap``) partitioner ``name`` can train, and its partition (0, None: none).
 
-    def fits(b: int) -> Partition | None:
-        part = run_partitioner(name, graph_at(b), stages, micro_batches, hw, schedule)
-        return part if part.feasible else None
-
-    best = fits(1)
-    if best is None:
+    DawnPiper's search is exact (:mod:`~workbench.llm.dawnpiper.dawnpiper`), so it trains b exactly when some
+    partition fits; that is asked of :func:`~workbench.llm.dawnpiper.dawnpiper.greedy_feasible_cuts` (a few
+    dozen stage plans instead of the whole search), and the search runs once, at the largest b.
+    """
+    if not fits(name, graph_at(1), stages, micro_batches, hw, schedule):
         return 0, None
     lo, hi = 1, 2
-    while hi <= cap and (part := fits(hi)) is not None:
-        lo, best, hi = hi, part, hi * 2
+    while hi <= cap and fits(name, graph_at(hi), stages, micro_batches, hw, schedule):
+        lo, hi = hi, hi * 2
     hi = min(hi, cap + 1)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        part = fits(mid)
-        if part is not None:
-            lo, best = mid, part
-        else:
-            hi = mid
-    return lo, best
+        lo, hi = (mid, hi) if fits(name, graph_at(mid), stages, micro_batches, hw, schedule) else (lo, mid)
+    part = run_partitioner(name, graph_at(lo), stages, micro_batches, hw, schedule)
+    if not part.feasible:
+        raise RuntimeError(f"{name} found no partition at micro-batch {lo} where one fits")
+    return lo, part
+
+
+def fits(name: str, graph: NodeGraph, stages: int, micro_batches: int, hw: StageBudget, schedule: str) -> bool:
+    """Whether partitioner ``name`` finds a partition of ``graph`` that fits (for DawnPiper: whether any
+    partition fits, which its exact search then finds)."""
+    if name in ("dawnpiper", "dawnpiper-layer"):
+        allowed = layer_cuts(graph) + 1 if name == "dawnpiper-layer" else None
+        cache = StageCache(graph, stages, micro_batches, hw, schedule)
+        return greedy_feasible_cuts(cache, cut_positions(graph.n, allowed)) is not None
+    return run_partitioner(name, graph, stages, micro_batches, hw, schedule).feasible
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,9 +5,13 @@ Per micro-batch a stage receives the values crossing its first cut (graph inputs
 previous stage), runs its units under ``saved_tensors_hooks`` and sends the values crossing its last cut; backward
 receives their gradients and sends those of its inputs. Values used two or more stages later are relayed.
 
-Saved-tensor accounting (the measured memory): every tensor an autograd node saves is held by a small *holder*;
-the ledger counts the bytes of the distinct storages that live holders keep on the device (parameters excluded),
-and its peak is the stage's measured activation peak, compared with the model's ``k_x * act_x``.
+Accounting (the measured memory, parameters excluded): every tensor an autograd node saves is held by a small
+*holder*; the ledger counts the bytes of the distinct storages that live holders keep on the device (its peak is
+compared with the model's ``k_x * act_x``), and, separately, of every storage the stage keeps a reference to: the
+saved ones, the forward working set (each value is dropped after its last reader in the stage, so the logits
+live beside the loss's buffer and then go), a swapped or recomputed value's storage from when backward brings it
+back (``_Slot.back``) until its last holder (or a recompute reading it) is done, and the received and sent values
+each micro-batch in flight keeps for its backward (the autograd roots and the inputs whose gradients are sent).
 
 - swap: the saved storage is copied to a host buffer when it is saved and copied back the first time backward
   unpacks it (``Tensor.to``; on this CPU-only machine "host" and "device" are the same RAM, so the copies are real
@@ -51,30 +55,42 @@ class PipeSpec:
 
 
 class Ledger:
-    """Bytes of the distinct storages that live holders keep on the device (and on the host), with peaks."""
+    """Bytes of the distinct storages live on the device, with peaks: ``bytes``/``peak`` count those that live
+    holders of saved tensors keep (the saved-tensor ledger); ``live_bytes``/``live_peak`` every storage this
+    stage keeps a reference to (saved tensors, the forward working set, tensors swapped back in or recomputed,
+    received and sent values kept for backward). Also host bytes and swap/recompute counters."""
 
     def __init__(self) -> None:
-        self.refs: dict[int, list[int]] = {}
+        self.refs: dict[int, list[int]] = {}  # storage key -> [saved refs, other refs, bytes]
         self.bytes = self.peak = 0
+        self.live_bytes = self.live_peak = 0
         self.host_bytes = self.host_peak = 0
         self.swapped_out = self.swapped_in = 0
         self.recomputed = 0
 
-    def hold(self, t: torch.Tensor) -> int:
-        key = storage_key(t)
+    def hold(self, t: torch.Tensor, saved: bool = True) -> int:
+        """Count ``t``'s storage (as a saved tensor, or only as live); returns its key for :meth:`release`."""
+        return self.hold_storage(storage_key(t), int(t.untyped_storage().nbytes()), saved)
+
+    def hold_storage(self, key: int, nbytes: int, saved: bool = True) -> int:
         entry = self.refs.get(key)
         if entry is None:
-            entry = self.refs[key] = [0, int(t.untyped_storage().nbytes())]
-            self.bytes += entry[1]
+            entry = self.refs[key] = [0, 0, nbytes]
+            self.live_bytes += nbytes
+            self.live_peak = max(self.live_peak, self.live_bytes)
+        if saved and entry[0] == 0:
+            self.bytes += entry[2]
             self.peak = max(self.peak, self.bytes)
-        entry[0] += 1
+        entry[0 if saved else 1] += 1
         return key
 
-    def release(self, key: int) -> None:
+    def release(self, key: int, saved: bool = True) -> None:
         entry = self.refs[key]
-        entry[0] -= 1
-        if entry[0] == 0:
-            self.bytes -= entry[1]
+        entry[0 if saved else 1] -= 1
+        if saved and entry[0] == 0:
+            self.bytes -= entry[2]
+        if entry[0] == entry[1] == 0:
+            self.live_bytes -= entry[2]
             del self.refs[key]
 
 
@@ -102,6 +118,7 @@ class _Slot:
         self.host: torch.UntypedStorage | None = None
         self.back: torch.UntypedStorage | None = None
         self.recipe: tuple[fx.Node, list[Any], dict] | None = None
+        self.back_key: int | None = None
 
     device: torch.device = torch.device("cpu")
     shape: tuple = ()
@@ -115,6 +132,14 @@ class _Slot:
 
     def storage(self, device: torch.device) -> torch.UntypedStorage:
         if self.back is None:
+            self._bring_back(device)
+            assert self.back is not None
+            self.back_key = self.ledger.hold_storage(self.back.data_ptr(), int(self.back.nbytes()), saved=False)
+        return self.back
+
+    def _bring_back(self, device: torch.device) -> None:
+        """Swap the storage back in, or recompute it from the held inputs."""
+        if self.back is None:
             if self.host is not None:
                 self.back = self.host.to(device=device) if device.type != "cpu" else self.host.clone()
                 self.ledger.swapped_in += self.nbytes
@@ -127,11 +152,12 @@ class _Slot:
                     ]
                     self.back = node.target(*args, **kwargs).untyped_storage()
                 self.ledger.recomputed += 1
-        return self.back
 
     def __del__(self) -> None:
         if self.host is not None:
             self.ledger.host_bytes -= self.nbytes
+        if self.back_key is not None:
+            self.ledger.release(self.back_key, saved=False)
 
 
 def _whole(slot: _Slot) -> torch.Tensor:
@@ -199,124 +225,179 @@ def _empty(node: fx.Node) -> torch.Tensor:
 
 
 def pipeline_worker(rank: int, world: int, comm: Comm, traced: TracedGPT, graph: NodeGraph, spec: PipeSpec) -> dict:
-    """One stage of the pipeline (rank = stage): runs the schedule and returns its measurements and gradients."""
-    gm = traced.gm
-    bounds = [0, *spec.cuts, len(traced.units)]
-    start, stop = bounds[rank], bounds[rank + 1]
-    nodes = [nd for unit in traced.units[start:stop] for nd in unit]
-    recv_nodes, send_nodes = stage_values(traced, spec.cuts, rank)
-    M = spec.micro_batches
-    config = traced.config
-    tokens, targets = random_tokens(config, traced.micro_batch * M, seed=spec.data_seed)
-    # one tensor per micro-batch (as a loader delivers them), so no two micro-batches share a storage
-    tokens, targets = [t.clone() for t in tokens.chunk(M)], [t.clone() for t in targets.chunk(M)]
-    param_keys = {storage_key(p) for p in gm.parameters()}
-    swap, recompute = set(spec.swap[rank]), set(spec.recompute[rank])
-    by_name = {nd.name: nd for unit in traced.units for nd in unit}
-    ledger = Ledger()
-    state: dict[int, tuple[dict, list, Any]] = {}
-    pending_sends = []
-    losses = []
+    """One stage of the pipeline (rank = stage): runs the schedule and returns its measurements and gradients:
+    ``peak_bytes`` (saved tensors), ``live_peak_bytes`` (every storage the stage keeps, see :class:`Ledger`),
+    host and swap counters, the last stage's losses, the stage's parameter gradients, bytes sent, step seconds."""
+    return _StageRun(rank, world, comm, traced, graph, spec).run()
 
-    def forward(j: int) -> None:
-        env: dict[str, Any] = {traced.inputs[0]: tokens[j], traced.inputs[1]: targets[j]}
+
+class _StageRun:
+    """The state of one stage's run: its fx nodes, the data, the ledger, and the micro-batches in flight."""
+
+    def __init__(self, rank: int, world: int, comm: Comm, traced: TracedGPT, graph: NodeGraph, spec: PipeSpec):
+        self.rank, self.world, self.comm, self.traced, self.graph, self.spec = rank, world, comm, traced, graph, spec
+        self.gm = traced.gm
+        bounds = [0, *spec.cuts, len(traced.units)]
+        self.start, self.stop = bounds[rank], bounds[rank + 1]
+        self.nodes = [nd for unit in traced.units[self.start : self.stop] for nd in unit]
+        self.recv_nodes, self.send_nodes = stage_values(traced, spec.cuts, rank)
+        M = spec.micro_batches
+        tokens, targets = random_tokens(traced.config, traced.micro_batch * M, seed=spec.data_seed)
+        # one tensor per micro-batch (as a loader delivers them), so no two micro-batches share a storage
+        self.tokens, self.targets = [t.clone() for t in tokens.chunk(M)], [t.clone() for t in targets.chunk(M)]
+        self.param_keys = {storage_key(p) for p in self.gm.parameters()}
+        self.swap, self.recompute = set(spec.swap[rank]), set(spec.recompute[rank])
+        self.by_name = {nd.name: nd for unit in traced.units for nd in unit}
+        # kept in the forward's env: what is sent on, and the kept inputs a recompute reruns its op from
+        moved = self.swap | self.recompute
+        inputs_of = {w for v in self.recompute for w in graph.value_inputs[v] or () if w not in moved}
+        keep = {nd.name for nd in self.send_nodes} | {graph.value_names[w] for w in inputs_of}
+        self.drop_after = _drop_after(traced, self.start, self.stop, keep)
+        self.ledger = Ledger()
+        self.state: dict[int, tuple[dict, list, Any, list[int]]] = {}
+        self.pending_sends: list = []
+        self.losses: list[float] = []
+
+    def pack(self, t: torch.Tensor, value: int, env: dict[str, Any], slots: dict[int, _Slot]) -> Any:
+        """The holder of saved tensor ``t`` (graph value ``value``): kept, or a slot to swap or recompute."""
+        graph = self.graph
+        if storage_key(t) in self.param_keys or value < 0:
+            return t
+        if value not in self.swap and value not in self.recompute:
+            return _Held(self.ledger, t)
+        slot = slots.get(value)
+        if slot is None:
+            slot = slots[value] = _Slot(self.ledger, int(t.untyped_storage().nbytes()))
+            root = env.get(graph.value_names[value])
+            if isinstance(root, torch.Tensor):
+                slot.shape, slot.dtype, slot.device = tuple(root.shape), root.dtype, root.device
+            if value in self.swap:
+                slot.swap_out(t)
+            else:
+                node = self.by_name[graph.value_names[value]]
+                held = []
+                for w in graph.value_inputs[value]:
+                    # an input that is itself swapped or recomputed is reached through its slot
+                    held.append(slots[w] if w in slots else _Held(self.ledger, env[graph.value_names[w]]))
+                params = [
+                    self.gm.get_parameter(str(a.target))
+                    for a in node.args
+                    if isinstance(a, fx.Node) and a.op == "get_attr"
+                ]
+                slot.recipe = (node, _merge_args(node, held, params), dict(node.kwargs))
+        return _Lazy(slot, t)
+
+    def forward(self, j: int) -> None:
+        traced, ledger = self.traced, self.ledger
+        env: dict[str, Any] = {traced.inputs[0]: self.tokens[j], traced.inputs[1]: self.targets[j]}
         inputs = {}
-        if recv_nodes:
-            bufs = [_empty(nd) for nd in recv_nodes]
-            comm.p2p(recvs=[(b, rank - 1) for b in bufs]).wait()
-            for nd, b in zip(recv_nodes, bufs, strict=True):
+        kept: list[int] = []  # live keys of the received and sent values, kept for this micro-batch's backward
+        if self.recv_nodes:
+            bufs = [_empty(nd) for nd in self.recv_nodes]
+            self.comm.p2p(recvs=[(b, self.rank - 1) for b in bufs]).wait()
+            for nd, b in zip(self.recv_nodes, bufs, strict=True):
                 env[nd.name] = inputs[nd.name] = b.requires_grad_(b.is_floating_point())
+                kept.append(ledger.hold(b, saved=False))
         slots: dict[int, _Slot] = {}
         cursor = [0, 0]  # unit, pack index within it
+        working: dict[str, int] = {}  # env name -> live key of the value it holds (the forward working set)
 
         def pack(t: torch.Tensor) -> Any:
-            value = graph.pack_sequence[cursor[0]][cursor[1]]
+            value = self.graph.pack_sequence[cursor[0]][cursor[1]]
             cursor[1] += 1
-            if storage_key(t) in param_keys or value < 0:
-                return t
-            if value in swap or value in recompute:
-                slot = slots.get(value)
-                if slot is None:
-                    slot = slots[value] = _Slot(ledger, int(t.untyped_storage().nbytes()))
-                    root = env.get(graph.value_names[value])
-                    if isinstance(root, torch.Tensor):
-                        slot.shape, slot.dtype, slot.device = tuple(root.shape), root.dtype, root.device
-                    if value in swap:
-                        slot.swap_out(t)
-                    else:
-                        node = by_name[graph.value_names[value]]
-                        held = []
-                        for w in graph.value_inputs[value]:
-                            src = graph.value_names[w]
-                            # an input that is itself swapped or recomputed is reached through its slot
-                            held.append(slots[w] if w in slots else _Held(ledger, env[src]))
-                        params = [
-                            gm.get_parameter(str(a.target))
-                            for a in node.args
-                            if isinstance(a, fx.Node) and a.op == "get_attr"
-                        ]
-                        slot.recipe = (node, _merge_args(node, held, params), dict(node.kwargs))
-                return _Lazy(slot, t)
-            return _Held(ledger, t)
+            return self.pack(t, value, env, slots)
 
-        def unpack(h: Any) -> torch.Tensor:
-            return h if isinstance(h, torch.Tensor) else h.get()
-
-        with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
-            for u in range(start, stop):
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda h: h if isinstance(h, torch.Tensor) else h.get()):
+            for u in range(self.start, self.stop):
                 cursor[0], cursor[1] = u, 0
-                run_nodes(traced.units[u], env, gm)
-        if send_nodes:
-            outs = [env[nd.name] for nd in send_nodes]
-            pending_sends.append((comm.p2p(sends=[(o.detach().contiguous(), rank + 1) for o in outs]), outs))
-            state[j] = (inputs, outs, None)
+                run_nodes(traced.units[u], env, self.gm)
+                for nd in traced.units[u]:
+                    out = env[nd.name]
+                    if isinstance(out, torch.Tensor) and storage_key(out) not in self.param_keys:
+                        working[nd.name] = ledger.hold(out, saved=False)
+                for name in self.drop_after.get(u, ()):  # the last reader in this stage has run
+                    env.pop(name, None)
+                    if name in working:
+                        ledger.release(working.pop(name), saved=False)
+        outs = [env[nd.name] for nd in self.send_nodes]
+        kept += [ledger.hold(o, saved=False) for o in outs]
+        for key in working.values():
+            ledger.release(key, saved=False)
+        if self.send_nodes:
+            sends = [(o.detach().contiguous(), self.rank + 1) for o in outs]
+            self.pending_sends.append((self.comm.p2p(sends=sends), outs))
+            self.state[j] = (inputs, outs, None, kept)
         else:
-            loss = env[nodes[-1].name]
-            losses.append(float(loss.detach()))
-            state[j] = (inputs, [], loss)
+            loss = env[self.nodes[-1].name]
+            self.losses.append(float(loss.detach()))
+            self.state[j] = (inputs, [], loss, kept)
 
-    def backward(j: int) -> None:
-        inputs, outs, loss = state.pop(j)
+    def backward(self, j: int) -> None:
+        inputs, outs, loss, kept = self.state.pop(j)
         if loss is not None:
-            (loss / M).backward()
+            (loss / self.spec.micro_batches).backward()
         else:
-            live = [(o, nd) for o, nd in zip(outs, send_nodes, strict=True) if o.is_floating_point()]
+            live = [(o, nd) for o, nd in zip(outs, self.send_nodes, strict=True) if o.is_floating_point()]
             grads = [_empty(nd) for _, nd in live]
-            comm.p2p(recvs=[(g, rank + 1) for g in grads]).wait()
+            self.comm.p2p(recvs=[(g, self.rank + 1) for g in grads]).wait()
             roots = [(o, g) for (o, _), g in zip(live, grads, strict=True) if o.requires_grad]
             torch.autograd.backward([o for o, _ in roots], [g for _, g in roots])
-        if recv_nodes:
-            back = [inputs[nd.name] for nd in recv_nodes if inputs[nd.name].is_floating_point()]
+        if self.recv_nodes:
+            back = [inputs[nd.name] for nd in self.recv_nodes if inputs[nd.name].is_floating_point()]
             sends = [(t.grad if t.grad is not None else torch.zeros_like(t)).contiguous() for t in back]
-            pending_sends.append((comm.p2p(sends=[(g, rank - 1) for g in sends]), sends))
+            self.pending_sends.append((self.comm.p2p(sends=[(g, self.rank - 1) for g in sends]), sends))
+        for key in kept:
+            self.ledger.release(key, saved=False)
 
-    comm.barrier()  # every stage starts the timed step together
-    step_start = time.perf_counter()
-    for kind, j in schedule_order(spec.schedule, rank, world, M):
-        forward(j) if kind == "F" else backward(j)
-    for pending, _ in pending_sends:
-        pending.wait()
-    step_seconds = time.perf_counter() - step_start
-    grads = {}
-    for unit in traced.units[start:stop]:
-        for nd in unit:
+    def run(self) -> dict:
+        self.comm.barrier()  # every stage starts the timed step together
+        step_start = time.perf_counter()
+        for kind, j in schedule_order(self.spec.schedule, self.rank, self.world, self.spec.micro_batches):
+            self.forward(j) if kind == "F" else self.backward(j)
+        for pending, _ in self.pending_sends:
+            pending.wait()
+        step_seconds = time.perf_counter() - step_start
+        ledger = self.ledger
+        return {
+            "stage": self.rank,
+            "peak_bytes": ledger.peak,
+            "live_peak_bytes": ledger.live_peak,
+            "end_bytes": ledger.bytes,
+            "host_peak_bytes": ledger.host_peak,
+            "swapped_out_bytes": ledger.swapped_out,
+            "swapped_in_bytes": ledger.swapped_in,
+            "recomputed": ledger.recomputed,
+            "losses": self.losses,
+            "grads": self.gradients(),
+            "bytes_sent": self.comm.bytes_sent,
+            "step_seconds": step_seconds,
+        }
+
+    def gradients(self) -> dict[str, torch.Tensor]:
+        grads = {}
+        for nd in self.nodes:
             for a in nd.all_input_nodes:
                 if a.op == "get_attr":
-                    p = gm.get_parameter(str(a.target))
+                    p = self.gm.get_parameter(str(a.target))
                     grads[str(a.target)] = p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
-    return {
-        "stage": rank,
-        "peak_bytes": ledger.peak,
-        "end_bytes": ledger.bytes,
-        "host_peak_bytes": ledger.host_peak,
-        "swapped_out_bytes": ledger.swapped_out,
-        "swapped_in_bytes": ledger.swapped_in,
-        "recomputed": ledger.recomputed,
-        "losses": losses,
-        "grads": grads,
-        "bytes_sent": comm.bytes_sent,
-        "step_seconds": step_seconds,
-    }
+        return grads
+
+
+def _drop_after(traced: TracedGPT, start: int, stop: int, keep: set[str]) -> dict[int, list[str]]:
+    """Per unit u of the stage [start, stop): the names (fx nodes run here or received) whose last reader in the
+    stage is u, except those in ``keep``: forward drops them after u."""
+    node_unit = traced.node_unit()
+    out: dict[int, list[str]] = {}
+    for unit in traced.units[:stop]:
+        for nd in unit:
+            if nd.name in keep:
+                continue
+            readers = [node_unit[r.name] for r in nd.users if r.name in node_unit]
+            here = [u for u in readers if start <= u < stop]
+            if not here or any(u >= stop for u in readers):
+                continue
+            out.setdefault(max(here), []).append(nd.name)
+    return out
 
 
 def _merge_args(node: fx.Node, held: list[_Held], params: list[torch.Tensor]) -> list[Any]:

@@ -3,7 +3,9 @@
 ``workbench run dawnpiper --mode partition --stages S --memory-gb B --json``: every partitioner (compute- and
 memory-balanced, PipeDream, vPipe (MODEL), DawnPiper) on the node graph, with cuts, stage peaks, iteration time
 and the largest trainable micro-batch; on small graphs (<= 30 nodes, <= 4 stages) the exhaustive optimum and
-DawnPiper's gap to it. ``--mode check`` runs DawnPiper's partition as a real pipeline on S gloo processes and
+DawnPiper's gap to it (and the interval search's alone). The layer-granular peers (PipeDream, vPipe) are left out,
+with the reason in ``not_run``, where the graph has fewer layers than stages; DawnPiper then runs alone.
+``--mode check`` runs DawnPiper's partition as a real pipeline on S gloo processes and
 reports ``max_abs_loss_diff``, the gradient difference and measured vs modelled stage peaks. ``--mode model``:
 paper scale (MODEL): max batch per partitioner and throughput at equal batch, beside the paper's ratios.
 """
@@ -16,16 +18,17 @@ from typing import Any, ClassVar
 
 from workbench.llm.dawnpiper.claims import PAPER_CLAIMS, PAPER_VERSION
 from workbench.llm.dawnpiper.config import DawnpiperConfig
-from workbench.llm.dawnpiper.model import MODEL_LABEL
-from workbench.llm.dawnpiper.study import (
+from workbench.llm.dawnpiper.experiment import (
     PaperPoint,
     check,
     exhaustive_gap,
     graph_of,
     max_batches,
+    not_run,
     paper_point,
     partitions,
 )
+from workbench.llm.dawnpiper.model import MODEL_LABEL
 from workbench.llm.gpt import PAPER_SHAPES
 from workbench.registry import Technique
 from workbench.results import Result, fmt, fmt_bytes
@@ -55,7 +58,7 @@ class DawnpiperResult(Result):
 
     OMIT_NONE: ClassVar[tuple[str, ...]] = (
         "exhaustive", "interval", "stages_check", "max_abs_loss_diff", "max_abs_grad_diff", "max_rel_grad_diff",
-        "ratios", "check_seconds", "step_seconds", "reference_seconds", "cuts", "paper_point",
+        "ratios", "check_seconds", "step_seconds", "reference_seconds", "cuts", "paper_point", "not_run",
     )  # fmt: skip
 
     technique: str = "dawnpiper"
@@ -69,6 +72,7 @@ class DawnpiperResult(Result):
     memory_gb: float
     schedule: str
     partitioners: list[PartitionerRow]
+    not_run: dict[str, str] | None = None
     exhaustive: dict | None = None
     interval: list[list[int]] | None = None
     cuts: list[int] | None = None
@@ -127,11 +131,11 @@ def _ratios(p: PaperPoint) -> list[dict]:
 
 def run(config: DawnpiperConfig) -> DawnpiperResult:
     """Run the configured mode. Raises ValueError for impossible settings (see the config and
-    :func:`~workbench.llm.dawnpiper.study.check_budget`); WorkerFailed / WorkerTimeout in check mode."""
+    :func:`~workbench.llm.dawnpiper.experiment.check_budget`); WorkerFailed / WorkerTimeout in check mode."""
     common = dict(
         mode=config.mode, model=config.model, nodes=graph_of(config).n, stages=config.stages,
         micro_batches=config.micro_batches, micro_batch=config.micro_batch, memory_gb=config.memory_gb,
-        schedule=config.schedule, paper_claims=PAPER_CLAIMS,
+        schedule=config.schedule, paper_claims=PAPER_CLAIMS, not_run=not_run(config) or None,
     )  # fmt: skip
     label = MODEL_LABEL if config.model != "traced" else "traced GPT profiled on this machine"
     if config.mode == "check":
@@ -176,11 +180,21 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(
             f"{r['name']:>18} {fmt(r['feasible']):>8} {it:>11} {fmt(r['max_batch']):>9}  {peaks} / {r['cuts']}"
         )
+    for name, why in (result.get("not_run") or {}).items():
+        lines.append(f"{name:>18} not run: {why}")
     if result.get("exhaustive"):
         e = result["exhaustive"]
-        gap = "-" if e["dawnpiper_gap"] is None else f"{e['dawnpiper_gap']:.2%}"
-        lines.append(f"  exhaustive optimum cuts {e['cuts']}; DawnPiper gap {gap}; "
-                     f"optimum inside the theorem's interval: {fmt(e['optimum_inside_interval'])}")  # fmt: skip
+        if e["dawnpiper_gap"] is None:
+            ours = next(r for r in result["partitioners"] if r["name"] == "dawnpiper")
+            lines.append(
+                f"  exhaustive optimum: no partition fits (DawnPiper finds none either: {fmt(not ours['feasible'])})"
+            )
+        else:
+            lines.append(
+                f"  exhaustive optimum cuts {e['cuts']}; DawnPiper gap {e['dawnpiper_gap']:.2%} (the interval search "
+                f"alone {e['interval_search_gap']:.2%}); optimum inside the theorem's interval: "
+                f"{fmt(e['optimum_inside_interval'])}"
+            )
     if result.get("stages_check"):
         lines.append(
             f"  pipeline vs single process: max |loss diff| {fmt(result['max_abs_loss_diff'])}, "
