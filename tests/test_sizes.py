@@ -28,7 +28,7 @@ LIMIT_BYTES = 6 << 30  # address space: enough to import torch, qiskit and the t
 SECONDS = 90
 #: techniques whose largest configuration still runs silently or ends in a traceback (issue #29, open): each
 #: needs an estimate (``workbench.memory.require``) before it allocates, or a progress bar; remove an entry
-#: when it is fixed (the mark is not strict: a run that happens to finish in time must not fail the suite)
+#: when it is fixed (skipped, not run: each would spend the whole 90 s of the suite's time to fail)
 UNSIZED = {
     "srt": "GRPO at 512 prompts x 64 rollouts and a 12-layer policy: no estimate, no progress",
     "redox": "10^8 records generated to disk: no estimate of the bytes or the time",
@@ -62,7 +62,8 @@ def _limit() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=pytest.mark.xfail(reason=UNSIZED[n])) if n in UNSIZED else n for n in READY]
+    "name",
+    [pytest.param(n, marks=pytest.mark.skip(reason=f"open (#29): {UNSIZED[n]}")) if n in UNSIZED else n for n in READY],
 )
 def test_largest_configuration_is_refused_before_it_starts(name, tmp_path):
     env = {**os.environ, "WORKBENCH_CACHE": str(tmp_path / "cache"), "PYTHONPATH": str(REPO_ROOT)}
