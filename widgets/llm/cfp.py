@@ -205,3 +205,23 @@ def paper_figure(rows: list, *, title: str) -> go.Figure:
             )
         )
     return fig
+
+
+def memory_loss_figure(rows: list[dict], *, title: str) -> go.Figure:
+    """Seconds per step of the Lagrangian and the exact plan under a binding memory limit
+    (``study.memory_limit_loss``)."""
+    fig = go.Figure(layout=dict(title=title, height=340, barmode="group", yaxis=dict(title="seconds per step")))
+    xs = [f"{r['model']} {r['mesh']} {r['memory_gb']:g} GB" for r in rows]
+    fig.add_trace(go.Bar(x=xs, y=[r["lagrangian_seconds"] for r in rows], name="Lagrangian (old fallback)"))
+    fig.add_trace(go.Bar(x=xs, y=[r["exact_seconds"] for r in rows], name="exact (Pareto DP)"))
+    return fig
+
+
+def profile_vs_model_figure(rows: list, *, title: str) -> go.Figure:
+    """Seconds per step, priced with profiled block seconds, of the plan chosen on the cost model and of the plan
+    chosen on the profile (``study.profile_vs_model_rows``; real gloo profiles)."""
+    fig = go.Figure(layout=dict(title=title, height=340, barmode="group", yaxis=dict(title="profiled s per step")))
+    xs = [r.setting for r in rows]
+    fig.add_trace(go.Bar(x=xs, y=[r.profiled_model_plan for r in rows], name="plan chosen by the cost model"))
+    fig.add_trace(go.Bar(x=xs, y=[r.profiled_profile_plan for r in rows], name="plan chosen by the profile"))
+    return fig

@@ -14,7 +14,8 @@ from workbench.claims import committed
 from workbench.cluster import ClusterSpec
 from workbench.llm.cfp.claims import CLAIMS
 from workbench.llm.cfp.config import CfpConfig
-from workbench.llm.cfp.study import _alpa_assignment, paper_rows
+from workbench.llm.cfp.experiment import alpa_assignment
+from workbench.llm.cfp.study import paper_rows
 
 BY_KEY = {c.key: c for c in CLAIMS}
 
@@ -43,7 +44,7 @@ def test_alpa_plan_does_not_depend_on_the_compute_rate():
             ilp_layers=1, brute_force_limit=0, cluster=ClusterSpec(gpu_tflops=tflops, intra_node_latency_us=0.0),
         )  # fmt: skip
 
-    plans = {_alpa_assignment(config(t)) for t in (0.001, 1.0, 400.0)}
+    plans = {alpa_assignment(config(t)) for t in (0.001, 1.0, 400.0)}
     assert len(plans) == 1 and None not in plans
 
 
@@ -68,11 +69,14 @@ def records():
 def test_verdicts_are_computed_and_pinned(records):
     assert set(records) == {c.key for c in CLAIMS}
     v = {k: r["status"] for k, r in records.items()}
-    # GPT and LLaMA: Alpa's ILP finds CFP's very plan (Megatron + data parallel) at 2 x 8, so ours is 1.0x, and
-    # nowhere in any plausible range is CFP faster (on a 1-D mesh or a 40 GB device the DP's Lagrangian fallback
-    # even loses): refuted by the rule, not by a typed word
-    assert v["speedup_vs_alpa_gpt"] == "refuted"
-    assert v["speedup_vs_alpa_llama"] == "refuted"
+    # GPT and LLaMA: Alpa's ILP finds CFP's very plan (Megatron + data parallel) at 2 x 8, so ours is 1.0x there
+    # (the note says so); where the memory limit binds (40 GB), on a 1-D mesh or at batch 64 CFP's exact search
+    # beats Alpa's plan by a little (<= 1.2x), never near the paper's figure: not reproduced, by the rule
+    for key in ("speedup_vs_alpa_gpt", "speedup_vs_alpa_llama"):
+        assert v[key] == "not reproduced", key
+        assert records[key]["ours"] == 1.0 and "finds CFP's very plan" in records[key]["ours_note"]
+        everywhere = [p["ours"] for pts in records[key]["sensitivity"].values() for p in pts]
+        assert min(everywhere) >= 1.0 - 1e-9 and 1.0 < max(everywhere) < 0.85 * BY_KEY[key].paper
     # MoE: CFP does beat Alpa's objective (1.33x: Alpa prices no compute, so it picks a plan whose expert einsums
     # compute more slowly), but far below 3.43x at every point of every range (at most ~1.7x)
     assert v["speedup_vs_alpa_moe"] == "not reproduced"
@@ -92,9 +96,9 @@ def test_each_inferred_assumption_moves_the_figure(records):
         assert spread(moe, a.name) > 0.01, a.name
     for key in ("speedup_vs_alpa_gpt", "speedup_vs_alpa_llama"):
         r = records[key]
-        # the mesh and the memory limit move it (the DP's Lagrangian fallback, issue #25) ...
-        assert spread(r, "mesh") > 0.005 and spread(r, "gpu_memory_gb") > 0.001, key
-        # ... batch, FLOP/s and bandwidths do not: both searches land on the same plan at every such point, so
-        # the ratio is exactly 1 there (the sweep ran; it has nothing to move)
-        for name in ("batch", "gpu_tflops", "intra_node_bw_gbps", "inter_node_bw_gbps"):
+        # the mesh and the memory limit move it (a 1-D mesh, a binding limit: the plans differ) ...
+        assert spread(r, "mesh") > 0.05 and spread(r, "gpu_memory_gb") > 0.03, key
+        # ... FLOP/s and bandwidths do not: both searches land on the same plan at every such point, so the ratio
+        # is exactly 1 there (the sweep ran; it has nothing to move)
+        for name in ("gpu_tflops", "intra_node_bw_gbps", "inter_node_bw_gbps"):
             assert {p["ours"] for p in r["sensitivity"][name]} == {1.0}, (key, name)

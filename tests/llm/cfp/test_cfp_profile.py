@@ -57,3 +57,25 @@ def test_matmul_output_placements_agree_with_dtensor():
     (got, _) = run_workers(_dtensor_worker, 2, timeout_s=120)
     for letter in ("m", "k", "n"):
         assert placement((letter,), "mn", output=True) == (got[letter],)
+
+
+def test_profile_driven_search_is_optimal_on_its_own_prices_and_the_model_on_its():
+    # each search is exact on the prices it read: the profile's plan is no slower than the model's when both are
+    # priced with the profiled seconds, and no faster when both are priced by the cost model (a reference: the
+    # DP's optimality, checked on real profiles; the two plans may coincide)
+    from workbench.llm.cfp.experiment import profile_vs_model
+    from workbench.llm.cfp.study import PROFILE_SETTINGS, profile_config
+
+    r = profile_vs_model(profile_config(PROFILE_SETTINGS[0]), repeats=1)
+    assert r.profiled_profile_plan <= r.profiled_model_plan * (1 + 1e-12)
+    assert r.modelled_model_plan <= r.modelled_profile_plan * (1 + 1e-12)
+    assert r.same_plan == (r.changed_blocks == 0) and r.gain >= 1 - 1e-12 and r.profile_runs > 0
+
+
+def test_calibration_prices_in_this_machines_units():
+    from workbench.llm.cfp.profile import calibrate_cluster
+
+    c = calibrate_cluster(2, ClusterSpec(), repeats=2)
+    # gloo on CPU processes: microseconds of latency and well under NVLink's bandwidth; the FLOP rate of a CPU
+    assert c.intra_node_latency_us > 0 and c.intra_node_bw_gbps < ClusterSpec().intra_node_bw_gbps
+    assert c.gpu_tflops < ClusterSpec().gpu_tflops and c.gpus_per_node >= 2

@@ -5,12 +5,14 @@ References: the key list of issue 12; the config's declared ranges; brute force 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from workbench.cli import main
-from workbench.llm.cfp.config import CfpConfig
-from workbench.llm.cfp.runner import TECHNIQUE, CfpResult, run
+from workbench.llm.cfp.config import CUSTOM_LAYERS, CfpConfig
+from workbench.llm.cfp.graph import PAPER_MODELS
+from workbench.llm.cfp.runner import TECHNIQUE, CfpResult, format_table, run
 
 ISSUE_KEYS = (
     "operators", "blocks", "segments", "combinations_before", "combinations_after", "plan_cost", "brute_force_cost",
@@ -19,7 +21,10 @@ ISSUE_KEYS = (
 
 
 def cli(capsys, *args):
-    rc = main(["run", "cfp", *args])
+    try:
+        rc = main(["run", "cfp", *args])
+    except SystemExit as e:  # argparse's own refusals exit from the parser (one line, code 2)
+        rc = e.code
     captured = capsys.readouterr()
     return rc, captured.out, captured.err
 
@@ -56,12 +61,39 @@ def test_paper_scale_search_without_ilp():
         (["--memory-gb", "0.000001", "--gpus", "2", "--mesh", "2", "--no-ilp"], "memory_gb=1e-06 leaves no feasible"),
         (["--gpus", "2", "--mesh", "2", "--seq", "3", "--batch", "1", "--model", "gpt-1.3b", "--layers", "1",
           "--mode", "check", "--dtype", "float64"], "model='gpt-1.3b' is only for mode='search'"),
+        (["--mesh", "-2x-2"], "argument --mesh"),  # argparse reads "-2x-2" as a flag: one line naming --mesh
+        (["--mesh=-2x-2"], "mesh='-2x-2' is invalid"),
+        # memory_gb=0 stands for the device's memory: the error names the limit that applied, not "memory_gb=0.0"
+        (["--model", "gpt-1.3b", "--mesh", "2", "--no-ilp", "--cluster.gpu-memory-gb", "0.001"],
+         "cluster.gpu_memory_gb=0.001 (the device's memory; memory_gb=0) leaves no feasible plan"),
     ],
 )  # fmt: skip
 def test_bad_input_exits_2_with_one_line_naming_the_parameter(capsys, args, words):
     rc, _, err = cli(capsys, *args)
     lines = [line for line in err.splitlines() if line.strip()]
     assert rc == 2 and len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], err
+    assert not re.search(r"(?<![\w.])memory_gb=0\.0\b", err)
+
+
+def test_a_paper_model_keeps_its_own_depth_and_the_mesh_sets_the_gpus(capsys):
+    assert CfpConfig(model="gpt-1.3b").layers == 0 and CfpConfig().layers == CUSTOM_LAYERS
+    assert CfpConfig(mesh="1x3").gpus == 3 and CfpConfig(mesh="2x4").gpus == 8  # gpus=0: the mesh's devices
+    rc, out, _ = cli(capsys, "--model", "gpt-1.3b", "--mesh", "1x3", "--no-ilp", "--brute-force-limit", "0", "--json")
+    r = json.loads(out)
+    assert rc in (0, None) and r["layers"] == PAPER_MODELS["gpt-1.3b"].layers == 24 and r["gpus"] == 3
+
+
+def test_an_ilp_time_out_is_reported_as_one(capsys):
+    # a time-out without a plan (status "time limit", no cost) reads as such, never as "ILP - (exact)"
+    rc, out, _ = cli(capsys, "--mesh", "3", "--layers", "1", "--hidden", "6", "--heads", "3", "--seq", "4",
+                     "--batch", "2", "--ffn-mult", "1", "--json")  # fmt: skip
+    r = json.loads(out)
+    assert r["ilp_status"] == "optimal" and "ILP " in format_table(r) and "optimal, full depth" in format_table(r)
+    timed_out = format_table({**r, "ilp_cost": None, "ilp_seconds": None, "ilp_status": "time limit"})
+    assert "ILP: no plan (its time limit passed before it found any plan: raise ilp_time_limit_s)" in timed_out
+    assert "ILP -" not in timed_out and "(exact)" not in timed_out
+    late = format_table({**r, "ilp_status": "time limit"})
+    assert "time limit: best found, not proven optimal" in late
 
 
 def test_smoke_is_a_multi_process_check():

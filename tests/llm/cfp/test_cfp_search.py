@@ -97,13 +97,15 @@ def test_ilp_is_never_worse_than_the_dp_and_lagrangian_plans_fit(mesh):
     problem = build_problem(gpt_graph(shape, batch=4), parse_mesh(mesh), CLUSTERS[0], itemsize=4)
     blocks = build_blocks(problem)
     limit = sum(int(m.min()) for m in problem.mem) * 1.3
-    dp = solve(blocks, memory_limit=limit, exact_buckets=8)  # too few buckets: the Lagrangian path
+    dp = solve(blocks, memory_limit=limit, exact_buckets=8, exact=False)  # too few buckets, no Pareto: Lagrangian
     assert dp.method == "lagrangian" and dp.feasible
     plan = blocks.expand(dp.choice, len(problem.graph.ops))
     cost, mem, _ = evaluate(problem, plan)
     assert mem <= limit and dp.cost == pytest.approx(cost, rel=1e-12)
     exact = solve(blocks, memory_limit=limit, exact_buckets=10**6)
     assert exact.method == "exact" and exact.cost <= cost * (1 + 1e-12)
+    pareto = solve(blocks, memory_limit=limit, exact_buckets=8)  # too few buckets: the exact Pareto search
+    assert pareto.method == "exact" and pareto.cost == pytest.approx(exact.cost, rel=1e-12)
     ilp = solve_ilp(problem, memory_limit=limit)
     assert ilp.cost <= exact.cost * (1 + 1e-9)
 

@@ -1,7 +1,7 @@
 """CFP's claims (arXiv 2504.00598 v1 abstract: up to 1.51x (GPT), 1.31x (LLaMA), 3.43x (MoE) over Alpa), as data.
 
 Our figure is what OUR search finds at those shapes under one calibrated cost MODEL
-(:func:`workbench.llm.cfp.study.alpa_speedup`): seconds per training step of the Alpa-style ILP's plan over CFP's
+(:func:`workbench.llm.cfp.experiment.alpa_speedup`): seconds per training step of the Alpa-style ILP's plan over CFP's
 plan, both priced by the same cost model on one :class:`~workbench.cluster.ClusterSpec`. The baseline is an
 Alpa-style ILP over the same per-operator plan space (Alpa's objective: no compute term, heavy operators never
 replicated; one layer solved, tiled over the depth), each side at its best: the strongest fair comparison a cost
@@ -11,16 +11,18 @@ have to come from profiled costs that Alpa's model misses, which a cost model ca
 CFP v1's GPUs, mesh, batch and hardware are not readable (v2's abstract gives no number), so the setting of
 :data:`~workbench.llm.cfp.model.PAPER_SETTING` (16 GPUs as two 8-GPU nodes, mesh 2 x 8, 16 sequences of 2048
 tokens) and the cost model's calibration (effective FLOP/s, link bandwidths, device memory) are inferred, each
-with a plausible range. Known limitation (issue #25): when the memory limit binds, the block DP falls back to a
-Lagrangian search that can lose 0.3-7.0 % to the exact optimum, so a smaller device can push the ratio below 1.
+with a plausible range. The block search is exact under the memory limit (issue #25: the Pareto DP of
+:mod:`workbench.llm.cfp.pareto`; the Lagrangian search it replaced lost 4-56 % at these shapes). Each figure's note
+says whether the Alpa-style ILP found CFP's very plan: then the ratio is exactly 1 and the paper's gain cannot be
+shown by a cost model (it would have to come from profiled costs that Alpa's model misses).
 """
 
 from __future__ import annotations
 
 from workbench.claims import Assumption, Baseline, Claim, Figure, check_fits
 from workbench.cluster import PRESETS
+from workbench.llm.cfp.experiment import alpa_speedup
 from workbench.llm.cfp.model import PAPER_SETTING
-from workbench.llm.cfp.study import alpa_speedup
 
 __all__ = ["CLAIMS", "PAPER_SPEEDUPS", "PAPER_VERSION", "PAPER_V2"]
 
@@ -98,7 +100,7 @@ def _assumptions() -> tuple[Assumption, ...]:
             sourced=False,
             unit="GB",
             why="device memory (the DP's and the ILP's limit): A100-40GB to H100/H800-80GB; at 80 GB no limit binds "
-            "at 2 x 8, at 40 GB the DP falls back to its Lagrangian search (issue #25)",
+            "at 2 x 8, at 40 GB it does and the block DP's memory-constrained search (exact) decides",
         ),
     )
 
@@ -127,7 +129,7 @@ def _speedup(model: str):
             r["memory_limit"],
             where=f"each of {PAPER_SETTING['gpus']} GPUs",
         )
-        same = "the same plan as CFP" if r["same_plan"] else "a different plan"
+        same = "the Alpa-style ILP finds CFP's very plan" if r["same_plan"] else "a different plan"
         return Figure(
             r["speedup"],
             fit=fit,

@@ -13,6 +13,8 @@ MODELS = ("custom", *PAPER_MODELS)
 MODES = ("search", "check")
 DTYPES = ("auto", "bfloat16", "float32", "float64")
 DTYPE_BYTES = {"bfloat16": 2, "float32": 4, "float64": 8}
+#: the depth of model='custom' when layers=0
+CUSTOM_LAYERS = 2
 #: check mode starts one process per device
 MAX_CHECK_GPUS = 8
 #: check mode: batch * seq * hidden * layers above this would take minutes on a laptop's CPU
@@ -35,14 +37,23 @@ class CfpConfig(Config):
         label="model",
         help="custom (layers/hidden/heads/seq below) or a paper-scale shape (GPT-3 1.3B/6.7B, LLaMA-7B, MoE)",
     )
-    layers: int = param(2, lo=0, hi=256, unit="layers", label="layers", help="transformer layers (0: the model's own)")
+    layers: int = param(
+        0,
+        lo=0,
+        hi=256,
+        unit="layers",
+        label="layers",
+        help=f"transformer layers (0: a paper model's own depth; {CUSTOM_LAYERS} for model='custom')",
+    )
     hidden: int = param(16, lo=2, hi=65536, label="hidden d", help="hidden size (custom model)")
     heads: int = param(4, lo=1, hi=256, label="heads", help="attention heads (custom model; divides hidden)")
     seq: int = param(8, lo=1, hi=65536, unit="tokens", label="sequence", help="sequence length (custom model)")
     ffn_mult: int = param(4, lo=1, hi=16, unit="x", label="MLP width", help="MLP width / hidden (custom model)")
     batch: int = param(4, lo=1, hi=65536, unit="sequences", label="batch", help="global batch in sequences")
-    gpus: int = param(4, lo=1, hi=1024, unit="GPUs", label="GPUs", help="devices (check mode: processes, <= 8)")
-    mesh: str = param("2x2", label="mesh", help="logical device mesh A or AxB; its product must equal gpus")
+    gpus: int = param(
+        0, lo=0, hi=1024, unit="GPUs", label="GPUs", help="devices (0: the mesh's; check mode: processes, <= 8)"
+    )
+    mesh: str = param("2x2", label="mesh", help="logical device mesh A or AxB; its product must equal gpus (if given)")
     memory_gb: float = param(
         0.0, lo=0.0, hi=100_000.0, unit="GB", label="memory limit", help="per-device limit; 0: the cluster's GPU memory"
     )
@@ -68,10 +79,14 @@ class CfpConfig(Config):
     )
 
     def check_combination(self) -> None:
+        # the defaults resolve here (as the base class normalises every field): gpus=0 is the mesh's device
+        # count, layers=0 a custom model's default depth (a paper model's own depth is read from its shape)
+        if self.gpus == 0:
+            object.__setattr__(self, "gpus", parse_mesh(self.mesh).size)
         parse_mesh(self.mesh, self.gpus)
         if self.model == "custom":
-            if self.layers < 1:
-                raise ValueError(f"layers={self.layers} is out of range for model='custom': valid range is 1..256")
+            if self.layers == 0:
+                object.__setattr__(self, "layers", CUSTOM_LAYERS)
             if self.hidden % self.heads:
                 raise ValueError(
                     f"heads={self.heads} must divide hidden={self.hidden}: valid heads are the divisors of {self.hidden}"

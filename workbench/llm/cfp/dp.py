@@ -11,6 +11,8 @@ backtrack). For a chain this is ``DP[i][s] = min_s' DP[i-1][s'] + reshard(s' -> 
 the residual graph the frontier holds at most two blocks. Memory: each block strategy's bytes are rounded up to
 buckets of ``unit`` bytes (``unit`` = the gcd of all block memories when the limit / gcd fits in
 ``max_buckets``, so the DP is exact; otherwise a coarser unit, which can only refuse plans near the limit).
+:func:`solve` keeps the constrained search exact at any size: when the buckets would be too many it runs the
+Pareto DP of :mod:`workbench.llm.cfp.pareto` (exact bytes), seeded by a Lagrangian search.
 """
 
 from __future__ import annotations
@@ -23,15 +25,18 @@ from functools import reduce
 import numpy as np
 
 from workbench.llm.cfp.blocks import Blocks
+from workbench.llm.cfp.pareto import ParetoResult, pareto_dp
 
-__all__ = ["DPResult", "solve_dp", "solve"]
+__all__ = ["DPResult", "solve_dp", "solve", "lagrangian"]
 
 
 @dataclass
 class DPResult:
     """``choice``: strategy index per block; ``cost``: seconds; ``feasible``; ``unit``: memory bucket bytes;
     ``exact_memory``: buckets equal bytes / gcd (no rounding); ``seconds``: search time; ``states``: the largest
-    table size."""
+    table size; ``method``: unconstrained, exact or lagrangian; ``gap_bound``: the certified relative loss to
+    the constrained optimum at most (0 when exact); ``lower_bound``: seconds no plan within the limit beats;
+    ``peak_entries``: Pareto entries held at once by the exact memory search (0 when it did not run)."""
 
     choice: list[int]
     cost: float
@@ -41,6 +46,9 @@ class DPResult:
     seconds: float
     states: int
     method: str = "exact"
+    gap_bound: float = 0.0
+    lower_bound: float | None = None
+    peak_entries: int = 0
 
 
 def solve_dp(
@@ -121,22 +129,101 @@ def solve_dp(
     return DPResult([choice[k] for k in range(nb)], cost, True, unit, exact, time.perf_counter() - t0, states)
 
 
-def solve(blocks: Blocks, *, memory_limit: float | None = None, exact_buckets: int = 4096) -> DPResult:
-    """The DP with the memory limit handled as cheaply as exactness allows.
+def _plan_cost(blocks: Blocks, choice: list[int]) -> float:
+    """Seconds of a block plan: block costs plus the resharding of every edge between blocks."""
+    cost = float(sum(blocks.cost[k][c] for k, c in enumerate(choice)))
+    return cost + sum(
+        float(R[choice[bp], choice[k]]) for k in range(len(blocks.ops)) for bp, _, R in blocks.in_edges[k]
+    )
+
+
+def _plan_memory(blocks: Blocks, choice: list[int]) -> int:
+    return sum(int(blocks.mem[k][c]) for k, c in enumerate(choice))
+
+
+def lagrangian(blocks: Blocks, memory_limit: float, free: DPResult) -> tuple[DPResult, float, float]:
+    """The Lagrangian search: the smallest penalty per byte (bisection) whose unconstrained optimum fits.
+
+    Returns ``(plan, penalty, lower_bound)``: the fitting plan (``method="lagrangian"``, cost in seconds without
+    the penalty; infeasible when even the least memory exceeds the limit), the penalty (seconds per byte) that
+    found it, and the best dual bound ``min(seconds + penalty * bytes) - penalty * limit`` over the penalties
+    tried: no plan within the limit costs less (weak duality)."""
+    t0 = time.perf_counter()
+    lower = -math.inf
+    if sum(int(m.min()) for m in blocks.mem) > memory_limit:
+        return DPResult([], math.inf, False, 1, False, time.perf_counter() - t0, free.states, "lagrangian"), 0.0, lower
+    mem = _plan_memory(blocks, free.choice)
+    lo, hi = 0.0, max(1e-30, free.cost / max(1, mem - memory_limit))
+    lower = free.cost  # the unconstrained optimum bounds the constrained one from below
+    best = None
+    for _ in range(200):  # grow hi until its plan fits
+        r = solve_dp(blocks, penalty=hi)
+        lower = max(lower, r.cost - hi * memory_limit)
+        if _plan_memory(blocks, r.choice) <= memory_limit:
+            best = r
+            break
+        lo, hi = hi, hi * 4
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        r = solve_dp(blocks, penalty=mid)
+        lower = max(lower, r.cost - mid * memory_limit)
+        if _plan_memory(blocks, r.choice) <= memory_limit:
+            best, hi = r, mid
+        else:
+            lo = mid
+        if (hi - lo) <= 1e-3 * hi:
+            break
+    if best is None:  # pragma: no cover - the least-memory plan fits, so a large penalty finds one
+        return DPResult([], math.inf, False, 1, False, time.perf_counter() - t0, free.states, "lagrangian"), hi, lower
+    cost = _plan_cost(blocks, best.choice)
+    gap = max(0.0, cost / lower - 1) if lower > 0 else math.inf
+    res = DPResult(best.choice, cost, True, 1, False, time.perf_counter() - t0, best.states, "lagrangian", gap, lower)
+    return res, hi, lower
+
+
+def _pareto_rounds(
+    blocks: Blocks, limit: float, incumbent: float, lower: float, penalty: float, max_entries: int
+) -> tuple[ParetoResult | None, int]:
+    """The exact Pareto DP with a growing cut: first every plan within ``lower * (1 + 1e-3)`` seconds (the
+    Lagrangian dual bound is usually close to the optimum, so few prefixes survive), then 8x wider, up to the
+    ``incumbent`` plan's seconds. A round that finds a plan below its cut has the optimum (every cheaper plan
+    survived every cut). Returns (result or None when a round stopped at ``max_entries``, peak entries)."""
+    eps, peak = 1e-3, 0
+    while True:
+        upper = min(incumbent, lower * (1 + eps)) if lower > 0 else incumbent
+        par = pareto_dp(blocks, limit, upper=upper, penalties=(0.0, penalty), max_entries=max_entries)
+        peak = max(peak, par.peak_entries)
+        if not par.complete:
+            return None, peak
+        if par.choice or upper >= incumbent:
+            return par, peak
+        eps *= 8
+
+
+def solve(
+    blocks: Blocks,
+    *,
+    memory_limit: float | None = None,
+    exact_buckets: int = 4096,
+    exact: bool = True,
+    max_entries: int = 2_000_000,
+) -> DPResult:
+    """The DP with the memory limit handled exactly, as cheaply as the sizes allow.
 
     1. Without the limit; if that plan fits, it is the optimum (``method="unconstrained"``).
     2. With the memory axis when ``limit / gcd`` of the block memories is at most ``exact_buckets``
        (``method="exact"``): the exact constrained optimum.
-    3. Otherwise a Lagrangian search: the smallest penalty per byte (bisection) whose unconstrained optimum fits
-       (``method="lagrangian"``; feasible, not proven optimal).
+    3. Otherwise the Lagrangian search gives a fitting plan and a dual lower bound; then the Pareto DP of
+       :mod:`workbench.llm.cfp.pareto` (exact bytes, cut by that plan and Lagrangian cost-to-go bounds) finds the
+       exact optimum (``method="exact"``). ``exact=False``, or more than ``max_entries`` Pareto entries, keeps
+       the Lagrangian plan (``method="lagrangian"``) with ``gap_bound``: its certified relative loss at most.
     """
     t0 = time.perf_counter()
     free = solve_dp(blocks)
     if memory_limit is None or not math.isfinite(memory_limit):
         free.method = "unconstrained"
         return free
-    mem = sum(int(blocks.mem[k][c]) for k, c in enumerate(free.choice))
-    if mem <= memory_limit:
+    if _plan_memory(blocks, free.choice) <= memory_limit:
         free.method = "unconstrained"
         return free
     vals = [int(v) for m in blocks.mem for v in m if v > 0]
@@ -145,28 +232,16 @@ def solve(blocks: Blocks, *, memory_limit: float | None = None, exact_buckets: i
         res = solve_dp(blocks, memory_limit=memory_limit, max_buckets=exact_buckets)
         res.seconds = time.perf_counter() - t0
         return res
-    least = sum(int(m.min()) for m in blocks.mem)
-    if least > memory_limit:
-        return DPResult([], math.inf, False, 1, False, time.perf_counter() - t0, free.states, "lagrangian")
-    lo, hi = 0.0, max(1e-30, free.cost / max(1, mem - memory_limit))
-    best = None
-    for _ in range(200):  # grow hi until its plan fits
-        r = solve_dp(blocks, penalty=hi)
-        if sum(int(blocks.mem[k][c]) for k, c in enumerate(r.choice)) <= memory_limit:
-            best = r
-            break
-        lo, hi = hi, hi * 4
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        r = solve_dp(blocks, penalty=mid)
-        if sum(int(blocks.mem[k][c]) for k, c in enumerate(r.choice)) <= memory_limit:
-            best, hi = r, mid
-        else:
-            lo = mid
-    if best is None:  # pragma: no cover - the least-memory plan fits, so a large penalty finds one
-        return DPResult([], math.inf, False, 1, False, time.perf_counter() - t0, free.states, "lagrangian")
-    cost = float(sum(blocks.cost[k][c] for k, c in enumerate(best.choice)))
-    cost += sum(
-        float(R[best.choice[bp], best.choice[k]]) for k in range(len(blocks.ops)) for bp, _, R in blocks.in_edges[k]
-    )
-    return DPResult(best.choice, cost, True, 1, False, time.perf_counter() - t0, best.states, "lagrangian")
+    lag, penalty, lower = lagrangian(blocks, memory_limit, free)
+    if not lag.feasible or not exact:
+        lag.seconds = time.perf_counter() - t0
+        return lag
+    par, peak = _pareto_rounds(blocks, memory_limit, lag.cost, lower, penalty, max_entries)
+    if par is None:
+        lag.seconds, lag.peak_entries = time.perf_counter() - t0, peak
+        return lag
+    # the cuts keep every prefix of a plan at least as good as the Lagrangian one, so an empty result means the
+    # Lagrangian plan was already optimal (equal to within float rounding)
+    choice = par.choice if par.choice else lag.choice
+    cost = _plan_cost(blocks, choice)
+    return DPResult(choice, cost, True, 1, True, time.perf_counter() - t0, lag.states, "exact", 0.0, cost, peak)

@@ -26,6 +26,10 @@ __all__ = ["ILPResult", "solve_ilp"]
 
 @dataclass
 class ILPResult:
+    """``assignment``: strategy index per operator ([] when none); ``cost``: seconds (inf when none); ``status``:
+    "optimal", "time limit" (the best plan found in ``time_limit`` s, not proven optimal, or none) or
+    "infeasible"; ``variables``: the ILP's 0/1 variables."""
+
     assignment: list[int]
     cost: float
     feasible: bool
@@ -104,8 +108,9 @@ def solve_ilp(problem: Problem, *, memory_limit: float | None = None, time_limit
         options={"time_limit": time_limit, "mip_rel_gap": 0.0},
     )
     seconds = time.perf_counter() - t0
+    status = {0: "optimal", 1: "time limit", 2: "infeasible"}.get(res.status, str(res.message))
     if res.x is None:
-        return ILPResult([], math.inf, False, seconds, n, res.message)
+        return ILPResult([], math.inf, False, seconds, n, status)
     x = res.x
     assign = [int(np.argmax(x[offs[i] : offs[i] + len(s)])) for i, s in enumerate(problem.strats)]
-    return ILPResult(assign, float(res.fun) / scale, True, seconds, n, "optimal" if res.status == 0 else res.message)
+    return ILPResult(assign, float(res.fun) / scale, True, seconds, n, status)

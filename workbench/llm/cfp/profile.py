@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from workbench.cluster import ClusterSpec
 from workbench.distributed import run_workers
 from workbench.distributed.comm import Comm
 from workbench.llm.cfp.blocks import Blocks
@@ -25,7 +26,7 @@ from workbench.llm.cfp.graph import Op
 from workbench.llm.cfp.problem import Problem
 from workbench.llm.cfp.sharding import Mesh, input_placement, local_shape, placement
 
-__all__ = ["ProfileResult", "profile_blocks", "profiled_blocks"]
+__all__ = ["ProfileResult", "profile_blocks", "profiled_blocks", "calibrate_cluster"]
 
 
 @dataclass(frozen=True)
@@ -107,3 +108,49 @@ def profile_blocks(
 def profiled_blocks(blocks: Blocks, profile: ProfileResult) -> Blocks:
     """``blocks`` with each block's cost replaced by its profiled seconds (same hash, same strategy order)."""
     return replace(blocks, cost=[np.array(profile.seconds[h]) for h in blocks.hashes])
+
+
+def _calibration_worker(rank: int, world: int, comm: Comm, elements: int, repeats: int, dtype) -> dict:
+    small, big = torch.zeros(1, dtype=dtype), torch.zeros(elements, dtype=dtype)
+    out = {}
+    for name, t in (("small", small), ("big", big)):
+        comm.all_reduce(t)  # warm-up
+        samples = []
+        for _ in range(repeats):
+            comm.barrier()
+            t0 = time.perf_counter()
+            comm.all_reduce(t)
+            samples.append(time.perf_counter() - t0)
+        out[name] = statistics.median(samples)
+    a = torch.randn(256, 256, dtype=dtype)
+    a @ a  # warm-up
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ a
+        samples.append(time.perf_counter() - t0)
+    out["matmul"] = statistics.median(samples)
+    return out
+
+
+def calibrate_cluster(
+    world: int, base: ClusterSpec, *, elements: int = 1 << 20, repeats: int = 5, dtype: torch.dtype = torch.float32
+) -> ClusterSpec:
+    """``base`` with its compute rate and links measured on ``world`` gloo processes of this machine, so that the
+    cost model prices in the profile's units: latency from a 1-element all-reduce (``2 (p - 1)`` rounds, as
+    :class:`~workbench.llm.cfp.sharding.CostModel` counts), bandwidth from an ``elements`` all-reduce (its
+    ``2 (p - 1) n / p`` bytes), FLOP/s from a 256^3 matmul; one node holds every process."""
+    res = run_workers(_calibration_worker, world, elements, repeats, dtype, timeout_s=120.0)
+    small = max(r["small"] for r in res)
+    big = max(r["big"] for r in res)
+    itemsize = torch.tensor([], dtype=dtype).element_size()
+    rounds = 2 * (world - 1)
+    lat = small / rounds if world > 1 else 0.0
+    sent = 2 * (world - 1) * elements * itemsize / world
+    bw = sent / max(big - rounds * lat, 1e-9) if world > 1 else base.intra_node_bytes_per_second
+    tflops = 2 * 256**3 / max(statistics.median(r["matmul"] for r in res), 1e-12) / 1e12
+    return base.replace(
+        gpu_tflops=max(tflops, 0.001), gpus_per_node=max(world, 1), intra_node_latency_us=lat * 1e6,
+        intra_node_bw_gbps=max(bw / 1e9, 0.001), inter_node_latency_us=lat * 1e6,
+        inter_node_bw_gbps=max(bw / 1e9, 0.001),
+    )  # fmt: skip

@@ -13,24 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.llm.cfp.config import CfpConfig
-from workbench.llm.cfp.execute import CheckSpec, run_check
-from workbench.llm.cfp.plans import assignment_of, data_parallel, megatron
-from workbench.llm.cfp.problem import evaluate
-from workbench.llm.cfp.search import SearchOutcome, search
-from workbench.llm.gpt import GPTConfig
+from workbench.llm.cfp.experiment import PlanCheck, PlanEntry, check_plans, plan_entries
+from workbench.llm.cfp.search import search
 from workbench.registry import Technique
 from workbench.results import Result, fmt, fmt_bytes
 
 LABEL = "MODEL"
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlanEntry:
-    """One operator of the plan: its name, its strategy per mesh axis (index split, '-' replicate), its block."""
-
-    op: str
-    strategy: str
-    block: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,19 +31,6 @@ class Baseline:
     bytes_sent: int
     fits: bool
     search_seconds: float | None
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlanCheck:
-    """One plan run for real: max abs errors vs the unsharded model, bytes each rank sent, the model's bytes."""
-
-    plan: str
-    max_abs_err_out: float
-    max_abs_err_grad: float
-    max_abs_err_param_grad: float
-    bytes_per_rank: list[int]
-    model_bytes_per_rank: int
-    bytes_match: bool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +71,7 @@ class CfpResult(Result):
     brute_force_blocks_cost: float | None
     ilp_cost: float | None
     ilp_exact: bool
+    ilp_status: str
     alpa_cost: float | None
     search_seconds: float
     ilp_seconds: float | None
@@ -115,10 +91,6 @@ class CfpResult(Result):
     checks: list[PlanCheck] | None = None
 
 
-def _strategy_text(st: tuple) -> str:
-    return ",".join("-" if c is None else c for c in st)
-
-
 def _pow10(x: float) -> float:
     return 10.0**x if x < 308 else math.inf
 
@@ -127,46 +99,12 @@ def _ratio(base, plan: float) -> float | None:
     return None if base is None or not base.fits else base.seconds / plan
 
 
-def check_plans(config: CfpConfig, out: SearchOutcome) -> list[PlanCheck]:
-    """Run the CFP, data-parallel and Megatron plans (those the sizes allow) on ``config.gpus`` processes."""
-    gpt = GPTConfig(
-        layers=config.layers, hidden=config.hidden, heads=config.heads, seq=config.seq, vocab=2,
-        ffn_mult=config.ffn_mult, dtype=config.resolved_dtype, seed=config.seed,
-    )  # fmt: skip
-    problem = out.problem
-    plans = [("cfp", out.plan)]
-    for name, fn in (("data-parallel", data_parallel), ("megatron", megatron)):
-        try:
-            plans.append((name, assignment_of(problem, fn(out.graph, problem.mesh.ndim), name)))
-        except ValueError:
-            continue
-    checks = []
-    for name, assign in plans:
-        strategies = tuple(problem.strats[i][a] for i, a in enumerate(assign))
-        spec = CheckSpec(gpt, config.batch, problem.mesh.shape, strategies, seed=config.seed)
-        model_bytes = evaluate(problem, assign)[2]
-        r = run_check(spec, model_bytes, timeout_s=config.timeout_s)
-        checks.append(
-            PlanCheck(
-                plan=name, max_abs_err_out=r.max_abs_err_out, max_abs_err_grad=r.max_abs_err_grad,
-                max_abs_err_param_grad=r.max_abs_err_param_grad, bytes_per_rank=r.bytes_per_rank,
-                model_bytes_per_rank=r.model_bytes_per_rank,
-                bytes_match=all(b == r.model_bytes_per_rank for b in r.bytes_per_rank),
-            )
-        )  # fmt: skip
-    return checks
-
-
 def run(config: CfpConfig) -> CfpResult:
     """Search (and in check mode run) a plan. Raises ValueError for impossible settings (naming the parameter)."""
     out = search(config)
     p = out.problem
     ops = out.graph.ops
-    block_of = {i: k for k, members in enumerate(out.blocks.ops) for i in members}
-    plan = [
-        PlanEntry(op=op.name, strategy=_strategy_text(p.strats[i][out.plan[i]]), block=block_of[i])
-        for i, op in enumerate(ops)
-    ]
+    plan = plan_entries(out)
     bases = [b for b in (out.data_parallel, out.megatron, out.alpa, out.ilp) if b is not None]
     seg = out.segments
     checks = check_plans(config, out) if config.mode == "check" else None
@@ -198,6 +136,7 @@ def run(config: CfpConfig) -> CfpResult:
         brute_force_blocks_cost=out.brute_force_blocks.seconds if out.brute_force_blocks else None,
         ilp_cost=out.ilp.seconds if out.ilp else None,
         ilp_exact=out.ilp_exact,
+        ilp_status=out.ilp_status,
         alpa_cost=out.alpa.seconds if out.alpa else None,
         search_seconds=out.cfp_seconds,
         ilp_seconds=out.ilp.search_seconds if out.ilp else None,
@@ -228,6 +167,23 @@ def run(config: CfpConfig) -> CfpResult:
     )
 
 
+def _ilp_text(r: dict[str, Any]) -> str:
+    """The ILP's line: its cost and time, or why there is none (not run, infeasible, time limit)."""
+    status = r.get("ilp_status", "optimal")
+    if status == "not run":
+        return "ILP not run"
+    if r["ilp_cost"] is None:
+        why = (
+            "its time limit passed before it found any plan: raise ilp_time_limit_s"
+            if status == "time limit"
+            else status
+        )
+        return f"ILP: no plan ({why})"
+    scope = "full depth" if r["ilp_exact"] else "tiled from fewer layers"
+    proof = "optimal" if status == "optimal" else "time limit: best found, not proven optimal"
+    return f"ILP {fmt(r['ilp_cost'])} in {fmt(r['ilp_seconds'])} s ({proof}, {scope})"
+
+
 def format_table(result: dict[str, Any]) -> str:
     """A short text report."""
     r = result
@@ -239,9 +195,8 @@ def format_table(result: dict[str, Any]) -> str:
         f"  profiling: {r['profile_runs']} block strategies (unique segments) vs {r['profile_runs_per_layer']} per layer",
         f"  CFP plan {fmt(r['plan_cost'])} s/step, {fmt_bytes(r['plan_memory_bytes'])} per device "
         f"(limit {fmt_bytes(r['memory_limit_bytes'])}, {r['memory_method']}), search {fmt(r['search_seconds'])} s",
-        f"  brute force {fmt(r['brute_force_cost'])} (blocks {fmt(r['brute_force_blocks_cost'])}); ILP "
-        f"{fmt(r['ilp_cost'])} in {fmt(r['ilp_seconds'])} s ({'exact' if r['ilp_exact'] else 'tiled'}); "
-        f"Alpa objective {fmt(r['alpa_cost'])}",
+        f"  brute force {fmt(r['brute_force_cost'])} (blocks {fmt(r['brute_force_blocks_cost'])}); "
+        f"{_ilp_text(r)}; Alpa objective {fmt(r['alpa_cost'])}",
     ]
     for b in r["baselines"]:
         lines.append(

@@ -80,6 +80,7 @@ class SearchOutcome:
     data_parallel: PlanCost | None
     megatron: PlanCost | None
     memory_limit: float
+    ilp_status: str = "not run"
 
     @property
     def profile_runs(self) -> int:
@@ -103,7 +104,8 @@ def price_plan(problem: Problem, name: str, assign: list[int], limit: float, sec
 
 def ilp_plan(config: CfpConfig, graph: Graph, problem: Problem, limit: float, *, alpa: bool):
     """The ILP oracle's plan (Alpa's when ``alpa``), solved on ``config.ilp_layers`` layers and tiled to the full
-    graph: ``(assignment or None if infeasible, seconds, solved on the full graph)``."""
+    graph: ``(assignment or None if infeasible or timed out without a plan, seconds, solved on the full graph,
+    status)``; status as :class:`~workbench.llm.cfp.ilp.ILPResult`'s."""
     L = graph.layers
     Lr = L if config.ilp_layers in (0,) or config.ilp_layers >= L else config.ilp_layers
     small = graph if Lr == L else graph_of(config, Lr)
@@ -118,9 +120,16 @@ def ilp_plan(config: CfpConfig, graph: Graph, problem: Problem, limit: float, *,
     res = solve_ilp(sp, memory_limit=limit * Lr / L, time_limit=config.ilp_time_limit_s)
     secs = time.perf_counter() - t0
     if not res.feasible:
-        return None, secs, Lr == L
+        return None, secs, Lr == L, res.status
     assign = res.assignment if sp is problem else tile(graph, small, res.assignment, sp, problem)
-    return assign, secs, Lr == L
+    return assign, secs, Lr == L, res.status
+
+
+def _limit_text(config: CfpConfig) -> str:
+    """The memory limit as the user set it: memory_gb, or the cluster's device memory when memory_gb is 0."""
+    if config.memory_gb:
+        return f"memory_gb={config.memory_gb:g}"
+    return f"cluster.gpu_memory_gb={config.cluster.gpu_memory_gb:g} (the device's memory; memory_gb=0)"
 
 
 def search(config: CfpConfig, *, with_oracles: bool = True) -> SearchOutcome:
@@ -139,13 +148,13 @@ def search(config: CfpConfig, *, with_oracles: bool = True) -> SearchOutcome:
     cfp_seconds = time.perf_counter() - t0
     if not dp.feasible:
         raise ValueError(
-            f"memory_gb={config.memory_gb} leaves no feasible plan: even the least memory per device exceeds "
-            f"{limit / 1e9:.3g} GB; raise memory_gb, add gpus or shrink the model/batch"
+            f"{_limit_text(config)} leaves no feasible plan: even the least memory per device exceeds "
+            f"{limit / 1e9:.3g} GB; raise the limit, add gpus or shrink the model/batch"
         )
     plan = blocks.expand(dp.choice, len(graph.ops))
     plan_cost = price_plan(problem, "cfp", plan, limit, cfp_seconds)
     bf = bfb = ilp = alpa = None
-    ilp_exact = False
+    ilp_exact, ilp_status = False, "not run"
     if with_oracles and config.brute_force_limit:
         if math.prod(len(s) for s in problem.strats) <= config.brute_force_limit:
             r = brute_force_ops(problem, memory_limit=limit, max_combinations=config.brute_force_limit)
@@ -154,10 +163,10 @@ def search(config: CfpConfig, *, with_oracles: bool = True) -> SearchOutcome:
             r = brute_force_blocks(problem, blocks, memory_limit=limit, max_combinations=config.brute_force_limit)
             bfb = price_plan(problem, "brute-force-blocks", r.assignment, limit, r.seconds) if r.assignment else None
     if with_oracles and config.ilp:
-        a, secs, ilp_exact = ilp_plan(config, graph, problem, limit, alpa=False)
+        a, secs, ilp_exact, ilp_status = ilp_plan(config, graph, problem, limit, alpa=False)
         ilp = price_plan(problem, "ilp", a, limit, secs) if a else None
         try:
-            a, secs, _ = ilp_plan(config, graph, problem, limit, alpa=True)
+            a, secs, _, _ = ilp_plan(config, graph, problem, limit, alpa=True)
         except ValueError:  # some heavy operator cannot be split on every axis: Alpa's space is empty
             a, secs = None, 0.0
         alpa = price_plan(problem, "alpa", a, limit, secs) if a else None
@@ -169,5 +178,5 @@ def search(config: CfpConfig, *, with_oracles: bool = True) -> SearchOutcome:
             base[name] = None
     return SearchOutcome(
         graph, problem, blocks, segs, dp, plan, plan_cost, cfp_seconds, bf, bfb, ilp, ilp_exact, alpa,
-        base["data-parallel"], base["megatron"], limit,
+        base["data-parallel"], base["megatron"], limit, ilp_status,
     )  # fmt: skip

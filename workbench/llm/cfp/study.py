@@ -6,7 +6,6 @@ Everything here is cached by its (frozen) arguments; :func:`clear_caches` emptie
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import time
@@ -14,16 +13,26 @@ from dataclasses import dataclass
 
 from workbench.cluster import PRESETS, ClusterSpec
 from workbench.config import Config, param
+from workbench.llm.cfp import experiment
 from workbench.llm.cfp.blocks import build_blocks, segments
 from workbench.llm.cfp.config import CfpConfig
 from workbench.llm.cfp.dp import solve
+from workbench.llm.cfp.experiment import (
+    PlanCheck,
+    PlanEntry,
+    ProfileComparison,
+    alpa_speedup,
+    check_plans,
+    plan_entries,
+    profile_vs_model,
+)
 from workbench.llm.cfp.graph import PAPER_MODELS, gpt_graph, graph_for
 from workbench.llm.cfp.ilp import solve_ilp
 from workbench.llm.cfp.model import MODEL_LABEL, PAPER_SETTING, PaperRow, paper_row
 from workbench.llm.cfp.problem import build_problem
 from workbench.llm.cfp.profile import profile_blocks
 from workbench.llm.cfp.reference import brute_force_ops
-from workbench.llm.cfp.search import ilp_plan, price_plan, search
+from workbench.llm.cfp.search import search
 from workbench.llm.cfp.sharding import parse_mesh
 from workbench.llm.gpt import GPTShape
 
@@ -37,6 +46,12 @@ __all__ = [
     "check_small",
     "block_optimality",
     "alpa_speedup",
+    "CheckView",
+    "MEMORY_CASES",
+    "memory_limit_loss",
+    "PROFILE_SETTINGS",
+    "profile_config",
+    "profile_vs_model_rows",
     "clear_caches",
 ]
 
@@ -193,15 +208,15 @@ TOY_CLUSTER = {"gpu_tflops": 0.001, "intra_node_latency_us": 0.0, "inter_node_la
 
 
 @functools.lru_cache(maxsize=4)
-def check_small(gpus: int = 4, mesh: str = "2x2", seed: int = 0):
+def check_small(gpus: int = 4, mesh: str = "2x2", seed: int = 0) -> CheckView:
     """A real check run (CFP, data-parallel and Megatron plans on ``gpus`` gloo processes, fp64), the plan
     searched on :data:`TOY_CLUSTER`."""
-    from workbench.llm.cfp.runner import run
-
-    return run(
-        CfpConfig(mode="check", gpus=gpus, mesh=mesh, layers=2, hidden=8, heads=2, seq=4, batch=4, dtype="float64",
-                  seed=seed, ilp=False, cluster=TOY_CLUSTER)
+    config = CfpConfig(
+        mode="check", gpus=gpus, mesh=mesh, layers=2, hidden=8, heads=2, seq=4, batch=4, dtype="float64",
+        seed=seed, ilp=False, cluster=TOY_CLUSTER,
     )  # fmt: skip
+    out = search(config)
+    return CheckView(plan_entries(out), check_plans(config, out))
 
 
 @functools.lru_cache(maxsize=4)
@@ -228,53 +243,78 @@ def block_optimality(meshes: tuple[str, ...] = ("2", "4", "2x2", "2x3"), fractio
     return rows
 
 
-@functools.lru_cache(maxsize=64)
-def _alpa_assignment(config: CfpConfig) -> tuple[int, ...] | None:
-    """The Alpa-objective ILP's plan (one layer, tiled over the depth) of ``config``. Alpa's objective has no
-    compute term, so the plan does not depend on ``cluster.gpu_tflops``: callers key it with the default rate."""
-    out = search(config, with_oracles=False)
-    try:
-        a, _, _ = ilp_plan(config, out.graph, out.problem, out.memory_limit, alpa=True)
-    except ValueError:  # some heavy operator cannot be split on every axis: Alpa's space is empty
-        return None
-    return None if a is None else tuple(a)
+@dataclass(frozen=True)
+class CheckView:
+    """A real check run: CFP's plan (one entry per operator) and each plan's errors and bytes on gloo processes."""
+
+    plan: list[PlanEntry]
+    checks: list[PlanCheck]
+
+    @property
+    def max_abs_err_out(self) -> float:
+        return max(c.max_abs_err_out for c in self.checks)
+
+    @property
+    def max_abs_err_grad(self) -> float:
+        return max(max(c.max_abs_err_grad, c.max_abs_err_param_grad) for c in self.checks)
 
 
-@functools.lru_cache(maxsize=256)
-def alpa_speedup(
-    model: str, *, gpus: int, mesh: str, batch: int, cluster: ClusterSpec | None = None, ilp_layers: int = 1
-) -> dict:
-    """CFP's plan against the Alpa-objective ILP's plan (MODEL): both priced by one cost model on ``cluster``
-    (seconds per training step), the limit the cluster's GPU memory. Returns ``cfp_seconds``, ``alpa_seconds``
-    (None when Alpa's space is empty or infeasible), ``speedup`` (alpa / cfp), ``same_plan``, ``dp_method``
-    (``unconstrained``, or the memory-constrained search the DP fell back to), ``cfp_memory`` (bytes per device)
-    and ``memory_limit`` (bytes)."""
-    config = CfpConfig(
-        mode="search", model=model, layers=0, gpus=gpus, mesh=mesh, batch=batch, ilp_layers=ilp_layers,
-        brute_force_limit=0, ilp=False, cluster=cluster or _DEFAULT,
-    )  # fmt: skip
-    out = search(config, with_oracles=False)
-    links = dataclasses.replace(config, cluster=dataclasses.replace(config.cluster, gpu_tflops=_DEFAULT.gpu_tflops))
-    a = _alpa_assignment(links)
-    alpa = None if a is None else price_plan(out.problem, "alpa", list(a), out.memory_limit)
-    return {
-        "cfp_seconds": out.plan_cost.seconds, "alpa_seconds": None if alpa is None else alpa.seconds,
-        "speedup": None if alpa is None else alpa.seconds / out.plan_cost.seconds,
-        "same_plan": a is not None and list(a) == out.plan, "dp_method": out.dp.method,
-        "cfp_memory": out.plan_cost.memory_bytes, "memory_limit": out.memory_limit,
-    }  # fmt: skip
+#: paper-scale cases where the memory limit binds: (model, mesh, device GB) on 16 GPUs, 16 sequences
+MEMORY_CASES = (
+    ("gpt-6.7b", "2x8", 40.0),
+    ("llama-7b", "16", 80.0),
+    ("llama-7b", "2x8", 40.0),
+    ("moe-16e", "2x8", 40.0),
+)
+
+
+@functools.lru_cache(maxsize=8)
+def memory_limit_loss(cases: tuple[tuple[str, str, float], ...] = MEMORY_CASES, batch: int = 16) -> list[dict]:
+    """The block search under a binding memory limit (MODEL): the Lagrangian plan (the old fallback) against the
+    exact constrained optimum, per case: seconds of each, the Lagrangian's loss and its certified bound, the
+    exact search's seconds and Pareto entries, and the per-operator ILP's seconds on one layer tiled (a
+    reference, not an oracle: tiling makes it a plan, not a bound)."""
+    rows = []
+    for model, mesh, gb in cases:
+        config = CfpConfig(
+            mode="search", model=model, layers=0, gpus=PAPER_SETTING["gpus"], mesh=mesh, batch=batch, ilp=False,
+            brute_force_limit=0, cluster=_DEFAULT.replace(gpu_memory_gb=gb),
+        )  # fmt: skip
+        out = search(config, with_oracles=False)
+        t0 = time.perf_counter()
+        lag = solve(out.blocks, memory_limit=out.memory_limit, exact=False)
+        lag_s = time.perf_counter() - t0
+        ex = out.dp
+        rows.append({
+            "model": model, "mesh": mesh, "memory_gb": gb, "method": ex.method, "lagrangian_seconds": lag.cost,
+            "exact_seconds": ex.cost, "loss": lag.cost / ex.cost - 1, "gap_bound": lag.gap_bound,
+            "lagrangian_search_s": lag_s, "exact_search_s": ex.seconds, "pareto_entries": ex.peak_entries,
+        })  # fmt: skip
+    return rows
+
+
+#: the small settings whose plans are searched on profiled costs and on the cost model (custom GPT, gloo)
+PROFILE_SETTINGS = (
+    {"layers": 2, "hidden": 32, "heads": 4, "seq": 16, "batch": 8, "gpus": 2, "mesh": "2"},
+    {"layers": 2, "hidden": 64, "heads": 4, "seq": 32, "batch": 8, "gpus": 4, "mesh": "2x2"},
+    {"layers": 2, "hidden": 64, "heads": 8, "seq": 16, "batch": 4, "gpus": 4, "mesh": "4"},
+)
+
+
+def profile_config(setting: dict, cluster: ClusterSpec = _DEFAULT) -> CfpConfig:
+    """The search config of one :data:`PROFILE_SETTINGS` entry, float32 on ``cluster``."""
+    return CfpConfig(mode="search", dtype="float32", ilp=False, brute_force_limit=0, cluster=cluster, **setting)
+
+
+def profile_vs_model_rows(settings: tuple[int, ...] = (0, 1, 2), repeats: int = 3) -> list[ProfileComparison]:
+    """Plans chosen by profiled block seconds vs by the cost model, at :data:`PROFILE_SETTINGS` (real gloo
+    profiles, memoised in :mod:`~workbench.llm.cfp.experiment`)."""
+    return [profile_vs_model(profile_config(PROFILE_SETTINGS[i]), repeats) for i in settings]
 
 
 def clear_caches() -> None:
     """Empty every memoised view and sweep."""
-    for fn in (
-        panel_view,
-        search_time_sweep,
-        profile_sweep,
-        paper_rows,
-        check_small,
-        block_optimality,
-        alpa_speedup,
-        _alpa_assignment,
-    ):
+    for fn in (panel_view, search_time_sweep, profile_sweep, paper_rows, check_small, block_optimality,
+               memory_limit_loss):  # fmt: skip
         fn.cache_clear()
+    experiment.clear_caches()
