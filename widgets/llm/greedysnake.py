@@ -12,8 +12,9 @@ from typing import Any
 import plotly.graph_objects as go
 
 from widgets.base import Panel
+from workbench.llm.greedysnake.config import ViewConfig
 from workbench.llm.greedysnake.schedule import SCHEDULES
-from workbench.llm.greedysnake.study import ViewConfig, panel_view
+from workbench.llm.greedysnake.study import panel_view
 
 CLASSES = ("weights", "gradients", "optimizer", "checkpoints")
 COLORS = {"horizontal": "#d62728", "vertical": "#1f77b4", "vertical-overlap": "#2ca02c", "roofline": "#7f7f7f"}

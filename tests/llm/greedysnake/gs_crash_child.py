@@ -37,7 +37,11 @@ def main() -> int:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         limit = int(sys.argv[4])
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-    t = trainer(CFG, folder, SCHEDULE, M, checkpoints="ssd", on_write=hook)
+    try:
+        t = trainer(CFG, folder, SCHEDULE, M, checkpoints="ssd", on_write=hook)  # writes the initial state
+    except WriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     try:
         t.train(steps)
     except WriteError as exc:

@@ -1,6 +1,7 @@
 """The paper-scale MODEL. References: the closed-form byte model (``volume.iteration_bytes``) for the simulator's
 SSD bytes; bounds every schedule must respect (no faster than its busiest resource, no slower than doing
-everything one after the other); a brute-force grid over the placement fractions for the LP's optimum."""
+everything one after the other); a brute-force grid over the placement fractions for both LPs' optima (the
+authors' for the snake, ours for horizontal), with the constraints restated here from the resources."""
 
 import itertools
 
@@ -8,11 +9,13 @@ import numpy as np
 import pytest
 
 from workbench.llm.gpt import PAPER_SHAPES, GPTShape
+from workbench.llm.greedysnake.experiment import SATURATION_GAIN, has_saturated
 from workbench.llm.greedysnake.model import (
     Placement,
     Rates,
     Widths,
     configuration_search,
+    horizontal_search,
     simulate,
     unit_sizes_of,
 )
@@ -92,3 +95,86 @@ def configuration_search_fixed(shape, rates, c, p, o, M=8, mbs=4, a=0.1):  # noq
     Tb = max(3 * t_f * M, (1 - a) * N / rates.adam, (3 * X * M + para + w.g * N) / rates.pcie,
              (ck * c + p * para + (1 - a) * o * opts) / R + ((1 - a) * p * para + (1 - a) * o * opts) / W)  # fmt: skip
     return Tf + Tb + 0.01 * (p + o)
+
+
+def test_horizontal_lp_optimum_not_beaten_by_a_grid():
+    shape, rates = PAPER_SHAPES["gpt-65b"], Rates(flops=150e12, pcie=25e9, ssd_read=6.5e9, ssd_write=3.5e9, adam=2e9,
+                                                   host_memory=512e9)  # fmt: skip
+    M, mbs = 16, 1
+    lp = horizontal_search(shape, micro_batches=M, micro_batch_size=mbs, gpus=1, rates=rates)
+    assert lp.feasible and lp.alpha == 0.0
+    pl = lp.placement
+    lp_obj = horizontal_fixed(shape, rates, pl.ckpt_ssd, pl.para_ssd, pl.opt_ssd, pl.grad_ssd, M, mbs)
+    assert lp_obj is not None  # the LP's own point satisfies the restated constraints
+    best_grid = min(
+        (v for c, p, o, q in itertools.product(np.linspace(0, 1, 6), repeat=4)
+         if (v := horizontal_fixed(shape, rates, c, p, o, q, M, mbs)) is not None),
+        default=np.inf,
+    )  # fmt: skip
+    assert lp_obj <= best_grid + 1e-6
+    assert lp.throughput == pytest.approx(
+        M * mbs * shape.seq / (lp_obj - 0.01 * (pl.para_ssd + pl.opt_ssd + pl.grad_ssd))
+    )
+
+
+def horizontal_fixed(shape, rates, c, p, o, q, M, mbs):  # noqa: ANN001, ANN201
+    """Horizontal's iteration seconds (+ the tie-break) at fixed SSD fractions, restated from its resources: per layer
+    and micro-batch the forward and backward run at their slowest resource, the optimizer after the backward."""
+    from workbench.llm.gpt import block_param_count
+    from workbench.llm.greedysnake.model import unit_flops_of
+
+    w = Widths()
+    N, psi, L = block_param_count(shape), sum(unit_sizes_of(shape)), shape.layers
+    X = mbs * shape.seq * shape.hidden * w.x
+    t_f = unit_flops_of(shape)[1] * mbs * shape.seq / rates.flops
+    R, W = rates.ssd_read, rates.ssd_write
+    host = (1 - p) * psi * w.w + (1 - o) * psi * w.o + (1 - c) * L * M * X + (1 - q) * psi * w.g
+    if host > 0.95 * rates.host_memory * (1 + 1e-9):
+        return None
+    Tf = max(t_f, (w.w * N + X) / rates.pcie, p * w.w * N / R, c * X / W)
+    Tb = max(3 * t_f, (2 * w.w * N + X) / rates.pcie, (p * w.w * N + c * X + q * w.g * N) / R, q * w.g * N / W)
+    To = max(psi / rates.adam, (o * w.o + q * w.g) * psi / R, (o * w.o + p * w.w) * psi / W)
+    return L * M * (Tf + Tb) + To + 0.01 * (p + o + q)
+
+
+def test_gradient_buffer_on_ssd_bytes_equal_the_closed_form():
+    # horizontal with a share q of its fp32 gradient buffer on SSD: every backward task reads and writes q g n, and
+    # the optimizer reads it once more: q g psi (2 M + 1) bytes per iteration
+    w, M, q = Widths(), 3, 0.4
+    sim = simulate(SHAPE, schedule="horizontal", micro_batches=M, micro_batch_size=2, gpus=1, rates=RATES,
+                   placement=Placement(1.0, 1.0, 1.0, q), iterations=2)  # fmt: skip
+    psi = sum(unit_sizes_of(SHAPE))
+    assert sim.ssd_bytes["gradients"] == pytest.approx(q * w.g * psi * (2 * M + 1), rel=1e-12)
+    # the snake never accumulates on the host: the share is ignored
+    v = simulate(SHAPE, schedule="vertical", micro_batches=M, micro_batch_size=2, gpus=1, rates=RATES,
+                 placement=Placement(1.0, 1.0, 1.0, q), iterations=2)  # fmt: skip
+    assert v.ssd_bytes["gradients"] == 0.0
+
+
+@pytest.mark.parametrize(("curve", "done"), [([10.0], False), ([10.0, 15.0], False), ([100.0, 101.9], True),
+                                             ([100.0, 102.1], False), ([100.0, 90.0], True)])  # fmt: skip
+def test_saturation_rule(curve, done):
+    assert SATURATION_GAIN == 0.02
+    assert has_saturated(curve) is done
+
+
+def test_horizontal_runs_at_its_fastest_placement_that_fits_its_dram():
+    from workbench.llm.greedysnake.config import GreedySnakeConfig
+    from workbench.llm.greedysnake.experiment import horizontal_host_bytes, rates_of, schedule_point
+
+    rates, shape = rates_of(GreedySnakeConfig()), PAPER_SHAPES["gpt-65b"]
+    point = schedule_point("gpt-65b", 1, 4, 1, 0.25, rates, exposed=False)
+    lp = point["lp"]
+    chosen = Placement(lp["horizontal_ckpt_ssd"], lp["horizontal_para_ssd"], lp["horizontal_opt_ssd"],
+                       lp["horizontal_grad_ssd"])  # fmt: skip
+    assert horizontal_host_bytes(shape, chosen, micro_batches=4, micro_batch_size=1, gpus=1) <= 0.95 * 512e9 * 1.000001
+    # the snake's placement does not fit horizontal's DRAM at 65B (fp16 weights and the fp32 gradient in DRAM)
+    snake = Placement(lp["ckpt_ssd"], lp["para_ssd"], lp["opt_ssd"])
+    assert horizontal_host_bytes(shape, snake, micro_batches=4, micro_batch_size=1, gpus=1) > 0.95 * 512e9
+    h = point["schedules"][0]["throughput"]
+    for on_ssd in (True, False):
+        other = horizontal_search(shape, micro_batches=4, micro_batch_size=1, gpus=1, rates=rates,
+                                  gradients_on_ssd=on_ssd).placement  # fmt: skip
+        alt = simulate(shape, schedule="horizontal", micro_batches=4, micro_batch_size=1, gpus=1, rates=rates,
+                       placement=other, iterations=2).throughput  # fmt: skip
+        assert h >= alt * (1 - 1e-12)

@@ -6,6 +6,7 @@ import time
 
 from widgets.llm.greedysnake import GreedySnakePanel
 from workbench.llm.greedysnake import study
+from workbench.llm.greedysnake.config import ViewConfig
 
 
 def test_redraw_under_100_ms_and_errors_in_the_status_line():
@@ -26,7 +27,7 @@ def test_redraw_under_100_ms_and_errors_in_the_status_line():
 
 
 def test_view_has_the_models_label_and_a_speedup():
-    view = study.panel_view(study.ViewConfig())
+    view = study.panel_view(ViewConfig())
     assert view["label"] == "MODEL" and view["speedup"] > 0
     assert view["traffic"]["horizontal"]["weights"][-1] > view["traffic"]["vertical"]["weights"][-1]
     study.clear_caches()

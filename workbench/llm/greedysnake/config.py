@@ -83,3 +83,23 @@ class GreedySnakeConfig(Config):
         """The small GPT of check mode."""
         return GPTConfig(layers=self.layers, hidden=self.hidden, heads=self.heads, seq=self.seq, vocab=self.vocab,
                          dtype=self.dtype, seed=self.seed)  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class ViewConfig(Config):
+    """The panel's controls (paper scale, MODEL): a view, not a run."""
+
+    model: str = param("gpt-65b", choices=MODELS, label="model size", help="paper-scale GPT")
+    gpus: int = param(1, lo=1, hi=8, unit="GPUs", label="GPUs", help="data-parallel GPUs of one node")
+    micro_batches: int = param(16, lo=1, hi=256, label="micro-batches per GPU", help="micro-batches M per iteration")
+    micro_batch: int = param(4, lo=1, hi=32, unit="samples", label="micro-batch size", help="samples per micro-batch")
+    host_memory_gb: float = param(512.0, lo=64.0, hi=4096.0, unit="GB", label="host memory budget",
+                                  help="DRAM for parameters, optimizer states and checkpoints")  # fmt: skip
+    ssd_bw_gbps: float = param(6.5, lo=0.5, hi=64.0, unit="GB/s", label="SSD read bandwidth",
+                               help="SSD read bandwidth (write = 54 % of it, as Gen4 NVMe)")  # fmt: skip
+    gpu_memory_gb: float = param(80.0, lo=1.0, hi=192.0, unit="GB", label="device memory budget",
+                                 help="GPU memory: must hold one layer (twice) and one micro-batch")  # fmt: skip
+    pcie_bw_gbps: float = param(
+        25.0, lo=4.0, hi=128.0, unit="GB/s", label="PCIe bandwidth", help="per GPU per direction"
+    )
+    alpha: float = param(0.25, lo=0.0, hi=0.9, label="deferred fraction alpha", help="deferred optimizer share")

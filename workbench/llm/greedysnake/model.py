@@ -25,8 +25,11 @@ SSD (the rest in DRAM) and per-layer forward/backward times, for each alpha on a
 
 from __future__ import annotations
 
+import functools
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
@@ -34,7 +37,7 @@ from scipy.optimize import linprog
 from workbench.llm.gpt import GPTShape, block_param_count
 from workbench.llm.greedysnake.schedule import tasks_for, tensor_consumers
 
-__all__ = ["Rates", "Placement", "Widths", "SimResult", "simulate", "LPResult", "configuration_search",
+__all__ = ["Rates", "Placement", "Widths", "SimResult", "simulate", "LPResult", "configuration_search", "horizontal_search",
            "unit_sizes_of", "unit_flops_of", "activation_bytes_per_layer"]  # fmt: skip
 
 
@@ -53,11 +56,14 @@ class Rates:
 
 @dataclass(frozen=True)
 class Placement:
-    """Fraction of each tensor class on SSD (the rest in host DRAM)."""
+    """Fraction of each tensor class on SSD (the rest in host DRAM). ``grad_ssd``: horizontal only, the share of
+    its fp32 gradient-accumulation buffer on SSD (read, added to and written back every micro-batch, read once
+    more by the optimizer); the snake sends each unit's gradient once and never accumulates on the host."""
 
     ckpt_ssd: float = 0.0
     para_ssd: float = 1.0
     opt_ssd: float = 1.0
+    grad_ssd: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,8 @@ def activation_bytes_per_layer(shape: GPTShape, micro_batch: int, width: int = 2
 
 
 class _Res:
+    """One resource used in order: a transfer or compute job starts when both it is ready and the resource is."""
+
     def __init__(self) -> None:
         self.free, self.busy = 0.0, 0.0
 
@@ -117,6 +125,238 @@ class _Res:
         self.free = s + dur
         self.busy += dur
         return s
+
+
+_RESOURCES = ("gpu", "h2d", "d2h", "ssd_read", "ssd_write", "cpu")
+
+
+def _runs_of(tasks: list) -> tuple[list[tuple[int, int, int]], dict[int, int]]:
+    """Runs of consecutive tasks on one unit as (unit, first task, last task), and each task's run."""
+    runs: list[tuple[int, int, int]] = []
+    for i, t in enumerate(tasks):
+        if runs and runs[-1][0] == t.unit:
+            runs[-1] = (t.unit, runs[-1][1], i)
+        else:
+            runs.append((t.unit, i, i))
+    return runs, {i: r for r, (_, a, b) in enumerate(runs) for i in range(a, b + 1)}
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(schedule: str, units: int, micro_batches: int) -> tuple:
+    """What a simulation of one task list reuses: the tasks, each task's inputs, the outputs that must leave the
+    device (consumed later than by the next task), the runs, each task's run and each unit's last backward."""
+    tasks = tasks_for(schedule, units, micro_batches)
+    cons = tensor_consumers(tasks)
+    in_keys = [_inputs(t) for t in tasks]
+    out_keys = [[k for k in _outputs(t, units) if any(j > i + 1 for j in cons.get(k, []))] for i, t in enumerate(tasks)]
+    runs, run_of = _runs_of(tasks)
+    last_bwd = {t.unit: i for i, t in enumerate(tasks) if t.kind != "fwd"}
+    return tasks, in_keys, out_keys, runs, run_of, last_bwd
+
+
+class _Simulation:
+    """The state of one :func:`simulate` call: the six resources, the byte counters and the task list. One
+    :meth:`iteration` walks the tasks: load a run's weights, read inputs back, compute, prefetch the next run,
+    store outputs that are not consumed next, send gradients; then the optimizer steps that remain."""
+
+    def __init__(self, shape: GPTShape, schedule: str, micro_batches: int, micro_batch_size: int, gpus: int,
+                 rates: Rates, placement: Placement, widths: Widths, alpha: float, *, prefetch: bool,
+                 optimizer: bool, sync_optimizer: bool, record: bool) -> None:  # fmt: skip
+        self.sizes, self.uflops = unit_sizes_of(shape), unit_flops_of(shape)
+        self.U, self.M, self.G = len(self.sizes), micro_batches, gpus
+        self.tokens_mb = micro_batch_size * shape.seq
+        self.X = self.tokens_mb * shape.hidden * widths.x  # one inter-layer tensor of one rank
+        self.schedule, self.rates, self.placement, self.widths = schedule, rates, placement, widths
+        self.prefetch, self.optimizer, self.sync_optimizer, self.record = prefetch, optimizer, sync_optimizer, record
+        self.tasks, self.in_keys, self.out_keys, self.runs, self.run_of, self.last_bwd = _plan(
+            schedule, self.U, micro_batches
+        )
+        self.a_frac = alpha if schedule == "vertical-overlap" else 0.0
+        self.grad_ssd = placement.grad_ssd * widths.g if schedule == "horizontal" else 0.0  # bytes per element
+        self.res = {k: _Res() for k in _RESOURCES}
+        self.gpu, self.h2d, self.d2h = self.res["gpu"], self.res["h2d"], self.res["d2h"]
+        self.sr, self.sw, self.cpu = self.res["ssd_read"], self.res["ssd_write"], self.res["cpu"]
+        self.ssd_bytes = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "checkpoints": 0.0}
+        self.pcie_total = 0.0
+        self.compute_total = 0.0
+        self.events: list[tuple[str, float, float, str]] = []
+
+    # ---- jobs on the resources ----------------------------------------------------------------------------
+    def xfer(self, ready: float, link: _Res, pcie_bytes: float, ssd: _Res | None, ssd_b: float, cls: str) -> float:
+        """A PCIe transfer on ``link`` with ``ssd_b`` bytes through ``ssd`` at the same time; returns its end."""
+        rates = self.rates
+        d_p = pcie_bytes / rates.pcie
+        d_s = (ssd_b / (rates.ssd_read if ssd is self.sr else rates.ssd_write)) if ssd else 0
+        start = max(ready, link.free, ssd.free if ssd is not None and ssd_b else 0.0)
+        link.take(start, d_p)
+        if ssd is not None and ssd_b:
+            ssd.take(start, d_s)
+            self.ssd_bytes[cls] += ssd_b
+        self.pcie_total += pcie_bytes
+        return start + max(d_p, d_s)
+
+    def opt_job(self, ready: float, n: float) -> float:
+        """An optimizer step of ``n`` elements: SSD read, CPU Adam, SSD write pipelined; returns its end."""
+        if not self.optimizer:
+            return ready
+        w, p, rates = self.widths, self.placement, self.rates
+        rb, wb = w.o * n * p.opt_ssd + self.grad_ssd * n, (w.o * n * p.opt_ssd + w.w * n * p.para_ssd)
+        r0 = self.sr.take(ready, rb / rates.ssd_read)
+        r1 = r0 + rb / rates.ssd_read
+        c0 = self.cpu.take(r0, n / rates.adam)
+        c1 = max(c0 + n / rates.adam, r1)
+        w0 = self.sw.take(c0, wb / rates.ssd_write)
+        self.ssd_bytes["optimizer"] += 2 * w.o * n * p.opt_ssd
+        self.ssd_bytes["gradients"] += self.grad_ssd * n
+        self.ssd_bytes["weights"] += w.w * n * p.para_ssd
+        return max(w0 + wb / rates.ssd_write, c1)
+
+    def load(self, ready: float, u: int) -> float:
+        """Unit ``u``'s compute copy to the device; returns when it is there."""
+        n = self.sizes[u]
+        return self.xfer(ready, self.h2d, self.widths.w * n / self.G, self.sr,
+                         self.widths.w * n * self.placement.para_ssd, "weights")  # fmt: skip
+
+    # ---- one iteration --------------------------------------------------------------------------------------
+    def iteration(self, start: float, *, deferred: bool, last: bool) -> tuple[float, dict, dict, float]:
+        """Simulate one iteration from ``start``; returns its end, busy seconds, SSD bytes and PCIe bytes."""
+        busy0 = {k: r.busy for k, r in self.res.items()}
+        bytes0, pcie0 = dict(self.ssd_bytes), self.pcie_total
+        self._begin(start, deferred)
+        for i, t in enumerate(self.tasks):
+            self._task(i, t, last)
+        end = self._finish()
+        busy = {k: r.busy - busy0[k] for k, r in self.res.items()}
+        return end, busy, {k: self.ssd_bytes[k] - bytes0[k] for k in bytes0}, self.pcie_total - pcie0
+
+    def _begin(self, start: float, deferred: bool) -> None:
+        # deferred parts of the previous iteration (their gradients wait in DRAM: FlexTrain borrows checkpoint and
+        # parameter buffers): unit u's part is issued in M chunks from unit u-2's forward on, and unit u's
+        # forward waits for it. Optimizer steps are split into M chunks, one issued per task (FlexTrain plans a
+        # unit's step per micro-batch), so they share the SSD and the CPU with the checkpoint traffic.
+        self.start, self.deferred = start, deferred
+        self.gpu.free = max(self.gpu.free, start)
+        self.loads: dict[int, float] = {}
+        self.compute_start: dict[int, float] = {}
+        self.prev_end = start
+        self.opt_done: list[float] = []
+        self.ready_a = {u: start for u in range(self.U)}
+        self.queue_a: deque[tuple[int, float]] = deque()  # (unit, elements) of deferred chunks
+        self.queue_b: deque[tuple[int, float, float]] = deque()  # (unit, elements, gradient ready) of backward chunks
+        self.issued: set[int] = set()
+        self.stored: dict[tuple, float] = {}
+        self.produced: dict[tuple, int] = {}
+        self._issue_deferred(0)
+        self._issue_deferred(1)
+
+    def _issue_deferred(self, u: int) -> None:
+        if self.deferred and u < self.U and u not in self.issued:
+            self.issued.add(u)
+            self.queue_a.extend([(u, self.a_frac * self.sizes[u] / self.M)] * self.M)
+
+    def _drain_a(self, at: float, until_unit: int | None = None) -> None:
+        """Issue one deferred chunk at ``at``, or every chunk of units <= until_unit."""
+        while self.queue_a and (until_unit is None or self.queue_a[0][0] <= until_unit):
+            u, n = self.queue_a.popleft()
+            self.ready_a[u] = self.opt_job(at, n)
+            if until_unit is None:
+                return
+
+    def _drain_b(self, at: float, everything: bool = False) -> None:
+        """Issue one backward optimizer chunk at ``at`` (or all of them)."""
+        while self.queue_b:
+            u, n, ready = self.queue_b.popleft()
+            self.opt_done.append(self.opt_job(max(at, ready), n))
+            if not everything:
+                return
+
+    def _load_run(self, r: int, at: float, *, before: bool) -> None:
+        """Load run ``r``'s weights from ``at``; a forward run waits for its unit's deferred optimizer part."""
+        u = self.runs[r][0]
+        forward = self.tasks[self.runs[r][1]].kind != "bwd"
+        if before:
+            self._issue_deferred(u)
+        if forward:
+            if not before:
+                self._issue_deferred(u)
+            self._drain_a(at, until_unit=u)  # unit u's forward waits only for its deferred part
+        self.loads[r] = self.load(max(at, self.ready_a[u] if forward else 0.0), u)
+
+    def _inputs_ready(self, i: int, t: Any, ready: float) -> float:
+        """When task ``i``'s inputs are on the device: those not produced by the previous task come back."""
+        for key in self.in_keys[i]:
+            if key in self.stored and self.produced[key] != i - 1:
+                req = self.compute_start.get(i - 1, self.start) if self.prefetch else self.prev_end
+                done = self.xfer(max(req, self.stored[key]), self.h2d, self.X, self.sr,
+                                 self.X * self.G * self.placement.ckpt_ssd, "checkpoints")  # fmt: skip
+                ready = max(ready, done)
+        return ready
+
+    def _compute(self, i: int, t: Any, r: int, ready: float, last: bool) -> float:
+        """Run task ``i`` on the GPU (a backward task recomputes its forward: 3x); returns its start."""
+        dur = (1 if t.kind == "fwd" else 3) * self.uflops[t.unit] * self.tokens_mb / self.rates.flops
+        s = self.gpu.take(max(ready, self.prev_end), dur)
+        self.compute_start[i] = s
+        if t.kind == "fwd" and self.runs[r][1] == i:
+            self._issue_deferred(t.unit + 2)  # two units ahead: a whole unit's forward of slack
+        self._drain_a(s)
+        self._drain_b(s)
+        self.prev_end = s + dur
+        if last:
+            self.compute_total += dur
+            if self.record:
+                self.events.append(("gpu", s, self.prev_end, f"{t.kind} u{t.unit} m{t.mb}"))
+        return s
+
+    def _store_outputs(self, i: int, t: Any) -> None:
+        """Outputs consumed later than the next task leave the device (to DRAM or SSD)."""
+        for key in self.out_keys[i]:
+            self.stored[key] = self.xfer(self.prev_end, self.d2h, self.X, self.sw,
+                                         self.X * self.G * self.placement.ckpt_ssd, "checkpoints")  # fmt: skip
+            self.produced[key] = i
+
+    def _gradients(self, i: int, t: Any) -> None:
+        """Send task ``i``'s gradient: horizontal every micro-batch (fp16 partials), vertical once per unit, then
+        its optimizer step (synchronous, or queued in M chunks)."""
+        n, w, G = self.sizes[t.unit], self.widths, self.G
+        if self.schedule == "horizontal":
+            g_done = self.xfer(self.prev_end, self.d2h, w.w * n / G, None, 0.0, "gradients")
+            if self.grad_ssd:  # the accumulation buffer's SSD share: read (from the task's start), add, write back
+                b = self.grad_ssd * n
+                r0 = self.sr.take(self.compute_start[i], b / self.rates.ssd_read)
+                w0 = self.sw.take(max(r0 + b / self.rates.ssd_read, g_done), b / self.rates.ssd_write)
+                g_done = w0 + b / self.rates.ssd_write
+                self.ssd_bytes["gradients"] += 2 * b
+            if i == self.last_bwd[t.unit]:
+                self.opt_done.append(g_done)
+        elif i == self.last_bwd[t.unit]:
+            g_done = self.xfer(self.prev_end, self.d2h, w.g * n / G, None, 0.0, "gradients")
+            if self.sync_optimizer:
+                done = self.opt_job(g_done, (1 - self.a_frac) * n)
+                self.opt_done.append(done)
+                self.gpu.free = max(self.gpu.free, done)
+                self.prev_end = max(self.prev_end, done)
+            else:
+                self.queue_b.extend([(t.unit, (1 - self.a_frac) * n / self.M, g_done)] * self.M)
+
+    def _task(self, i: int, t: Any, last: bool) -> None:
+        r = self.run_of[i]
+        if r not in self.loads:
+            self._load_run(r, self.prev_end, before=True)
+        s = self._compute(i, t, r, self._inputs_ready(i, t, self.loads[r]), last)
+        if self.prefetch and self.runs[r][1] == i and r + 1 < len(self.runs):  # the next run's weights
+            self._load_run(r + 1, s, before=False)
+        self._store_outputs(i, t)
+        if t.kind != "fwd":
+            self._gradients(i, t)
+
+    def _finish(self) -> float:
+        """The remaining optimizer work (horizontal: every unit after the last gradient); the iteration's end."""
+        self._drain_b(self.prev_end, everything=True)
+        if self.schedule == "horizontal":
+            grads_in = max(self.opt_done) if self.opt_done else self.prev_end
+            self.opt_done = [self.opt_job(max(grads_in, self.prev_end), self.sizes[u]) for u in range(self.U)]
+        return max([self.prev_end, *self.opt_done, *self.ready_a.values()])
 
 
 def simulate(
@@ -141,180 +381,18 @@ def simulate(
     Parameters: ``micro_batches`` and ``micro_batch_size`` are per GPU; the node's ``gpus`` run in lockstep
     (data parallel, ZeRO-3 partitioned state). ``optimizer=False`` prices the optimizer at zero (to measure
     the exposed optimizer time); ``sync_optimizer`` makes the GPU wait for every optimizer step (the real
-    engine's plain vertical schedule on one CPU).
+    engine's plain vertical schedule on one CPU). ``record`` keeps the last iteration's GPU events.
     """
-    sizes, uflops = unit_sizes_of(shape), unit_flops_of(shape)
-    U, M, G = len(sizes), micro_batches, gpus
-    tokens_mb = micro_batch_size * shape.seq
-    X = tokens_mb * shape.hidden * widths.x  # one inter-layer tensor of one rank
-    tasks = tasks_for(schedule, U, M)
-    cons = tensor_consumers(tasks)
-    a_frac = alpha if schedule == "vertical-overlap" else 0.0
-    gpu, h2d, d2h, sr, sw, cpu = (_Res() for _ in range(6))
-    ssd_bytes = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "checkpoints": 0.0}
-    pcie_total = [0.0]
-    events: list[tuple[str, float, float, str]] = []
-
-    def xfer(ready: float, link: _Res, pcie_bytes: float, ssd: _Res | None, ssd_b: float, cls: str) -> float:
-        d_p, d_s = pcie_bytes / rates.pcie, (ssd_b / (rates.ssd_read if ssd is sr else rates.ssd_write)) if ssd else 0
-        start = max(ready, link.free, ssd.free if ssd is not None and ssd_b else 0.0)
-        link.take(start, d_p)
-        if ssd is not None and ssd_b:
-            ssd.take(start, d_s)
-            ssd_bytes[cls] += ssd_b
-        pcie_total[0] += pcie_bytes
-        return start + max(d_p, d_s)
-
-    def opt_job(ready: float, n: float) -> float:
-        if not optimizer:
-            return ready
-        rb, wb = (
-            widths.o * n * placement.opt_ssd,
-            (widths.o * n * placement.opt_ssd + widths.w * n * placement.para_ssd),
-        )
-        r0 = sr.take(ready, rb / rates.ssd_read)
-        r1 = r0 + rb / rates.ssd_read
-        c0 = cpu.take(r0, n / rates.adam)
-        c1 = max(c0 + n / rates.adam, r1)
-        w0 = sw.take(c0, wb / rates.ssd_write)
-        ssd_bytes["optimizer"] += rb + widths.o * n * placement.opt_ssd
-        ssd_bytes["weights"] += widths.w * n * placement.para_ssd
-        return max(w0 + wb / rates.ssd_write, c1)
-
-    def load(ready: float, u: int) -> float:
-        return xfer(ready, h2d, widths.w * sizes[u] / G, sr, widths.w * sizes[u] * placement.para_ssd, "weights")
-
-    # runs of consecutive tasks on one unit
-    runs: list[tuple[int, int, int]] = []
-    for i, t in enumerate(tasks):
-        if runs and runs[-1][0] == t.unit:
-            runs[-1] = (t.unit, runs[-1][1], i)
-        else:
-            runs.append((t.unit, i, i))
-    run_of = {i: r for r, (_, a, b) in enumerate(runs) for i in range(a, b + 1)}
-    last_bwd = {t.unit: i for i, t in enumerate(tasks) if t.kind != "fwd"}
-
-    start_it, it_start_times = 0.0, []
-    compute_total = 0.0
+    sim = _Simulation(shape, schedule, micro_batches, micro_batch_size, gpus, rates, placement, widths, alpha,
+                      prefetch=prefetch, optimizer=optimizer, sync_optimizer=sync_optimizer, record=record)  # fmt: skip
+    start = 0.0
     for it in range(iterations):
-        it_start_times.append(start_it)
-        busy0 = {
-            k: r.busy
-            for k, r in zip(
-                ("gpu", "h2d", "d2h", "ssd_read", "ssd_write", "cpu"), (gpu, h2d, d2h, sr, sw, cpu), strict=True
-            )
-        }
-        bytes0 = dict(ssd_bytes), pcie_total[0]
-        gpu.free = max(gpu.free, start_it)
-        # deferred parts of the previous iteration (their gradients wait in DRAM: FlexTrain borrows checkpoint and
-        # parameter buffers): unit u's part is issued in M chunks from unit u-2's forward on, and unit u's
-        # forward waits for it
-        deferred = bool(a_frac and it > 0)
-        loads: dict[int, float] = {}
-        compute_start: dict[int, float] = {}
-        prev_end = start_it
-        opt_done: list[float] = []
-        ready_a = {u: start_it for u in range(U)}
-
-        # optimizer steps are split into M chunks, one issued per task (FlexTrain plans a unit's step per
-        # micro-batch), so they share the SSD and the CPU with the checkpoint traffic instead of blocking it
-        queue_a: list[tuple[int, float]] = []  # (unit, elements) of deferred chunks
-        queue_b: list[tuple[int, float, float]] = []  # (unit, elements, gradient ready) of backward chunks
-
-        def issue_deferred(u: int, at: float) -> None:
-            if deferred and u < U and u not in issued:
-                issued.add(u)
-                queue_a.extend([(u, a_frac * sizes[u] / M)] * M)
-
-        def drain_a(at: float, until_unit: int | None = None) -> None:
-            """Issue one deferred chunk at ``at``, or every chunk of units <= until_unit."""
-            while queue_a and (until_unit is None or queue_a[0][0] <= until_unit):
-                u, n = queue_a.pop(0)
-                ready_a[u] = opt_job(at, n)
-                if until_unit is None:
-                    return
-
-        def drain_b(at: float, everything: bool = False) -> None:
-            while queue_b:
-                u, n, ready = queue_b.pop(0)
-                opt_done.append(opt_job(max(at, ready), n))
-                if not everything:
-                    return
-
-        issued: set[int] = set()
-        issue_deferred(0, start_it)
-        issue_deferred(1, start_it)
-        stored: dict[tuple, float] = {}
-        produced: dict[tuple, int] = {}
-        for i, t in enumerate(tasks):
-            r = run_of[i]
-            if r not in loads:
-                issue_deferred(t.unit, prev_end)
-                if t.kind != "bwd":
-                    drain_a(prev_end, until_unit=t.unit)  # unit u's forward waits only for its deferred part
-                loads[r] = load(max(prev_end, ready_a[t.unit] if t.kind != "bwd" else 0.0), t.unit)
-            # inputs that come back from the checkpoint tier
-            ready_in = loads[r]
-            for key in _inputs(t):
-                if key in stored and produced[key] != i - 1:  # not produced by the previous task: read it back
-                    req = compute_start.get(i - 1, start_it) if prefetch else prev_end
-                    done = xfer(max(req, stored[key]), h2d, X, sr, X * G * placement.ckpt_ssd, "checkpoints")
-                    ready_in = max(ready_in, done)
-            if t.kind == "fwd":
-                dur = uflops[t.unit] * tokens_mb / rates.flops
-            else:
-                dur = 3 * uflops[t.unit] * tokens_mb / rates.flops
-            s = gpu.take(max(ready_in, prev_end), dur)
-            compute_start[i] = s
-            if t.kind == "fwd" and runs[r][1] == i:
-                issue_deferred(t.unit + 2, s)  # two units ahead: a whole unit's forward of slack
-            drain_a(s)
-            drain_b(s)
-            compute_total += dur if it == iterations - 1 else 0.0
-            prev_end = s + dur
-            if record and it == iterations - 1:
-                events.append(("gpu", s, prev_end, f"{t.kind} u{t.unit} m{t.mb}"))
-            if prefetch and runs[r][1] == i and r + 1 < len(runs):  # prefetch the next run's weights
-                nu = runs[r + 1][0]
-                nxt_fwd = tasks[runs[r + 1][1]].kind != "bwd"
-                if nxt_fwd:
-                    issue_deferred(nu, s)
-                    drain_a(s, until_unit=nu)
-                loads[r + 1] = load(max(s, ready_a[nu] if nxt_fwd else 0.0), nu)
-            for key in _outputs(t, U):
-                later = [j for j in cons.get(key, []) if j > i]
-                if any(j > i + 1 for j in later):
-                    stored[key] = xfer(prev_end, d2h, X, sw, X * G * placement.ckpt_ssd, "checkpoints")
-                    produced[key] = i
-            # gradients
-            if t.kind != "fwd":
-                n = sizes[t.unit]
-                if schedule == "horizontal":  # fp16 partial gradients leave after every micro-batch
-                    g_done = xfer(prev_end, d2h, widths.w * n / G, None, 0.0, "gradients")
-                    if i == last_bwd[t.unit]:
-                        opt_done.append(g_done)
-                elif i == last_bwd[t.unit]:
-                    g_done = xfer(prev_end, d2h, widths.g * n / G, None, 0.0, "gradients")
-                    if sync_optimizer:
-                        done = opt_job(g_done, (1 - a_frac) * n)
-                        opt_done.append(done)
-                        gpu.free = max(gpu.free, done)
-                        prev_end = max(prev_end, done)
-                    else:
-                        queue_b.extend([(t.unit, (1 - a_frac) * n / M, g_done)] * M)
-        drain_b(prev_end, everything=True)
-        if schedule == "horizontal":
-            grads_in = max(opt_done) if opt_done else prev_end
-            opt_done = [opt_job(max(grads_in, prev_end), sizes[u]) for u in range(U)]
-        end = max([prev_end, *opt_done, *ready_a.values()])
-        busy = {k: r.busy - busy0[k] for k, r in zip(busy0, (gpu, h2d, d2h, sr, sw, cpu), strict=True)}
-        it_bytes = {k: ssd_bytes[k] - bytes0[0][k] for k in ssd_bytes}
-        it_pcie = pcie_total[0] - bytes0[1]
-        iteration_s = end - start_it
-        start_it = end
+        end, busy, it_bytes, it_pcie = sim.iteration(start, deferred=bool(sim.a_frac and it > 0),
+                                                     last=it == iterations - 1)  # fmt: skip
+        iteration_s, start = end - start, end
     return SimResult(
-        iteration_s=iteration_s, tokens=G * M * tokens_mb, compute_s=compute_total, busy=busy,
-        ssd_bytes=it_bytes, pcie_bytes=it_pcie, events=events,
+        iteration_s=iteration_s, tokens=gpus * micro_batches * sim.tokens_mb, compute_s=sim.compute_total, busy=busy,
+        ssd_bytes=it_bytes, pcie_bytes=it_pcie, events=sim.events,
     )  # fmt: skip
 
 
@@ -400,3 +478,60 @@ def configuration_search(
 
 def with_rates(rates: Rates, **changes: float) -> Rates:
     return replace(rates, **changes)
+
+
+def horizontal_search(
+    shape: GPTShape,
+    *,
+    micro_batches: int,
+    micro_batch_size: int,
+    gpus: int,
+    rates: Rates,
+    widths: Widths = Widths(),
+    gradients_on_ssd: bool = True,
+) -> LPResult:
+    """The same LP solved for horizontal (ZeRO-Infinity's order), so the baseline is priced at its own best
+    placement. SSD read and write are separate resources here, as in :func:`simulate` (the authors' LP for the
+    snake adds them). Variables x = [c, p, o, q, T_f, T_b, T_o]: SSD fractions of checkpoints, fp16 parameters, optimizer
+    states and the fp32 gradient-accumulation buffer; per-layer per-micro-batch forward and backward seconds; the
+    optimizer phase after the last backward. Minimises the iteration ``L M (T_f + T_b) + T_o`` (+ 0.01 (p + o + q),
+    the authors' tie-break) subject to:
+
+    - forward of one layer, one micro-batch: compute ``t_f``; PCIe ``(w N / G + X)``; SSD read ``p w N / R``; SSD
+      write ``c G X / W``;
+    - backward: compute ``3 t_f`` (recompute + backward); PCIe ``(2 w N / G + X)`` (weights in, checkpoint in,
+      fp16 partial gradient out); SSD read ``(p w N + c G X + q g N) / R``; SSD write ``q g N / W``;
+    - optimizer: CPU ``psi / adam``; SSD read ``(o O + q g) psi / R``; SSD write ``(o O + p w) psi / W``;
+    - DRAM: ``(1-p) psi w + (1-o) psi O + (1-c) L G M X + (1-q) psi g <= 0.95 host`` (horizontal keeps every
+      layer's checkpoint of every micro-batch, and accumulates the fp32 gradient over the whole backward).
+
+    Returns an :class:`LPResult` with ``alpha = 0``, ``unit_fwd_s``/``unit_bwd_s`` per layer for all M
+    micro-batches (``M T_f``, ``M T_b``), the placement (``grad_ssd`` = q) and the LP's throughput (tokens/s).
+    ``gradients_on_ssd=False`` keeps the whole gradient buffer in DRAM (q = 0), as DeepSpeed does.
+    """
+    M, G, L = micro_batches, gpus, shape.layers
+    N, psi = block_param_count(shape), sum(unit_sizes_of(shape))
+    tokens = micro_batch_size * shape.seq
+    X = tokens * shape.hidden * widths.x
+    t_f = unit_flops_of(shape)[1] * tokens / rates.flops
+    R, W = rates.ssd_read, rates.ssd_write
+    w, o, g = widths.w, widths.o, widths.g
+    A = [
+        [0, w * N / R, 0, 0, -1, 0, 0],  # SSD read, forward
+        [G * X / W, 0, 0, 0, -1, 0, 0],  # SSD write, forward
+        [G * X / R, w * N / R, 0, g * N / R, 0, -1, 0],  # SSD read, backward
+        [0, 0, 0, g * N / W, 0, -1, 0],  # SSD write, backward
+        [0, 0, o * psi / R, g * psi / R, 0, 0, -1],  # SSD read, optimizer
+        [0, w * psi / W, o * psi / W, 0, 0, 0, -1],  # SSD write, optimizer
+        [-L * G * M * X, -psi * w, -psi * o, -psi * g, 0, 0, 0],  # DRAM
+    ]
+    b = [0] * 6 + [0.95 * rates.host_memory - psi * (w + o + g) - L * G * M * X]
+    bounds = [(0, 1)] * 3 + [(0, 1 if gradients_on_ssd else 0)] + [(max(t_f, (w * N / G + X) / rates.pcie), None),
+                             (max(3 * t_f, (2 * w * N / G + X) / rates.pcie), None), (psi / rates.adam, None)]  # fmt: skip
+    cost = [0, 0.01, 0.01, 0.01, L * M, L * M, 1]
+    res = linprog(cost, A_ub=np.array(A), b_ub=np.array(b), bounds=bounds, method="highs")
+    if res.status != 0:
+        return LPResult(M, 0.0, Placement(1.0, 1.0, 1.0, 1.0), float("inf"), float("inf"), 0.0, False)
+    c, p, o_frac, q, Tf, Tb, To = (float(v) for v in res.x)
+    thr = G * M * tokens / (L * M * (Tf + Tb) + To)
+    return LPResult(M, 0.0, Placement(c, p, o_frac, q), M * Tf, M * Tb, thr, True)

@@ -6,7 +6,8 @@ the deferred optimizer), each against plain in-memory training, bytes counted ag
 and the step time the simulator predicts from this machine's measured rates.
 
 ``workbench run greedysnake --mode model --model gpt-65b --gpus G --json``: the MODEL at paper scale:
-per-schedule throughput (tokens/s) and ``speedup_vs_horizontal``, with the LP's placement and alpha.
+per-schedule throughput (tokens/s) and ``speedup_vs_horizontal``, with the LP's placement and alpha (the snake's) and
+horizontal's own placement.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from workbench.llm.greedysnake.claims import PAPER_SPEEDUPS
 from workbench.llm.greedysnake.config import GreedySnakeConfig
-from workbench.llm.greedysnake.study import check_run, model_point
+from workbench.llm.greedysnake.experiment import check_run, model_point
 from workbench.registry import Technique
 from workbench.results import Result, fmt, fmt_bytes
 
@@ -114,6 +115,9 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(f"greedysnake MODEL {lp['model']} on {lp['gpus']} GPU(s), global batch {lp['global_batch']}, "
                      f"LP: alpha {lp['alpha']}, SSD fractions ckpt {lp['ckpt_ssd']:.2f} para {lp['para_ssd']:.2f} "
                      f"opt {lp['opt_ssd']:.2f}")  # fmt: skip
+        lines.append(f"  horizontal at its own placement ({lp['horizontal_placement']}): SSD fractions ckpt "
+                     f"{lp['horizontal_ckpt_ssd']:.2f} para {lp['horizontal_para_ssd']:.2f} opt "
+                     f"{lp['horizontal_opt_ssd']:.2f} gradient buffer {lp['horizontal_grad_ssd']:.2f}")  # fmt: skip
         for s in result["schedules"]:
             lines.append(f"  {s['name']:18} {fmt(s['throughput'])} tokens/s  x{s['speedup_vs_horizontal']:.2f} "
                          f"(exposed optimizer {s['exposed_optimizer_seconds']:.1f} s/iteration)")  # fmt: skip

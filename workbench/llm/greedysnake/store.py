@@ -142,7 +142,7 @@ class StateStore:
                 raise WriteError(
                     exc.errno,
                     f"could not write {path}: no space left ({os.strerror(exc.errno)}) after {done} of "
-                    f"{len(data)} bytes; the last committed state (commit.json in {self.root}) is intact",
+                    f"{len(data)} bytes; {self._committed_state()}",
                 ) from exc
             raise
         if self.sync_every_write:
@@ -182,6 +182,14 @@ class StateStore:
             os.fdatasync(fd)
             _drop_cache(fd)
         self.counter.seconds["written"] += time.perf_counter() - t0
+
+    def _committed_state(self) -> str:
+        """What a failed write leaves: the last commit (intact), or none yet (the folder holds no usable run)."""
+        if self.commit_path.exists():
+            return f"the last committed state (commit.json in {self.root}) is intact"
+        return (
+            f"no state was committed yet (no commit.json in {self.root}): free space, delete the folder and start again"
+        )
 
     # ---- commit record ----------------------------------------------------------------------------------
     @property
