@@ -19,14 +19,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from widgets.base import Action, Panel, Progress
-from workbench.quantum.robuststate.study import (
-    PanelView,
-    RobustStateViewConfig,
-    RunRecord,
-    panel_view,
-    train,
-    trained_run,
-)
+from workbench.quantum.robuststate.config import RobustStateViewConfig
+from workbench.quantum.robuststate.study import PanelView, RunRecord, panel_view, train, trained_run
 
 COLORS = {
     "robuststate": "#d62728",

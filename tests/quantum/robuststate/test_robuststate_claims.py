@@ -46,12 +46,18 @@ def test_verdicts_are_pinned(evaluations):
     # 15.8x (fake_perth, W, 4 qubits) against the paper's 7.1x, against the paper's own comparison (before / after
     # training, slide 10); it rests on our coherent-error draw (strength 1), which is not swept (retraining)
     assert status["coherent_reduction_max"] == "reproduced"
-    # 3-16 % over the noise-unaware circuit: fine-tuning removes only the coherent part (a few % of fidelity); the
-    # paper's 50-96 % are over arithmetic decomposition, a baseline we do not run (and the rule would refuse a match
-    # against a baseline that is not the paper's anyway); no reading of "improvement" nor budget reaches them
+    # 3-16 % over the noise-unaware circuit, now the strongest fair baseline (higher fidelity than arithmetic
+    # decomposition in 28 of 30 cases): fine-tuning removes only the coherent part (a few % of fidelity)
     for key in ("fidelity_gain_max_4q", "fidelity_gain_mean_4q", "fidelity_gain_max_5q", "fidelity_gain_mean_5q"):
         assert status[key] == "not reproduced", key
-        assert not BY_KEY[key].baseline.strongest
+        assert BY_KEY[key].baseline.strongest
+        # over the paper's own baseline, arithmetic decomposition on the same machine: 8-18 % at 4 qubits (it is
+        # close to the variational circuit there), 53 % mean and up to 219 % at 5 (46 cx on fake_geneva); the
+        # 5-qubit maximum exceeds the paper's but against a baseline weaker than the variational circuit
+        arith = f"{key}_arithmetic"
+        assert status[arith] == "not reproduced", arith
+        assert not BY_KEY[arith].baseline.strongest
+    assert evaluations["fidelity_gain_max_5q_arithmetic"].at_source.ours > PAPER_CLAIMS["fidelity_gain_max"][5]
     # with the coherent strength at 0 the fidelity drops by ~0.01 (the straight-through update is biased)
     assert status["incoherent_not_fixable"] == "reproduced"
     # +0.017 over parameter shift (which finishes one step in 800k executions); SPSA and BO lose fidelity

@@ -7,6 +7,7 @@ import pytest
 
 from widgets.quantum.robuststate import MACHINE_METHODS, RobustStatePanel
 from workbench.quantum.robuststate import study
+from workbench.quantum.robuststate.config import RobustStateViewConfig
 
 pytestmark = pytest.mark.slow
 
@@ -32,4 +33,4 @@ def test_train_button_draws_the_run_and_a_bad_value_shows_in_the_status_line():
     panel.controls["shots"].value = 0  # the slider's minimum is 1: ipywidgets clamps, so use the config path
     assert panel.controls["shots"].value == 1
     with pytest.raises(ValueError, match="qubits=6"):
-        study.RobustStateViewConfig.from_dict({"qubits": 6})
+        RobustStateViewConfig.from_dict({"qubits": 6})

@@ -70,3 +70,23 @@ def test_cli_bad_input_exits_2_with_one_line(args: list[str], message: str) -> N
 def test_model_numbers() -> None:
     assert model.num_parameters(4, model.PAPER_BLOCKS[4]) == 84
     assert model.executions_per_step("parameter-shift", parameters=84, bases=16, shots=256) == 168 * 16 * 256
+
+
+def test_cli_offers_aers_readout_and_says_which() -> None:
+    args = ["--qubits", "2", "--device", "fake_lima", "--budget", "256", "--shots", "32", "--bases", "2"]
+    out = {}
+    for readout in ("props", "aer"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "workbench.cli", "run", "robuststate", *args, "--blocks", "1"]
+            + ["--readout", readout, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        out[readout] = json.loads(proc.stdout)
+        assert out[readout]["readout"] == readout
+    assert "props file" in out["props"]["readout_model"] and "from_backend" in out["aer"]["readout_model"]
+    # the true state does not see readout; the training data (mitigated with the machine's own matrices) does
+    assert out["props"]["fidelity_before"] == out["aer"]["fidelity_before"]
+    assert out["props"]["fidelity_after"] != out["aer"]["fidelity_after"]

@@ -5,10 +5,12 @@ figures): coherent error reduced up to 7.1x; fidelity improved up to 96 % (4 qub
 Our figures come from the shipped default study (``study_default.json``: GHZ, W and random targets of 4 and 5
 qubits on five device snapshots with seeded coherent errors, see :mod:`.study`): a simulated machine, not the
 paper's ten real IBM machines. The fidelity percentages are the paper's over its arithmetic-decomposition
-baseline (slide 8: qiskit's StatePreparation, 0.08-0.25 on the device), which we do not run; ours are over the
-noise-unaware variational circuit (the paper's own 0.68-0.86 on slide 8), so those claims cannot be reproduced
-here, whatever the number. How the paper computes a "fidelity improvement" is not stated: both readings are
-varied.
+baseline (slide 8: qiskit's StatePreparation, 0.08-0.25 on the device); we run that baseline too
+(``arithmetic_default.json``: StatePreparation transpiled by qiskit at optimization level 3 onto the same qubits
+and machine) and state each percentage twice: over arithmetic decomposition (the paper's comparison) and over
+the noise-unaware variational circuit (the paper's own 0.68-0.86 on slide 8), the stronger of the two on our
+machine (higher fidelity in 28 of 30 cases; mean 0.856 vs 0.826 at 4 qubits, 0.713 vs 0.554 at 5), hence the
+strongest fair baseline. How the paper computes a "fidelity improvement" is not stated: both readings are varied.
 """
 
 from __future__ import annotations
@@ -39,11 +41,17 @@ _EVIDENCE = (
 _UNAWARE = Baseline(
     name="noise-unaware variational circuit",
     why="the same placed ansatz pre-trained on the noiseless simulator and deployed as is (the start of "
-    "fine-tuning). For the fidelity percentages it is NOT the paper's baseline: the paper's are over arithmetic "
-    "decomposition (slide 8: 0.08-0.25 on the device, the variational circuit 0.68-0.86), so our percentages do "
-    "not measure the same thing; in fidelity the variational circuit is the higher of the two",
+    "fine-tuning): what a practitioner runs without noise-aware training, and on our machine the stronger of the "
+    "two baselines (higher fidelity than arithmetic decomposition in 28 of 30 study cases; mean 0.856 vs 0.826 at "
+    "4 qubits, 0.713 vs 0.554 at 5). Not the baseline of the paper's percentages (arithmetic decomposition)",
+)
+_ARITHMETIC = Baseline(
+    name="arithmetic decomposition (qiskit StatePreparation, transpiled to the device)",
+    why="the paper's baseline for its percentages (slide 8: 0.08-0.25 on the device): StatePreparation of the "
+    "target transpiled by qiskit at optimization level 3 to rz/sx/x/cx on the ansatz's qubits (13-17 cx at 4 "
+    "qubits, 36-46 at 5), run on the same machine (incoherent noise, coherent errors, readout)",
     strongest=False,
-    stronger="arithmetic decomposition (qiskit StatePreparation) transpiled to the device: the paper's baseline",
+    stronger="the noise-unaware variational circuit (higher fidelity in 28 of 30 study cases)",
 )
 _START = Baseline(
     name="noise-unaware variational circuit (the start of fine-tuning)",
@@ -79,7 +87,10 @@ _READOUT = Assumption(
     choices=("asymmetric p(0->1), p(1->0) of the snapshot, inverted",),
     sourced=False,
     why="readout errors are each qubit's asymmetric 0->1 and 1->0 rates from the snapshot's props file, and "
-    "the measured counts are mitigated by inverting those confusion matrices; the paper states neither",
+    "the measured counts are mitigated by inverting those confusion matrices; the paper states neither. "
+    "qiskit-aer's from_backend uses one symmetric rate per qubit (outcome probabilities differ by ~0.01): offered "
+    "as --readout aer, not swept (retraining every case); the fidelities are of the state before measurement, so "
+    "readout reaches them only through the training data",
 )
 _BUDGET = Assumption(
     name="budget",
@@ -123,6 +134,19 @@ def _gain(qubits: int, how: str):
     return measure
 
 
+def _arithmetic_gain(qubits: int, how: str):
+    def measure(*, budget: int, definition: str, machine: str, readout: str) -> Figure:
+        gains = study.arithmetic_gains(
+            _study(), study.default_arithmetic(), qubits, budget=int(budget), definition=definition
+        )
+        if how == "max":
+            value, case = max(gains)
+            return Figure(value, note=f"at {case}")
+        return Figure(sum(g for g, _ in gains) / len(gains), note=f"mean over {len(gains)} cases")
+
+    return measure
+
+
 def _incoherent_only(*, machine: str, readout: str, **_: Any) -> float:
     return study.summary(_study())["incoherent-only"]["gain_mean"]
 
@@ -131,6 +155,36 @@ def _margin(*, budget: int, machine: str, readout: str) -> Figure:
     gains = study.compare_gains(_study(), int(budget))
     best = max((m for m in gains if m != "robuststate"), key=gains.get)
     return Figure(gains["robuststate"] - gains[best], note=f"over {best} at {int(budget):,} executions")
+
+
+def _gain_claims() -> list[Claim]:
+    """The four fidelity percentages, each over the noise-unaware circuit and over arithmetic decomposition."""
+    claims = []
+    for n in (4, 5):
+        for how, table in (("max", "fidelity_gain_max"), ("mean", "fidelity_gain_mean")):
+            paper = PAPER_CLAIMS[table][n]
+            for suffix, baseline, measure in (
+                ("", _UNAWARE, _gain(n, how)),
+                ("_arithmetic", _ARITHMETIC, _arithmetic_gain(n, how)),
+            ):
+                claims.append(
+                    Claim(
+                        technique="robuststate",
+                        key=f"fidelity_gain_{how}_{n}q{suffix}",
+                        text=f"{n}-qubit fidelity improvement over the baseline, "
+                        + (f"up to {paper:.0%}" if how == "max" else f"{paper:.0%} on average"),
+                        kind="gain",
+                        paper=paper,
+                        paper_source=PAPER_VERSION,
+                        unit="",
+                        baseline=baseline,
+                        assumptions=(_BUDGET, _DEFINITION, *_shared()),
+                        evidence=_EVIDENCE,
+                        measure=measure,
+                        up_to=how == "max",
+                    )
+                )
+    return claims
 
 
 @functools.cache
@@ -161,26 +215,7 @@ def _claims() -> tuple[Claim, ...]:
             up_to=True,
         )
     ]
-    for n in (4, 5):
-        for how, table in (("max", "fidelity_gain_max"), ("mean", "fidelity_gain_mean")):
-            paper = PAPER_CLAIMS[table][n]
-            claims.append(
-                Claim(
-                    technique="robuststate",
-                    key=f"fidelity_gain_{how}_{n}q",
-                    text=f"{n}-qubit fidelity improvement over the baseline, "
-                    + (f"up to {paper:.0%}" if how == "max" else f"{paper:.0%} on average"),
-                    kind="gain",
-                    paper=paper,
-                    paper_source=PAPER_VERSION,
-                    unit="",
-                    baseline=_UNAWARE,
-                    assumptions=(_BUDGET, _DEFINITION, *_shared()),
-                    evidence=_EVIDENCE,
-                    measure=_gain(n, how),
-                    up_to=how == "max",
-                )
-            )
+    claims.extend(_gain_claims())
     claims.append(
         Claim(
             technique="robuststate",

@@ -9,6 +9,8 @@ from workbench.quantum.device import get_device
 
 TARGETS = ("ghz", "w", "random")
 METHODS = ("robuststate", "unaware", "parameter-shift", "spsa", "bo")
+#: readout error of the machine: the props file's asymmetric rates, or qiskit-aer's from_backend symmetric one
+READOUTS = ("props", "aer")
 #: snapshots with an rz/sx/x/cx basis (the ansatz's native gates) and 4..27 qubits; listed (loading every
 #: snapshot to filter them takes seconds), checked against the calibrations in tests/quantum/robuststate
 DEVICES = (
@@ -51,6 +53,12 @@ class RobustStateConfig(Config):
     blocks: int = param(
         0, lo=0, hi=100, unit="blocks", help="two-qubit blocks of the ansatz (0: n(n-1), the paper's size)"
     )
+    readout: str = param(
+        "props",
+        choices=READOUTS,
+        help="machine readout error: props (asymmetric P(1|0), P(0|1) of the snapshot's props file) or aer "
+        "(the symmetric rate of qiskit-aer's NoiseModel.from_backend)",
+    )
     mitigate_readout: bool = param(True, help="invert the snapshot's readout confusion matrices on measured data")
     seed: int = param(0, lo=0, hi=2**31 - 1, help="seed of the coherent-error draw, the random target and shots")
 
@@ -65,3 +73,47 @@ class RobustStateConfig(Config):
     @property
     def num_blocks(self) -> int:
         return self.blocks or self.qubits * (self.qubits - 1)
+
+
+#: the default study's devices (the paper's machines where a fake backend exists)
+STUDY_DEVICES = ("fake_geneva", "fake_hanoi", "fake_lagos", "fake_nairobi", "fake_perth")
+#: the study's settings (RobustState and the headline cases / the method comparison)
+STUDY_SETTINGS = {
+    "shots": 256,
+    "bases": 16,
+    "lr": 0.005,
+    "coherent_strength": 1.0,
+    "headline_budget": 300_000,
+    "compare_budget": 800_000,
+    "compare_qubits": (4,),
+    "compare_targets": ("random",),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RobustStateViewConfig(Config):
+    """The panel's controls: a study case (device, target, width) and the run the button trains."""
+
+    device: str = param("fake_nairobi", choices=STUDY_DEVICES, help="device snapshot of the study")
+    target: str = param("ghz", choices=TARGETS, help="target state")
+    qubits: int = param(4, lo=2, hi=5, unit="qubits", help="width (the study covers 4 and 5)")
+    method: str = param("robuststate", choices=METHODS, help="training method (highlighted; the button trains it)")
+    coherent_strength: float = param(
+        1.0, lo=0.0, hi=3.0, label="coherent-error strength", help="scales the seeded coherent errors"
+    )
+    shots: int = param(256, lo=1, hi=8192, unit="shots", help="shots per circuit")
+    budget: int = param(1_200_000, lo=0, hi=3_000_000, unit="executions", help="machine executions (circuits x shots)")
+
+    def run_config(self) -> RobustStateConfig:
+        """The CLI config of the run the panel's button trains."""
+        return RobustStateConfig(
+            device=self.device,
+            target=self.target,
+            qubits=self.qubits,
+            method=self.method,
+            coherent_strength=self.coherent_strength,
+            shots=self.shots,
+            budget=self.budget,
+            bases=STUDY_SETTINGS["bases"],
+            lr=STUDY_SETTINGS["lr"],
+        )

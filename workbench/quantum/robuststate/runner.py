@@ -14,11 +14,17 @@ from typing import Any
 
 from workbench.quantum.robuststate import model
 from workbench.quantum.robuststate.config import RobustStateConfig
-from workbench.quantum.robuststate.study import train
+from workbench.quantum.robuststate.experiment import train
 from workbench.registry import Technique
 from workbench.results import Result, fmt
 
-__all__ = ["RobustStateResult", "run", "format_table", "TECHNIQUE"]
+__all__ = ["RobustStateResult", "run", "format_table", "TECHNIQUE", "READOUT_MODELS"]
+
+#: what each readout choice gives the machine
+READOUT_MODELS = {
+    "props": "asymmetric P(1|0), P(0|1) per qubit from the snapshot's props file",
+    "aer": "symmetric per-qubit rate of qiskit-aer's NoiseModel.from_backend (the target's measure error)",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,7 +40,8 @@ class RobustStateResult(Result):
     """What ``workbench run robuststate --json`` prints. The issue's keys first: fidelity_before (noise-unaware
     deployment on the machine), fidelity_after, machine_executions (counted: circuits x shots),
     coherent_error_before/after (``lambda_max(rho) - F``). Extra: the incoherent part (``1 - lambda_max``),
-    the setting, the counted circuits and steps, the cost MODEL's executions (equal to the counted ones), the
+    the setting, the machine's readout error (``readout``: props or aer, described in ``readout_model``), the
+    counted circuits and steps, the cost MODEL's executions (equal to the counted ones), the
     noiseless fidelity of the pre-trained circuit and the curve."""
 
     technique: str = "robuststate"
@@ -54,6 +61,8 @@ class RobustStateResult(Result):
     shots: int
     bases: int
     coherent_strength: float
+    readout: str
+    readout_model: str
     circuits: int
     steps: int
     model_executions: int
@@ -87,6 +96,8 @@ def run(config: RobustStateConfig) -> RobustStateResult:
         shots=config.shots,
         bases=config.bases,
         coherent_strength=config.coherent_strength,
+        readout=config.readout,
+        readout_model=READOUT_MODELS[config.readout],
         circuits=r.circuits,
         steps=r.steps,
         model_executions=spent,
@@ -109,6 +120,7 @@ def format_table(result: dict[str, Any]) -> str:
             f"(noiseless circuit {fmt(result['noiseless_fidelity'])})",
             f"  coherent error {fmt(result['coherent_error_before'])} -> {fmt(result['coherent_error_after'])}; "
             f"incoherent {fmt(result['incoherent_error_before'])} -> {fmt(result['incoherent_error_after'])}",
+            f"  readout error: {result['readout']} ({result['readout_model']})",
             f"  machine executions {fmt(result['machine_executions'])} of {fmt(result['budget'])} "
             f"({fmt(result['circuits'])} circuits x {fmt(result['shots'])} shots; {fmt(result['steps'])} steps; "
             f"{result['model_label']} {fmt(result['model_executions'])})",

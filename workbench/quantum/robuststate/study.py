@@ -33,153 +33,35 @@ from typing import Any
 import numpy as np
 import torch
 
-from workbench.config import Config, param
-from workbench.quantum.device import Device, get_device
-from workbench.quantum.robuststate import model
-from workbench.quantum.robuststate.bayesopt import train_bo
-from workbench.quantum.robuststate.config import METHODS, TARGETS, RobustStateConfig
-from workbench.quantum.robuststate.parameter_shift import train_parameter_shift
-from workbench.quantum.robuststate.problem import Evaluation, Problem, evaluate, make_machine, make_problem
-from workbench.quantum.robuststate.spsa import train_spsa
-from workbench.quantum.robuststate.straight_through import train_robuststate
-from workbench.quantum.robuststate.trace import Trace
+from workbench.quantum.device import get_device
+from workbench.quantum.robuststate import experiment, model
+from workbench.quantum.robuststate.config import (
+    STUDY_DEVICES,
+    STUDY_SETTINGS,
+    RobustStateConfig,
+)
+
+# the panel's runs go through the study (re-exported): a widget calls workbench only through study/config/claims
+from workbench.quantum.robuststate.experiment import RunRecord, train
+from workbench.quantum.robuststate.experiment import trained_run as trained_run
 
 log = logging.getLogger(__name__)
 
 #: arXiv:2311.16035 (RobustState, Wang et al.); its claims, with sources, are in :mod:`.claims`
 PAPER_VERSION = "arXiv:2311.16035 (abstract, as on arXiv/ar5iv)"
 
-STUDY_DEVICES = ("fake_geneva", "fake_hanoi", "fake_lagos", "fake_nairobi", "fake_perth")
 STUDY_TARGETS = ("ghz", "w", "random")
 STUDY_QUBITS = (4, 5)
-#: the study's settings (RobustState and the headline cases / the method comparison)
-STUDY_SETTINGS = {
-    "shots": 256,
-    "bases": 16,
-    "lr": 0.005,
-    "coherent_strength": 1.0,
-    "headline_budget": 300_000,
-    "compare_budget": 800_000,
-    "compare_qubits": (4,),
-    "compare_targets": ("random",),
-}
 STUDY_FILE = Path(__file__).with_name("study_default.json")
 STUDY_VERSION = 1
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunRecord:
-    """One method's run on one configuration: the machine before (noise-unaware deployment) and after, the
-    curve, counted executions and steps."""
-
-    before: Evaluation
-    after: Evaluation
-    trace: Trace
-    executions: int
-    circuits: int
-    steps: int
-    noiseless_fidelity: float
-    layout: tuple[int, ...]
-    num_parameters: int
-
-
-# ---- caches ------------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=64)
-def problem(
-    target: str, qubits: int, device: Device, blocks: int, strength: float, incoherent: bool, seed: int
-) -> Problem:
-    """The memoised problem (pre-training memoised apart: it does not depend on the noise)."""
-    return make_problem(
-        target,
-        qubits,
-        device,
-        blocks=blocks,
-        coherent_strength=strength,
-        incoherent=incoherent,
-        seed=seed,
-        pretrained=pretrained(target, qubits, device, blocks, seed),
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def pretrained(target: str, qubits: int, device: Device, blocks: int, seed: int) -> tuple[torch.Tensor, float]:
-    """Noiselessly pre-trained (theta0, fidelity) of the placed ansatz."""
-    pb = make_problem(target, qubits, device, blocks=blocks, coherent_strength=0.0, seed=seed)
-    return pb.theta0, pb.noiseless_fidelity
-
-
-_RUNS: dict[RobustStateConfig, RunRecord] = {}
-
-
 def clear_caches() -> None:
-    """Forget every memoised problem, run and loaded study."""
-    problem.cache_clear()
-    pretrained.cache_clear()
-    _RUNS.clear()
+    """Forget every memoised problem, run, baseline and loaded study."""
+    experiment.clear_caches()
     default_study.cache_clear()
-
-
-def problem_of(config: RobustStateConfig) -> Problem:
-    return problem(
-        config.target,
-        config.qubits,
-        get_device(config.device),
-        config.num_blocks,
-        float(config.coherent_strength),
-        bool(config.incoherent),
-        int(config.seed),
-    )
-
-
-def train(config: RobustStateConfig, progress: Callable[[float], None] | None = None) -> RunRecord:
-    """Pre-train (noiseless), deploy on the machine, fine-tune with ``config.method`` within ``config.budget``
-    executions; memoised by the whole config. Raises ValueError for bad input (see the config)."""
-    if config in _RUNS:
-        return _RUNS[config]
-    pb = problem_of(config)
-    machine = make_machine(pb, shots=config.shots, seed=config.seed)
-    before = evaluate(machine, pb.theta0, pb.psi)
-    kw = {"budget": int(config.budget), "bases": int(config.bases), "mitigate": config.mitigate_readout}
-    if config.method == "unaware":
-        trace = Trace("unaware", [0], [before.fidelity], [before.coherent_error], [before.incoherent_error])
-        trace.theta = pb.theta0.clone()
-    elif config.method == "robuststate":
-        every = max(1, int(config.budget) // (config.bases * config.shots * 40))  # ~40 curve points
-        trace = train_robuststate(
-            machine, pb.theta0, pb.psi, lr=config.lr, seed=config.seed, progress=progress, record_every=every, **kw
-        )
-    elif config.method == "parameter-shift":
-        trace = train_parameter_shift(
-            machine, pb.theta0, pb.psi, lr=config.lr, seed=config.seed, progress=progress, **kw
-        )
-    elif config.method == "spsa":
-        trace = train_spsa(machine, pb.theta0, pb.psi, seed=config.seed, progress=progress, **kw)
-    elif config.method == "bo":
-        trace = train_bo(
-            machine,
-            pb.theta0,
-            pb.psi,
-            seed=config.seed,
-            progress=progress,
-            max_evaluations=model.BO_MAX_EVALUATIONS,
-            **kw,
-        )
-    else:  # the config's choices make this unreachable
-        raise ValueError(f"method={config.method!r} is not supported")
-    after = evaluate(machine, trace.theta, pb.psi)
-    record = RunRecord(
-        before=before,
-        after=after,
-        trace=trace,
-        executions=machine.executions,
-        circuits=machine.circuits,
-        steps=trace.steps,
-        noiseless_fidelity=pb.noiseless_fidelity,
-        layout=pb.layout,
-        num_parameters=pb.ansatz.num_parameters,
-    )
-    _RUNS[config] = record
-    return record
+    default_arithmetic.cache_clear()
+    panel_view.cache_clear()
 
 
 # ---- the study -------------------------------------------------------------------------------------------
@@ -236,8 +118,20 @@ def study_cases(
     return out
 
 
+#: parameters added after the shipped study was computed, at the value the study used: left out of its key
+KEY_ADDED_DEFAULTS = {"readout": "props"}
+
+
+def _key_dict(config: RobustStateConfig) -> dict[str, Any]:
+    d = config.to_dict()
+    for name, value in KEY_ADDED_DEFAULTS.items():
+        if d.get(name) == value:
+            d.pop(name)
+    return d
+
+
 def _key(cases: list[tuple[str, RobustStateConfig]]) -> str:
-    text = json.dumps([[g, c.to_dict() if hasattr(c, "to_dict") else dataclasses.asdict(c)] for g, c in cases])
+    text = json.dumps([[g, _key_dict(c)] for g, c in cases])
     return hashlib.sha256(f"v{STUDY_VERSION}:{text}".encode()).hexdigest()[:16]
 
 
@@ -289,6 +183,97 @@ def save_study(data: dict[str, Any], path: Path) -> None:
 
     with atomic_write(path, "w") as f:
         f.write(json.dumps(data, indent=0) + "\n")
+
+
+# ---- the paper's baseline: arithmetic decomposition on every headline case ------------------------------------
+ARITHMETIC_FILE = Path(__file__).with_name("arithmetic_default.json")
+
+
+def arithmetic_record(config: RobustStateConfig) -> dict[str, Any]:
+    """The arithmetic-decomposition baseline on ``config``'s machine (see :func:`.experiment.arithmetic_baseline`)
+    as plain JSON: true fidelity and its split, the transpiled ``cx`` count and depth."""
+    b = experiment.arithmetic_baseline(
+        config.target,
+        config.qubits,
+        get_device(config.device),
+        float(config.coherent_strength),
+        bool(config.incoherent),
+        int(config.seed),
+        config.readout,
+    )
+    return {
+        "device": config.device,
+        "target": config.target,
+        "qubits": config.qubits,
+        "fidelity": b.evaluation.fidelity,
+        "coherent": b.evaluation.coherent_error,
+        "incoherent": b.evaluation.incoherent_error,
+        "cx": b.cx,
+        "depth": b.depth,
+        "noiseless_fidelity": b.noiseless_fidelity,
+    }
+
+
+def run_arithmetic() -> dict[str, Any]:
+    """The arithmetic baseline on every headline case of the default study (~10 s on 2 cores), keyed like it."""
+    import qiskit
+
+    cases = study_cases()
+    runs = [arithmetic_record(c) for g, c in cases if g == "headline" and c.method == "robuststate"]
+    return {"key": _key(cases), "qiskit": qiskit.__version__, "runs": runs}
+
+
+@functools.lru_cache(maxsize=1)
+def default_arithmetic() -> dict[str, Any]:
+    """The shipped ``arithmetic_default.json`` when its key matches the study definition, else computed."""
+    if ARITHMETIC_FILE.exists():
+        data = json.loads(ARITHMETIC_FILE.read_text())
+        if data.get("key") == _key(study_cases()):
+            return data
+        log.warning("%s is stale: recomputing the arithmetic baseline", ARITHMETIC_FILE)
+    return run_arithmetic()
+
+
+def arithmetic_gains(
+    data: dict[str, Any], arithmetic: dict[str, Any], qubits: int, *, budget: int, definition: str
+) -> list[tuple[float, str]]:
+    """RobustState's fidelity (its curve at ``budget``) over the arithmetic-decomposition circuit on the same
+    machine, on every headline case of ``qubits`` qubits, with the case's name (``definition`` as in
+    :func:`headline_gains`)."""
+    if definition not in GAIN_DEFINITIONS:
+        raise ValueError(f"definition={definition!r} is unknown: valid values are {', '.join(GAIN_DEFINITIONS)}")
+    base = {(a["device"], a["target"], a["qubits"]): a["fidelity"] for a in arithmetic["runs"]}
+    out = []
+    for r in _runs(data, "headline", "robuststate"):
+        c = r["config"]
+        if c["qubits"] != qubits:
+            continue
+        f0, f1 = base[(c["device"], c["target"], c["qubits"])], fidelity_at(r, budget)
+        gain = (f1 - f0) / f0 if definition == "relative" else (f1 - f0) / max(1 - f0, 1e-12)
+        out.append((gain, f"{c['device']}/{c['target']}/{c['qubits']}q"))
+    if not out:
+        raise ValueError(f"qubits={qubits} has no headline case in the study")
+    return out
+
+
+def baseline_table(data: dict[str, Any], arithmetic: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per headline case: arithmetic-decomposition fidelity (and cx count), the noise-unaware variational
+    circuit's, and RobustState's after fine-tuning (the paper's slide-8 comparison, on our machine)."""
+    base = {(a["device"], a["target"], a["qubits"]): a for a in arithmetic["runs"]}
+    rows = []
+    for r in _runs(data, "headline", "robuststate"):
+        c = r["config"]
+        a = base[(c["device"], c["target"], c["qubits"])]
+        rows.append(
+            {
+                "case": f"{c['device']}/{c['target']}/{c['qubits']}q",
+                "arithmetic": a["fidelity"],
+                "arithmetic_cx": a["cx"],
+                "unaware": r["fidelity_before"],
+                "robuststate": r["fidelity_after"],
+            }
+        )
+    return rows
 
 
 # ---- summaries (the claims are in :mod:`workbench.quantum.robuststate.claims`) ----------------------------
@@ -415,40 +400,6 @@ class PanelView:
     layout: tuple[int, ...]
 
 
-@dataclass(frozen=True, kw_only=True)
-class RobustStateViewConfig(Config):
-    """The panel's controls: a study case (device, target, width) and the run the button trains."""
-
-    device: str = param("fake_nairobi", choices=STUDY_DEVICES, help="device snapshot of the study")
-    target: str = param("ghz", choices=TARGETS, help="target state")
-    qubits: int = param(4, lo=2, hi=5, unit="qubits", help="width (the study covers 4 and 5)")
-    method: str = param("robuststate", choices=METHODS, help="training method (highlighted; the button trains it)")
-    coherent_strength: float = param(
-        1.0, lo=0.0, hi=3.0, label="coherent-error strength", help="scales the seeded coherent errors"
-    )
-    shots: int = param(256, lo=1, hi=8192, unit="shots", help="shots per circuit")
-    budget: int = param(1_200_000, lo=0, hi=3_000_000, unit="executions", help="machine executions (circuits x shots)")
-
-    def run_config(self) -> RobustStateConfig:
-        """The CLI config of the run the panel's button trains."""
-        return RobustStateConfig(
-            device=self.device,
-            target=self.target,
-            qubits=self.qubits,
-            method=self.method,
-            coherent_strength=self.coherent_strength,
-            shots=self.shots,
-            budget=self.budget,
-            bases=STUDY_SETTINGS["bases"],
-            lr=STUDY_SETTINGS["lr"],
-        )
-
-
-def trained_run(config: RobustStateConfig) -> RunRecord | None:
-    """The memoised run of ``config`` if it was trained in this process (no computation), else None."""
-    return _RUNS.get(config)
-
-
 @functools.lru_cache(maxsize=256)
 def panel_view(
     device: str, target: str, qubits: int, strength: float, shots: int, budget: int, bases: int
@@ -537,12 +488,16 @@ def merge_parts(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """``python -m workbench.quantum.robuststate.study [OUT]``: run the default study and write it (atomically)
     to OUT (default: the package's ``study_default.json``). ``--part DEV,DEV OUT``: only those devices;
-    ``--merge OUT PART...``: join parts."""
+    ``--merge OUT PART...``: join parts; ``--arithmetic [OUT]``: the arithmetic baseline of every headline case
+    (default: the package's ``arithmetic_default.json``)."""
     logging.basicConfig(level=logging.INFO)
     argv = sys.argv[1:] if argv is None else argv
     torch.set_num_threads(1)
     if argv and argv[0] == "--part":
         run_study_part(argv[1].split(","), Path(argv[2]))
+        return 0
+    if argv and argv[0] == "--arithmetic":
+        save_study(run_arithmetic(), Path(argv[1]) if len(argv) > 1 else ARITHMETIC_FILE)
         return 0
     if argv and argv[0] == "--merge":
         data = merge_parts(json.loads(Path(p).read_text()) for p in argv[2:])
