@@ -18,9 +18,9 @@ from benchmarks.common import Section, Table
 from benchmarks.machine import load_average
 from workbench.quantum.quest.batching import NormalizedSet
 from workbench.quantum.quest.checkpoint import SHIPPED, load_checkpoint
-from workbench.quantum.quest.dataset import DatasetSpec, generate
-from workbench.quantum.quest.speed import speed_comparison
-from workbench.quantum.quest.study import fidelity_check, targets
+from workbench.quantum.quest.dataset import DatasetSpec, QuestDataset, generate
+from workbench.quantum.quest.experiment import fidelity_check, targets
+from workbench.quantum.quest.speed import speed_comparison, width_sweep
 from workbench.quantum.quest.train import metrics_by_device, metrics_by_kind, predict_indices
 
 log = logging.getLogger(__name__)
@@ -41,9 +41,8 @@ def _metric_rows(metric: dict, source: str) -> list[tuple[str, ...]]:
     return rows
 
 
-def run(*, quick: bool) -> Section:
-    ckpt = load_checkpoint()
-    recorded = ckpt.metrics
+def _fresh_set(ckpt, quick: bool) -> tuple[QuestDataset, dict, float]:
+    """A fresh held-out set (another seed), every model's metrics on it, and its generation seconds."""
     spec = DatasetSpec(
         random_samples=16 if quick else 400,
         algorithm_samples=8 if quick else 240,
@@ -62,9 +61,92 @@ def run(*, quick: bool) -> Section:
     for name, model in ckpt.models.items():
         pred = predict_indices(model, normed, every)
         measured[name] = {**metrics_by_kind(pred, fresh, every), **metrics_by_device(pred, fresh, every)}
+    return fresh, measured, gen_seconds
+
+
+def _width_rows(ckpt, quick: bool) -> list[dict]:
+    """Batched aer vs batched QuEst at fixed widths (:func:`~workbench.quantum.quest.speed.width_sweep`)."""
+    plan = ((5, 2), (8, 2)) if quick else ((5, 4), (8, 4), (10, 2))
+    return [width_sweep(ckpt, (w,), count=n)[0] for w, n in plan]
+
+
+def _width_table(rows: list[dict]) -> Table:
+    return Table(
+        headers=("width (50 gates)", "circuits", "aer ms per circuit", "QuEst ms per circuit", "speed-up (wall)",
+                 "speed-up (CPU)"),
+        rows=tuple(
+            (str(r["width"]), str(r["circuits"]), f"{r['aer'] * 1e3:.1f}", f"{r['predict'] * 1e3:.3f}",
+             f"{r['speedup']:.1f}x", f"{r['speedup_cpu']:.1f}x")
+            for r in rows
+        ),
+    )  # fmt: skip
+
+
+def _speed_table(speed: dict) -> Table:
+    """Every pairing, then every path's seconds per circuit."""
+    per = speed["seconds_per_circuit"]
+    names = {
+        "aer_batched": f"aer batched: shared noise model, one run over the list ({speed['aer_method']})",
+        "aer_batched_density_matrix": "aer batched, density matrix (exact), experiments in parallel",
+        "aer_batched_density_matrix_serial": "aer batched, density matrix (exact), one after another",
+        "aer_batched_statevector_shots": f"aer batched, statevector, {speed['shots']} shots",
+        "aer_single": "aer one circuit per run (shared noise model)",
+        "labelling_single": "aer labelling: noise model per circuit + one run each",
+        "predict_batched": "QuEst: encode + transformer, batched",
+        "predict_single": "QuEst: encode + transformer, one circuit at a time",
+    }
+    return Table(
+        headers=("pairing (aer path / QuEst path)", "aer ms per circuit", "QuEst ms per circuit", "speed-up"),
+        rows=tuple(
+            (p["pairing"], f"{per[p['aer']] * 1e3:.3f}", f"{per[p['quest']] * 1e3:.3f}", f"{p['speedup']:.1f}x")
+            for p in speed["pairings"]
+        )
+        + tuple(
+            (
+                f"path: {names[k]}",
+                f"{per[k] * 1e3:.3f}" if k.startswith(("aer", "label")) else "",
+                f"{per[k] * 1e3:.3f}" if k.startswith("predict") else "",
+                "",
+            )
+            for k in names
+        ),
+    )
+
+
+def _summary(recorded: dict, speed: dict, rank: dict) -> tuple[tuple[str, str], ...]:
+    ratio = speed["speedup_like_for_like"]
+    return (
+        (
+            "QuEst random circuits RMSE / R^2 (held out)",
+            f"{_f(recorded['transformer']['random']['rmse'])} / {_f(recorded['transformer']['random']['r2'])}",
+        ),
+        ("QuEst algorithm circuits R^2 (held out)", _f(recorded["transformer"]["algorithm"]["r2"])),
+        (
+            "QuEst RMSE: transformer / global MLP / Liu MLP (held out, all)",
+            " / ".join(_f(recorded[m]["all"]["rmse"]) for m in ("transformer", "global", "liu")),
+        ),
+        (
+            "QuEst ablation: RMSE without the noise node features (held out, all)",
+            _f(recorded["no-noise"]["all"]["rmse"]) if "no-noise" in recorded else "-",
+        ),
+        ("QuEst prediction speed-up vs aer, like for like (batched vs batched)", f"{ratio:.1f}x"),
+        ("QuEst prediction speed-up vs aer, one vs one", f"{speed['speedup_one_vs_one']:.1f}x"),
+        (
+            "QuEst prediction speed-up vs aer in CPU seconds: batched / one vs one",
+            f"{speed['speedup_like_for_like_cpu']:.1f}x / {speed['speedup_one_vs_one_cpu']:.1f}x",
+        ),
+        ("QuEst PST vs fidelity Spearman", _f(rank.get("spearman", float("nan")))),
+    )
+
+
+def run(*, quick: bool) -> Section:
+    ckpt = load_checkpoint()
+    recorded = ckpt.metrics
+    fresh, measured, gen_seconds = _fresh_set(ckpt, quick)
     log.info("quest: speed")
     speed = speed_comparison(ckpt, count=8 if quick else 128)
-    per = speed["seconds_per_circuit"]
+    log.info("quest: speed against width")
+    widths = _width_rows(ckpt, quick)
 
     metric_table = Table(
         headers=("set", "model", "kind", "n", "RMSE", "MAE", "R^2", "Spearman"),
@@ -83,32 +165,7 @@ def run(*, quick: bool) -> Section:
         )
     )
     target_table = Table(headers=("target (issue)", "value", "verdict"), rows=tuple(target_rows))
-    names = {
-        "aer_batched": f"aer batched: shared noise model, one run over the list ({speed['aer_method']})",
-        "aer_batched_density_matrix": "aer batched, density matrix (exact), experiments in parallel",
-        "aer_batched_density_matrix_serial": "aer batched, density matrix (exact), one after another",
-        "aer_batched_statevector_shots": f"aer batched, statevector, {speed['shots']} shots",
-        "aer_single": "aer one circuit per run (shared noise model)",
-        "labelling_single": "aer labelling: noise model per circuit + one run each",
-        "predict_batched": "QuEst: encode + transformer, batched",
-        "predict_single": "QuEst: encode + transformer, one circuit at a time",
-    }
-    speed_table = Table(
-        headers=("pairing (aer path / QuEst path)", "aer ms per circuit", "QuEst ms per circuit", "speed-up"),
-        rows=tuple(
-            (p["pairing"], f"{per[p['aer']] * 1e3:.3f}", f"{per[p['quest']] * 1e3:.3f}", f"{p['speedup']:.1f}x")
-            for p in speed["pairings"]
-        )
-        + tuple(
-            (
-                f"path: {names[k]}",
-                f"{per[k] * 1e3:.3f}" if k.startswith(("aer", "label")) else "",
-                f"{per[k] * 1e3:.3f}" if k.startswith("predict") else "",
-                "",
-            )
-            for k in names
-        ),
-    )
+    speed_table = _speed_table(speed)
     rank = ckpt.dataset.get("fidelity_check", {})
     fresh_rank = fidelity_check(fresh)
     intro = (
@@ -144,44 +201,31 @@ def run(*, quick: bool) -> Section:
         "speed table (the former 171x headline was the labelling path, a noise model built per circuit, against "
         f"batched prediction). RMSE of the batched predictions against the exact PST: "
         f"{speed['rmse_on_these_circuits']:.4f}.",
+        "Speed against width: batched aer (density matrix, the labels' method; noise model built inside the "
+        "timing) vs batched QuEst on circuits of exactly w qubits and 50 gates, one noise draw of a connected piece "
+        "of fake_guadalupe: "
+        + ", ".join(f"{r['width']} qubits {r['speedup']:.0f}x (CPU {r['speedup_cpu']:.0f}x)" for r in widths)
+        + ". aer's density matrix grows as 4^w while the predictor's cost follows the gate count; QuEst's encoding "
+        "holds at most 10 qubits (a 12-qubit circuit is refused; aer took 3.5 CPU s / 25 wall s for one).",
         f"Load average at the end: {load_average()} (2 shared cores).",
     )
-    summary = (
-        (
-            "QuEst random circuits RMSE / R^2 (held out)",
-            f"{_f(recorded['transformer']['random']['rmse'])} / {_f(recorded['transformer']['random']['r2'])}",
-        ),
-        ("QuEst algorithm circuits R^2 (held out)", _f(recorded["transformer"]["algorithm"]["r2"])),
-        (
-            "QuEst RMSE: transformer / global MLP / Liu MLP (held out, all)",
-            " / ".join(_f(recorded[m]["all"]["rmse"]) for m in ("transformer", "global", "liu")),
-        ),
-        (
-            "QuEst ablation: RMSE without the noise node features (held out, all)",
-            _f(recorded["no-noise"]["all"]["rmse"]) if "no-noise" in recorded else "-",
-        ),
-        ("QuEst prediction speed-up vs aer, like for like (batched vs batched)", f"{ratio:.1f}x"),
-        ("QuEst prediction speed-up vs aer, one vs one", f"{speed['speedup_one_vs_one']:.1f}x"),
-        (
-            "QuEst prediction speed-up vs aer in CPU seconds: batched / one vs one",
-            f"{speed['speedup_like_for_like_cpu']:.1f}x / {speed['speedup_one_vs_one_cpu']:.1f}x",
-        ),
-        ("QuEst PST vs fidelity Spearman", _f(rank.get("spearman", float("nan")))),
-    )
+    summary = _summary(recorded, speed, rank)
     return Section(
         title="QuEst: circuit reliability prediction vs baselines and vs simulation",
         intro=intro,
-        tables=(target_table, metric_table, speed_table),
+        tables=(target_table, metric_table, speed_table, _width_table(widths)),
         notes=notes,
         summary=summary,
         data={
             "recorded": recorded,
             "fresh": measured,
             "speed": speed,
+            "width_sweep": widths,
             # the wall-clock figures the claims cite (workbench.quantum.quest.claims; recorded by a full run)
             "claims": {
                 "quest.speedup_like_for_like": ratio,
                 "quest.speedup_one_vs_one": speed["speedup_one_vs_one"],
+                **{f"quest.speedup_width_{r['width']}": r["speedup"] for r in widths},
             },
         },
     )

@@ -128,87 +128,7 @@ class DwarvesGraphPanel(Panel):
 
     # ---- figures ----------------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
-        pat = make_subplots(
-            rows=1,
-            cols=4,
-            subplot_titles=("pattern (cut red)", "shrinkage", "shrinkage", "shrinkage"),
-            horizontal_spacing=0.03,
-            column_widths=[0.4, 0.2, 0.2, 0.2],
-        )
-        for col in range(1, 5):
-            pat.add_trace(
-                go.Scatter(
-                    x=[], y=[], mode="lines", line=dict(color="#444", width=2), hoverinfo="skip", showlegend=False
-                ),
-                row=1,
-                col=col,
-            )
-            pat.add_trace(
-                go.Scatter(
-                    x=[], y=[], mode="markers+text", textfont=dict(color="white"), hoverinfo="text", showlegend=False
-                ),
-                row=1,
-                col=col,
-            )
-            pat.update_xaxes(visible=False, range=[-1.4, 1.4], row=1, col=col)
-            pat.update_yaxes(visible=False, range=[-1.4, 1.4], scaleanchor=f"x{col if col > 1 else ''}", row=1, col=col)
-        pat.update_layout(height=300, margin=dict(t=60, b=40), title="")
-
-        cost = go.Figure(
-            layout=dict(
-                title="Cost model: predicted seconds of each candidate plan (own kernel)",
-                yaxis=dict(title="seconds", type="log"),
-                xaxis=dict(title="candidate plan"),
-                height=360,
-                barmode="overlay",
-                legend=dict(orientation="h", y=-0.3),
-            )
-        )
-        cost.add_trace(go.Bar(name="predicted (degree statistics)", x=[], y=[], marker_color=[], hovertext=[]))
-        cost.add_trace(
-            go.Scatter(
-                name="measured (after Run)",
-                x=[],
-                y=[],
-                mode="markers",
-                marker=dict(symbol="diamond", size=12, color="black"),
-            )
-        )
-
-        sweep = go.Figure(
-            layout=dict(
-                title="Predicted time vs graph size (synthetic family of the current graph)",
-                xaxis=dict(title="vertices", type="log"),
-                yaxis=dict(title="seconds", type="log"),
-                height=340,
-                legend=dict(orientation="h", y=-0.3),
-            )
-        )
-        for kind in ("enumerate", "decompose"):
-            sweep.add_trace(
-                go.Scatter(name=f"{kind} (model)", x=[], y=[], mode="lines+markers", line=dict(color=COLORS[kind]))
-            )
-        for kind in ("enumerate", "decompose"):
-            sweep.add_trace(
-                go.Scatter(
-                    name=f"{kind} (measured, current graph)",
-                    x=[],
-                    y=[],
-                    mode="markers",
-                    marker=dict(color=COLORS[kind], size=13, symbol="star"),
-                )
-            )
-
-        motifs = go.Figure(
-            layout=dict(
-                title="Motif counts (press Run)",
-                yaxis=dict(title="count", type="log"),
-                height=340,
-                xaxis=dict(tickangle=-30),
-            )
-        )
-        motifs.add_trace(go.Bar(x=[], y=[], marker_color="#1f77b4"))
-        return [pat, cost, sweep, motifs]
+        return [_pattern_figure(), _cost_figure(), _sweep_figure(), _motifs_figure()]
 
     def compute(self, values: dict[str, Any]) -> DwarvesView:
         return dwarves_view(DwarvesGraphConfig.from_dict(values))
@@ -430,3 +350,98 @@ def pattern_figure(pattern: Pattern, choice: PlanChoice | None, *, title: str = 
     fig.add_trace(go.Scatter(mode="lines", line=dict(color="#444", width=2), hoverinfo="skip", **edge))
     fig.add_trace(go.Scatter(mode="markers+text", textfont=dict(color="white"), **node))
     return fig
+
+
+def _pattern_figure() -> go.Figure:
+    """The pattern (its cut in red) and up to three shrinkage patterns, one subplot each."""
+    pat = make_subplots(
+        rows=1,
+        cols=4,
+        subplot_titles=("pattern (cut red)", "shrinkage", "shrinkage", "shrinkage"),
+        horizontal_spacing=0.03,
+        column_widths=[0.4, 0.2, 0.2, 0.2],
+    )
+    for col in range(1, 5):
+        pat.add_trace(
+            go.Scatter(x=[], y=[], mode="lines", line=dict(color="#444", width=2), hoverinfo="skip", showlegend=False),
+            row=1,
+            col=col,
+        )
+        pat.add_trace(
+            go.Scatter(
+                x=[], y=[], mode="markers+text", textfont=dict(color="white"), hoverinfo="text", showlegend=False
+            ),
+            row=1,
+            col=col,
+        )
+        pat.update_xaxes(visible=False, range=[-1.4, 1.4], row=1, col=col)
+        pat.update_yaxes(visible=False, range=[-1.4, 1.4], scaleanchor=f"x{col if col > 1 else ''}", row=1, col=col)
+    pat.update_layout(height=300, margin=dict(t=60, b=40), title="")
+    return pat
+
+
+def _cost_figure() -> go.Figure:
+    """Predicted seconds of each candidate plan, and the measured ones after Run."""
+    cost = go.Figure(
+        layout=dict(
+            title="Cost model: predicted seconds of each candidate plan (own kernel)",
+            yaxis=dict(title="seconds", type="log"),
+            xaxis=dict(title="candidate plan"),
+            height=360,
+            barmode="overlay",
+            legend=dict(orientation="h", y=-0.3),
+        )
+    )
+    cost.add_trace(go.Bar(name="predicted (degree statistics)", x=[], y=[], marker_color=[], hovertext=[]))
+    cost.add_trace(
+        go.Scatter(
+            name="measured (after Run)",
+            x=[],
+            y=[],
+            mode="markers",
+            marker=dict(symbol="diamond", size=12, color="black"),
+        )
+    )
+    return cost
+
+
+def _sweep_figure() -> go.Figure:
+    """Predicted time vs graph size per plan kind, with the measured points."""
+    sweep = go.Figure(
+        layout=dict(
+            title="Predicted time vs graph size (synthetic family of the current graph)",
+            xaxis=dict(title="vertices", type="log"),
+            yaxis=dict(title="seconds", type="log"),
+            height=340,
+            legend=dict(orientation="h", y=-0.3),
+        )
+    )
+    for kind in ("enumerate", "decompose"):
+        sweep.add_trace(
+            go.Scatter(name=f"{kind} (model)", x=[], y=[], mode="lines+markers", line=dict(color=COLORS[kind]))
+        )
+    for kind in ("enumerate", "decompose"):
+        sweep.add_trace(
+            go.Scatter(
+                name=f"{kind} (measured, current graph)",
+                x=[],
+                y=[],
+                mode="markers",
+                marker=dict(color=COLORS[kind], size=13, symbol="star"),
+            )
+        )
+    return sweep
+
+
+def _motifs_figure() -> go.Figure:
+    """Motif counts (filled by Run)."""
+    motifs = go.Figure(
+        layout=dict(
+            title="Motif counts (press Run)",
+            yaxis=dict(title="count", type="log"),
+            height=340,
+            xaxis=dict(tickangle=-30),
+        )
+    )
+    motifs.add_trace(go.Bar(x=[], y=[], marker_color="#1f77b4"))
+    return motifs

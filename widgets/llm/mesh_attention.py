@@ -96,6 +96,11 @@ class MeshAttentionPanel(Panel):
 
     # ---- figures ----------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
+        return [self._comm_figure(), self._time_figure(), self._memory_figure(), self._heat_figure()]
+
+    @staticmethod
+    def _comm_figure() -> go.Figure:
+        """Bytes per rank vs GPUs, one line per method, plus the chosen P."""
         comm = go.Figure(
             layout=dict(
                 title="Per-rank communication vs GPUs (fwd+bwd, one attention layer; model = exact kernel counts)",
@@ -117,7 +122,11 @@ class MeshAttentionPanel(Panel):
                 marker=dict(symbol="circle-open", size=16, color="black", line=dict(width=2)),
             )
         )
+        return comm
 
+    @staticmethod
+    def _time_figure() -> go.Figure:
+        """Stacked compute / exposed communication bars per method."""
         time_fig = go.Figure(
             layout=dict(
                 title="Modelled step time per method (fwd+bwd): compute vs exposed communication",
@@ -135,7 +144,11 @@ class MeshAttentionPanel(Panel):
                 name="exposed communication", x=list(MODEL_METHODS), y=[0] * len(MODEL_METHODS), marker_color="#d62728"
             )
         )
+        return time_fig
 
+    @staticmethod
+    def _memory_figure() -> go.Figure:
+        """Peak activation memory bar per method."""
         memory = go.Figure(
             layout=dict(
                 title="Modelled peak activation memory per rank (attention op)",
@@ -147,7 +160,11 @@ class MeshAttentionPanel(Panel):
         memory.add_trace(
             go.Bar(x=list(MODEL_METHODS), y=[0] * len(MODEL_METHODS), marker_color=[COLORS[m] for m in MODEL_METHODS])
         )
+        return memory
 
+    @staticmethod
+    def _heat_figure() -> go.Figure:
+        """Ring vs Mesh assignment matrices side by side."""
         heat = make_subplots(
             rows=1, cols=2, subplot_titles=("Ring: rank i computes row i", "Mesh: a x b tiles"), horizontal_spacing=0.08
         )
@@ -181,7 +198,7 @@ class MeshAttentionPanel(Panel):
         heat.update_layout(
             title="Who computes each block of the Q x KV matrix (masked causal blocks blank)", height=420
         )
-        return [comm, time_fig, memory, heat]
+        return heat
 
     def compute(self, values: dict[str, Any]) -> MeshAttentionView:
         return mesh_attention_view(values)

@@ -15,12 +15,12 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from widgets.base import Action, Panel, Progress
+from workbench.quantum.qgas.config import QgasViewConfig
 from workbench.quantum.qgas.study import (
     CHEMICAL_ACCURACY,
     SEARCHERS,
     STUDY,
     QgasView,
-    QgasViewConfig,
     compare,
     qgas_view,
 )
@@ -63,91 +63,7 @@ class QgasPanel(Panel):
 
     # ---- figures ----------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
-        curve = go.Figure(
-            layout=dict(
-                title="Best energy error vs iteration",
-                xaxis=dict(title="iteration (proposals)", dtick=1),
-                yaxis=dict(title="E_best - E_exact (floored at 1e-12)", type="log"),
-                height=360,
-            )
-        )
-        for name in SEARCHERS:
-            curve.add_trace(go.Scatter(name=name, mode="lines+markers", x=[], y=[], line=dict(color=COLORS[name])))
-        for k in range(MAX_REFS):
-            curve.add_trace(
-                go.Scatter(
-                    name="", mode="lines", x=[], y=[], line=dict(color=REF_COLORS[k], dash="dash"), showlegend=False
-                )
-            )
-        curve.add_trace(
-            go.Scatter(name="chemical accuracy", mode="lines", x=[], y=[], line=dict(color="black", dash="dot"))
-        )
-        curve.add_trace(
-            go.Scatter(
-                name="selected", mode="markers", x=[], y=[], marker=dict(size=14, symbol="circle-open", color="black")
-            )
-        )
-        cost = go.Figure(
-            layout=dict(
-                title="Cost vs quality",
-                xaxis=dict(title="CNOT-equivalents"),
-                yaxis=dict(title="energy error (floored at 1e-12)", type="log"),
-                height=360,
-            )
-        )
-        cost.add_trace(
-            go.Scatter(name="proposals, noiseless", mode="markers", x=[], y=[], text=[], marker=dict(size=9))
-        )
-        cost.add_trace(
-            go.Scatter(
-                name="proposals, device noise",
-                mode="markers",
-                x=[],
-                y=[],
-                text=[],
-                marker=dict(size=9, symbol="circle-open"),
-            )
-        )
-        cost.add_trace(
-            go.Scatter(
-                name="references, noiseless",
-                mode="markers",
-                x=[],
-                y=[],
-                text=[],
-                marker=dict(size=12, symbol="star", color="#555"),
-            )
-        )
-        cost.add_trace(
-            go.Scatter(
-                name="references, device noise",
-                mode="markers",
-                x=[],
-                y=[],
-                text=[],
-                marker=dict(size=12, symbol="x", color="#555"),
-            )
-        )
-        cost.add_trace(
-            go.Scatter(
-                name="selected iteration",
-                mode="markers",
-                x=[],
-                y=[],
-                marker=dict(size=16, symbol="circle-open", color="black"),
-            )
-        )
-        noise = go.Figure(
-            layout=dict(
-                title="Noiseless vs device noise",
-                barmode="group",
-                yaxis=dict(title="energy error (floored at 1e-12)", type="log"),
-                height=360,
-            )
-        )
-        noise.add_trace(go.Bar(name="noiseless", x=[], y=[]))
-        noise.add_trace(go.Bar(name="device noise", x=[], y=[]))
-        return [curve, cost, noise]
+        return [_curve_figure(), _cost_figure(), _noise_figure()]
 
     def compute(self, values: dict[str, Any]) -> QgasView:
         config = QgasViewConfig.from_dict(values)
@@ -249,3 +165,98 @@ class QgasPanel(Panel):
     def widget(self) -> W.Widget:
         box = super().widget()
         return W.VBox([*box.children[:-3], self.action.widget(), *box.children[-3:]])
+
+
+def _curve_figure() -> go.Figure:
+    """Best energy error vs iteration, one line per search."""
+    curve = go.Figure(
+        layout=dict(
+            title="Best energy error vs iteration",
+            xaxis=dict(title="iteration (proposals)", dtick=1),
+            yaxis=dict(title="E_best - E_exact (floored at 1e-12)", type="log"),
+            height=360,
+        )
+    )
+    for name in SEARCHERS:
+        curve.add_trace(go.Scatter(name=name, mode="lines+markers", x=[], y=[], line=dict(color=COLORS[name])))
+    for k in range(MAX_REFS):
+        curve.add_trace(
+            go.Scatter(name="", mode="lines", x=[], y=[], line=dict(color=REF_COLORS[k], dash="dash"), showlegend=False)
+        )
+    curve.add_trace(
+        go.Scatter(name="chemical accuracy", mode="lines", x=[], y=[], line=dict(color="black", dash="dot"))
+    )
+    curve.add_trace(
+        go.Scatter(
+            name="selected", mode="markers", x=[], y=[], marker=dict(size=14, symbol="circle-open", color="black")
+        )
+    )
+    return curve
+
+
+def _cost_figure() -> go.Figure:
+    """Cost (CNOT-equivalents) vs quality of the proposals and references."""
+    cost = go.Figure(
+        layout=dict(
+            title="Cost vs quality",
+            xaxis=dict(title="CNOT-equivalents"),
+            yaxis=dict(title="energy error (floored at 1e-12)", type="log"),
+            height=360,
+        )
+    )
+    cost.add_trace(go.Scatter(name="proposals, noiseless", mode="markers", x=[], y=[], text=[], marker=dict(size=9)))
+    cost.add_trace(
+        go.Scatter(
+            name="proposals, device noise",
+            mode="markers",
+            x=[],
+            y=[],
+            text=[],
+            marker=dict(size=9, symbol="circle-open"),
+        )
+    )
+    cost.add_trace(
+        go.Scatter(
+            name="references, noiseless",
+            mode="markers",
+            x=[],
+            y=[],
+            text=[],
+            marker=dict(size=12, symbol="star", color="#555"),
+        )
+    )
+    cost.add_trace(
+        go.Scatter(
+            name="references, device noise",
+            mode="markers",
+            x=[],
+            y=[],
+            text=[],
+            marker=dict(size=12, symbol="x", color="#555"),
+        )
+    )
+    cost.add_trace(
+        go.Scatter(
+            name="selected iteration",
+            mode="markers",
+            x=[],
+            y=[],
+            marker=dict(size=16, symbol="circle-open", color="black"),
+        )
+    )
+    return cost
+
+
+def _noise_figure() -> go.Figure:
+    """Noiseless vs device-noise energy error bars."""
+    noise = go.Figure(
+        layout=dict(
+            title="Noiseless vs device noise",
+            barmode="group",
+            yaxis=dict(title="energy error (floored at 1e-12)", type="log"),
+            height=360,
+        )
+    )
+    noise.add_trace(go.Bar(name="noiseless", x=[], y=[]))
+    noise.add_trace(go.Bar(name="device noise", x=[], y=[]))
+    return noise

@@ -55,6 +55,148 @@ EDGE_BINS = 6
 COLORBAR_BELOW = dict(orientation="h", xanchor="left", y=-0.02, yanchor="top", len=0.42, thickness=12)
 
 
+def _sweep_figure() -> go.Figure:
+    """Predicted PST vs noise scale (left) and vs width (right): each model, aer's points and the current setting
+    (empty traces; the panel fills them)."""
+    sweep = make_subplots(
+        rows=1,
+        cols=2,
+        shared_yaxes=True,
+        horizontal_spacing=0.06,
+        subplot_titles=("vs noise scale (at the chosen width)", "vs width (at the chosen scale)"),
+    )
+    for col in (1, 2):
+        for m in MODELS:
+            sweep.add_trace(
+                go.Scatter(
+                    x=[],
+                    y=[],
+                    mode="lines+markers",
+                    name=MODEL_LABELS[m] + (" (predicted)" if m == "transformer" else " (baseline)"),
+                    legendgroup=m,
+                    showlegend=col == 1,
+                    marker=dict(size=5),
+                    line=dict(color=MODEL_COLORS[m], dash=MODEL_DASH[m], width=3 if m == "transformer" else 2),
+                    hovertemplate="%{x}: predicted PST %{y:.3f}<extra>" + MODEL_LABELS[m] + "</extra>",
+                ),
+                row=1,
+                col=col,
+            )
+        sweep.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="markers",
+                name="qiskit-aer (simulated)",
+                legendgroup="aer",
+                showlegend=col == 1,
+                marker=dict(symbol="x", size=10, color="black"),
+                hovertemplate="%{x}: simulated PST %{y:.3f}<extra>qiskit-aer</extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        sweep.add_trace(
+            go.Scatter(
+                x=[],
+                y=[],
+                mode="markers",
+                name="current setting",
+                legendgroup="current",
+                showlegend=col == 1,
+                hoverinfo="skip",
+                marker=dict(symbol="circle-open", size=16, color="#d62728", line=dict(width=2)),
+            ),
+            row=1,
+            col=col,
+        )
+    sweep.update_xaxes(
+        title_text="noise scale (x gate and readout errors)",
+        type="log",
+        tickvals=list(SCALES),
+        ticktext=[f"{s:g}" for s in SCALES],
+        row=1,
+        col=1,
+    )
+    sweep.update_xaxes(title_text="width (qubits)", dtick=1, row=1, col=2)
+    sweep.update_yaxes(title_text="PST  P(0...0) after U U^-1", range=[-0.02, 1.04], row=1, col=1)
+    sweep.update_layout(title="Predicted PST", height=420, legend=dict(orientation="h", y=-0.22), margin=dict(t=80))
+    return sweep
+
+
+def _device_figure() -> go.Figure:
+    """The device's coupling map: edges binned by two-qubit error, the circuit's pairs, couplers, qubits and the
+    circuit's qubits circled (empty traces; the panel fills them)."""
+    device = go.Figure(
+        layout=dict(
+            height=460,
+            xaxis=dict(visible=False),
+            plot_bgcolor="white",
+            yaxis=dict(visible=False, scaleanchor="x"),
+            showlegend=False,
+            margin=dict(t=70, l=10, r=10, b=90),
+        )
+    )
+    for color in pc.sample_colorscale("Reds", [0.3 + 0.7 * i / (EDGE_BINS - 1) for i in range(EDGE_BINS)]):
+        device.add_trace(go.Scatter(x=[], y=[], mode="lines", line=dict(color=color, width=7), hoverinfo="skip"))
+    device.add_trace(
+        go.Scatter(
+            x=[],
+            y=[],
+            mode="lines",
+            line=dict(color="black", width=2.5),
+            hoverinfo="skip",
+            name="used by the circuit's two-qubit gates",
+        )
+    )
+    device.add_trace(
+        go.Scatter(
+            x=[],
+            y=[],
+            mode="markers",
+            hovertemplate="%{text}<extra></extra>",
+            text=[],
+            marker=dict(
+                size=9,
+                color=[],
+                colorscale="Reds",
+                symbol="diamond",
+                colorbar=dict(title=dict(text="2q error", side="top"), **COLORBAR_BELOW, x=0),
+            ),
+        )
+    )
+    device.add_trace(
+        go.Scatter(
+            x=[],
+            y=[],
+            mode="markers+text",
+            text=[],
+            hovertext=[],
+            hoverinfo="text",
+            textfont=dict(size=10),
+            marker=dict(
+                size=24,
+                color=[],
+                line=dict(color="#333", width=1),
+                colorbar=dict(title=dict(text="", side="top"), **COLORBAR_BELOW, x=0.55),
+            ),
+        )
+    )
+    device.add_trace(
+        go.Scatter(
+            x=[],
+            y=[],
+            mode="markers+text",
+            text=[],
+            textposition="top center",
+            hoverinfo="skip",
+            textfont=dict(size=11, color="black"),
+            marker=dict(symbol="circle-open", size=34, color="black", line=dict(width=3)),
+        )
+    )
+    return device
+
+
 class QuestPanel(Panel):
     """Device, noise, family, width, depth, seed; predicted PST live, aer on a button; test scatter, training
     curves and the device's coupling map."""
@@ -119,138 +261,7 @@ class QuestPanel(Panel):
 
     # ---- figures --------------------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
-        sweep = make_subplots(
-            rows=1,
-            cols=2,
-            shared_yaxes=True,
-            horizontal_spacing=0.06,
-            subplot_titles=("vs noise scale (at the chosen width)", "vs width (at the chosen scale)"),
-        )
-        for col in (1, 2):
-            for m in MODELS:
-                sweep.add_trace(
-                    go.Scatter(
-                        x=[],
-                        y=[],
-                        mode="lines+markers",
-                        name=MODEL_LABELS[m] + (" (predicted)" if m == "transformer" else " (baseline)"),
-                        legendgroup=m,
-                        showlegend=col == 1,
-                        marker=dict(size=5),
-                        line=dict(color=MODEL_COLORS[m], dash=MODEL_DASH[m], width=3 if m == "transformer" else 2),
-                        hovertemplate="%{x}: predicted PST %{y:.3f}<extra>" + MODEL_LABELS[m] + "</extra>",
-                    ),
-                    row=1,
-                    col=col,
-                )
-            sweep.add_trace(
-                go.Scatter(
-                    x=[],
-                    y=[],
-                    mode="markers",
-                    name="qiskit-aer (simulated)",
-                    legendgroup="aer",
-                    showlegend=col == 1,
-                    marker=dict(symbol="x", size=10, color="black"),
-                    hovertemplate="%{x}: simulated PST %{y:.3f}<extra>qiskit-aer</extra>",
-                ),
-                row=1,
-                col=col,
-            )
-            sweep.add_trace(
-                go.Scatter(
-                    x=[],
-                    y=[],
-                    mode="markers",
-                    name="current setting",
-                    legendgroup="current",
-                    showlegend=col == 1,
-                    hoverinfo="skip",
-                    marker=dict(symbol="circle-open", size=16, color="#d62728", line=dict(width=2)),
-                ),
-                row=1,
-                col=col,
-            )
-        sweep.update_xaxes(
-            title_text="noise scale (x gate and readout errors)",
-            type="log",
-            tickvals=list(SCALES),
-            ticktext=[f"{s:g}" for s in SCALES],
-            row=1,
-            col=1,
-        )
-        sweep.update_xaxes(title_text="width (qubits)", dtick=1, row=1, col=2)
-        sweep.update_yaxes(title_text="PST  P(0...0) after U U^-1", range=[-0.02, 1.04], row=1, col=1)
-        sweep.update_layout(title="Predicted PST", height=420, legend=dict(orientation="h", y=-0.22), margin=dict(t=80))
-
-        device = go.Figure(
-            layout=dict(
-                height=460,
-                xaxis=dict(visible=False),
-                plot_bgcolor="white",
-                yaxis=dict(visible=False, scaleanchor="x"),
-                showlegend=False,
-                margin=dict(t=70, l=10, r=10, b=90),
-            )
-        )
-        for color in pc.sample_colorscale("Reds", [0.3 + 0.7 * i / (EDGE_BINS - 1) for i in range(EDGE_BINS)]):
-            device.add_trace(go.Scatter(x=[], y=[], mode="lines", line=dict(color=color, width=7), hoverinfo="skip"))
-        device.add_trace(
-            go.Scatter(
-                x=[],
-                y=[],
-                mode="lines",
-                line=dict(color="black", width=2.5),
-                hoverinfo="skip",
-                name="used by the circuit's two-qubit gates",
-            )
-        )
-        device.add_trace(
-            go.Scatter(
-                x=[],
-                y=[],
-                mode="markers",
-                hovertemplate="%{text}<extra></extra>",
-                text=[],
-                marker=dict(
-                    size=9,
-                    color=[],
-                    colorscale="Reds",
-                    symbol="diamond",
-                    colorbar=dict(title=dict(text="2q error", side="top"), **COLORBAR_BELOW, x=0),
-                ),
-            )
-        )
-        device.add_trace(
-            go.Scatter(
-                x=[],
-                y=[],
-                mode="markers+text",
-                text=[],
-                hovertext=[],
-                hoverinfo="text",
-                textfont=dict(size=10),
-                marker=dict(
-                    size=24,
-                    color=[],
-                    line=dict(color="#333", width=1),
-                    colorbar=dict(title=dict(text="", side="top"), **COLORBAR_BELOW, x=0.55),
-                ),
-            )
-        )
-        device.add_trace(
-            go.Scatter(
-                x=[],
-                y=[],
-                mode="markers+text",
-                text=[],
-                textposition="top center",
-                hoverinfo="skip",
-                textfont=dict(size=11, color="black"),
-                marker=dict(symbol="circle-open", size=34, color="black", line=dict(width=3)),
-            )
-        )
-        return [sweep, heldout_scatter_figure(), training_curves_figure(), device]
+        return [_sweep_figure(), heldout_scatter_figure(), training_curves_figure(), _device_figure()]
 
     def compute(self, values: dict[str, Any]) -> QuestView:
         return quest_view(QuestViewConfig.from_dict(values))

@@ -15,10 +15,10 @@ import plotly.graph_objects as go
 
 from widgets.base import Action, Panel, Progress
 from workbench.quantum.calibration import load_calibration
+from workbench.quantum.topgen.config import TopgenViewConfig
 from workbench.quantum.topgen.model import LABEL
 from workbench.quantum.topgen.study import (
     PanelView,
-    TopgenViewConfig,
     cached_task,
     default_task_config,
     panel_devices,

@@ -109,105 +109,7 @@ class RefloatPanel(Panel):
 
     # ---- figures --------------------------------------------------------------------------------------------
     def make_figures(self, values: dict[str, Any]) -> list[go.Figure]:
-        residual = go.Figure(
-            layout=dict(
-                title="Residual ||r||^2 per iteration",
-                height=380,
-                xaxis=dict(title="iteration"),
-                yaxis=dict(title="||r||^2", type="log", exponentformat="power"),
-                legend=dict(orientation="h", y=-0.22),
-            )
-        )
-        for name in FORMATS:
-            residual.add_trace(
-                go.Scatter(x=[], y=[], mode="lines", name=name, line=dict(color=COLORS[name], dash=DASH[name], width=2))
-            )
-        residual.add_trace(
-            go.Scatter(
-                x=[],
-                y=[],
-                mode="lines",
-                name="threshold",
-                showlegend=False,
-                line=dict(color="#999", dash="dot", width=1),
-            )
-        )
-        timing = go.Figure(
-            layout=dict(
-                title="Modelled ReRAM solver time (model)",
-                height=340,
-                showlegend=False,
-                yaxis=dict(title="seconds", type="log", exponentformat="power"),
-            )
-        )
-        timing.add_trace(
-            go.Bar(
-                x=list(FORMATS), y=[None] * 4, marker=dict(color=[COLORS[n] for n in FORMATS]), textposition="outside"
-            )
-        )
-        spy = go.Figure(
-            layout=dict(
-                title="Sparsity and block grid",
-                height=400,
-                xaxis=dict(title="column", constrain="domain"),  # square: narrower, not wider
-                yaxis=dict(title="row", autorange="reversed", scaleanchor="x"),
-            )
-        )
-        spy.add_trace(
-            go.Heatmap(
-                z=[[0]], colorscale="Blues", showscale=False, hovertemplate="row %{y:.0f}, col %{x:.0f}<extra></extra>"
-            )
-        )
-        blocks = make_subplots(
-            rows=1,
-            cols=2,
-            horizontal_spacing=BLOCK_SPACING,
-            subplot_titles=("exponent base per block", "entries saturated (up + down)"),
-        )
-        blocks.add_trace(
-            go.Heatmap(
-                z=[[0]],
-                colorscale="RdBu",
-                zmid=0,
-                colorbar=dict(x=BLOCK_COLORBAR_X, title="E"),
-                hovertemplate="block (%{y}, %{x}): base 2^%{z}<extra></extra>",
-            ),
-            row=1,
-            col=1,
-        )
-        blocks.add_trace(
-            go.Heatmap(
-                z=[[0]],
-                colorscale="Reds",
-                zmin=0,
-                zmax=1,
-                colorbar=dict(title="share"),
-                hovertemplate="block (%{y}, %{x}): %{z:.1%} saturated<extra></extra>",
-            ),
-            row=1,
-            col=2,
-        )
-        for col in (1, 2):
-            blocks.update_yaxes(autorange="reversed", title_text="block row" if col == 1 else None, row=1, col=col)
-            blocks.update_xaxes(title_text="block column", row=1, col=col)
-        blocks.update_layout(height=360)
-        sweep = go.Figure(
-            layout=dict(
-                title="ReFloat over the matrix's (e, f): press 'Run (e_m, f_m) sweep'",
-                height=340,
-                xaxis=dict(title="matrix fraction bits f_m", type="category"),
-                yaxis=dict(title="matrix exponent bits e_m", type="category"),
-            )
-        )
-        sweep.add_trace(
-            go.Heatmap(
-                z=[[None]], colorscale="Viridis", texttemplate="%{text}", colorbar=dict(title="log10 time / best")
-            )
-        )
-        sweep.add_trace(
-            go.Heatmap(z=[[None]], colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False, texttemplate="%{text}")
-        )
-        return [residual, timing, spy, blocks, sweep]
+        return [_residual_figure(), _timing_figure(), _spy_figure(), _blocks_figure(), _sweep_figure()]
 
     def compute(self, values: dict[str, Any]) -> RefloatView:
         return refloat_view(values)
@@ -304,3 +206,122 @@ class RefloatPanel(Panel):
                 formula,
             ]
         )
+
+
+def _residual_figure() -> go.Figure:
+    """||r||^2 per iteration, one line per format, and the threshold line."""
+    residual = go.Figure(
+        layout=dict(
+            title="Residual ||r||^2 per iteration",
+            height=380,
+            xaxis=dict(title="iteration"),
+            yaxis=dict(title="||r||^2", type="log", exponentformat="power"),
+            legend=dict(orientation="h", y=-0.22),
+        )
+    )
+    for name in FORMATS:
+        residual.add_trace(
+            go.Scatter(x=[], y=[], mode="lines", name=name, line=dict(color=COLORS[name], dash=DASH[name], width=2))
+        )
+    residual.add_trace(
+        go.Scatter(
+            x=[],
+            y=[],
+            mode="lines",
+            name="threshold",
+            showlegend=False,
+            line=dict(color="#999", dash="dot", width=1),
+        )
+    )
+    return residual
+
+
+def _timing_figure() -> go.Figure:
+    """Modelled solve time bar per format."""
+    timing = go.Figure(
+        layout=dict(
+            title="Modelled ReRAM solver time (model)",
+            height=340,
+            showlegend=False,
+            yaxis=dict(title="seconds", type="log", exponentformat="power"),
+        )
+    )
+    timing.add_trace(
+        go.Bar(x=list(FORMATS), y=[None] * 4, marker=dict(color=[COLORS[n] for n in FORMATS]), textposition="outside")
+    )
+    return timing
+
+
+def _spy_figure() -> go.Figure:
+    """Sparsity picture of the prepared matrix."""
+    spy = go.Figure(
+        layout=dict(
+            title="Sparsity and block grid",
+            height=400,
+            xaxis=dict(title="column", constrain="domain"),  # square: narrower, not wider
+            yaxis=dict(title="row", autorange="reversed", scaleanchor="x"),
+        )
+    )
+    spy.add_trace(
+        go.Heatmap(
+            z=[[0]], colorscale="Blues", showscale=False, hovertemplate="row %{y:.0f}, col %{x:.0f}<extra></extra>"
+        )
+    )
+    return spy
+
+
+def _blocks_figure() -> go.Figure:
+    """Per-block exponent base and saturation heatmaps."""
+    blocks = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=BLOCK_SPACING,
+        subplot_titles=("exponent base per block", "entries saturated (up + down)"),
+    )
+    blocks.add_trace(
+        go.Heatmap(
+            z=[[0]],
+            colorscale="RdBu",
+            zmid=0,
+            colorbar=dict(x=BLOCK_COLORBAR_X, title="E"),
+            hovertemplate="block (%{y}, %{x}): base 2^%{z}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    blocks.add_trace(
+        go.Heatmap(
+            z=[[0]],
+            colorscale="Reds",
+            zmin=0,
+            zmax=1,
+            colorbar=dict(title="share"),
+            hovertemplate="block (%{y}, %{x}): %{z:.1%} saturated<extra></extra>",
+        ),
+        row=1,
+        col=2,
+    )
+    for col in (1, 2):
+        blocks.update_yaxes(autorange="reversed", title_text="block row" if col == 1 else None, row=1, col=col)
+        blocks.update_xaxes(title_text="block column", row=1, col=col)
+    blocks.update_layout(height=360)
+    return blocks
+
+
+def _sweep_figure() -> go.Figure:
+    """The (e_m, f_m) sweep heatmap (filled by the sweep button)."""
+    sweep = go.Figure(
+        layout=dict(
+            title="ReFloat over the matrix's (e, f): press 'Run (e_m, f_m) sweep'",
+            height=340,
+            xaxis=dict(title="matrix fraction bits f_m", type="category"),
+            yaxis=dict(title="matrix exponent bits e_m", type="category"),
+        )
+    )
+    sweep.add_trace(
+        go.Heatmap(z=[[None]], colorscale="Viridis", texttemplate="%{text}", colorbar=dict(title="log10 time / best"))
+    )
+    sweep.add_trace(
+        go.Heatmap(z=[[None]], colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False, texttemplate="%{text}")
+    )
+    return sweep

@@ -292,11 +292,35 @@ def generate_source(plan: KernelPlan) -> tuple[str, int]:
     order = list(plan.cut) + list(plan.bridge) + [b for f in plan.factors for b in f.binds]
     for d, b in enumerate(order):
         g.depth.setdefault(b.vertex, d)
-    # ---- plan materialisations and tables
-    enum = plan.is_enumeration
+    last_cut = _plan_tables(g, plan)
+    _emit_prologue(g, plan)
+    root = plan.cut[0]
+    ind = 2
+    if plan.is_enumeration and len(plan.cut) == 1:
+        g.w(ind, "total += 1")
+    elif plan.is_enumeration:
+        g.after_bind(root.vertex, ind)
+        g.nest(plan.cut[1:], "total", ind, root.vertex)
+    else:
+        _emit_decomposition(g, plan, last_cut)
+    _emit_epilogue(g)
+    header = [
+        "import numba",
+        "import numpy as np",
+        "from workbench.graphs.setops import above, below, clip, contains, difference, difference_count, "
+        "intersect, intersect_count",
+        "",
+        "",
+    ]
+    return "\n".join(header + g.lines) + "\n", g.n_tables
+
+
+def _plan_tables(g: _Gen, plan: KernelPlan) -> int:
+    """Plan every bind's materialisations and count tables (cut, bridge, factors; a bridge adds its scatter
+    table); returns the last cut (or bridge) vertex, where the factors start."""
     prev = None
     for i, b in enumerate(plan.cut[1:], start=1):
-        g.plan_bind(b, counted=enum and i == len(plan.cut) - 1, enclosing=prev)
+        g.plan_bind(b, counted=plan.is_enumeration and i == len(plan.cut) - 1, enclosing=prev)
         prev = b.vertex
     for b in plan.bridge:
         g.plan_bind(b, counted=False, enclosing=prev)
@@ -310,7 +334,11 @@ def generate_source(plan: KernelPlan) -> tuple[str, int]:
     if plan.bridge:
         g.acc = g.n_tables
         g.n_tables += 1
-    # ---- emit
+    return last_cut
+
+
+def _emit_prologue(g: _Gen, plan: KernelPlan) -> None:
+    """The kernel's signature, its buffers, flag arrays and tables, and the loop over root vertices."""
     g.w(0, "@numba.njit(cache=True, nogil=True)")
     g.w(0, "def kernel(indptr, indices, labels, plab, roots, tabs, touched, bufsize, out_emb, out_ext):")
     g.w(1, "BIG = indptr.shape[0] + 1")
@@ -330,58 +358,70 @@ def generate_source(plan: KernelPlan) -> tuple[str, int]:
     if root.label >= 0:
         g.w(2, f"if labels[v{root.vertex}] != plab[{root.vertex}]:")
         g.w(3, "continue")
+
+
+def _emit_decomposition(g: _Gen, plan: KernelPlan, last_cut: int) -> None:
+    """A decomposition plan's body inside the root loop: the cut's loops, the bridge's scatter/gather (when
+    any), then per cut embedding the factors' counts multiplied (or, with ``plan.emit``, written out)."""
+    root = plan.cut[0]
     ind = 2
-    if enum and len(plan.cut) == 1:
-        g.w(ind, "total += 1")
-    elif enum:
-        g.after_bind(root.vertex, ind)
-        g.nest(plan.cut[1:], "total", ind, root.vertex)
+    g.after_bind(root.vertex, ind)
+    for b in plan.cut[1:]:
+        ind = g.loop(b, ind)
+        g.after_bind(b.vertex, ind)
+    if plan.bridge:
+        ind = _emit_bridge(g, plan, ind)
     else:
-        g.after_bind(root.vertex, ind)
-        for b in plan.cut[1:]:
-            ind = g.loop(b, ind)
-            g.after_bind(b.vertex, ind)
-        if plan.bridge:
-            a = g.acc
-            inner = ind
-            for b in plan.bridge[:-1]:
-                inner = g.loop(b, inner)
-                g.after_bind(b.vertex, inner)
-            scatter = plan.bridge[-1]
-            body = g.loop(scatter, inner)
-            g.w(body, f"if tab{a}[v{scatter.vertex}] == 0:")
-            g.w(body + 1, f"tch{a}[nt{a}] = v{scatter.vertex}")
-            g.w(body + 1, f"nt{a} += 1")
-            g.w(body, f"tab{a}[v{scatter.vertex}] += 1")
-            g.w(ind, f"for ti in range(nt{a}):")
-            ind += 1
-            g.w(ind, f"v{scatter.vertex} = tch{a}[ti]")
-            g.w(ind, f"p = tab{a}[v{scatter.vertex}]")
-            g.w(ind, f"tab{a}[v{scatter.vertex}] = 0")
-            if plan.bridge_power > 1:
-                g.w(ind, "p = " + " * ".join(["p"] * plan.bridge_power))
-            g.after_bind(scatter.vertex, ind)
-        else:
-            g.w(ind, "p = 1")
-        for i, f in enumerate(plan.factors):
-            g.w(ind, f"e{i} = 0")
-            g.nest(f.binds, f"e{i}", ind, last_cut)
-            if not plan.emit:
-                g.w(ind, f"if e{i} == 0:")
-                g.w(ind + 1, "continue")
-                g.w(ind, f"p *= {' * '.join([f'e{i}'] * f.power)}")
-        if plan.emit:  # one row per cut embedding; total counts rows (more than capacity: caller retries)
-            g.w(ind, "if total < out_emb.shape[0]:")
-            for j, b in enumerate(plan.cut):
-                g.w(ind + 1, f"out_emb[total, {j}] = v{b.vertex}")
-            for i in range(len(plan.factors)):
-                g.w(ind + 1, f"out_ext[total, {i}] = e{i}")
-            g.w(ind, "total += 1")
-        else:
-            g.w(ind, "total += p")
-            g.w(ind, "ftotal += p")
-        if plan.bridge:
-            g.w(ind - 1, f"nt{g.acc} = 0")
+        g.w(ind, "p = 1")
+    for i, f in enumerate(plan.factors):
+        g.w(ind, f"e{i} = 0")
+        g.nest(f.binds, f"e{i}", ind, last_cut)
+        if not plan.emit:
+            g.w(ind, f"if e{i} == 0:")
+            g.w(ind + 1, "continue")
+            g.w(ind, f"p *= {' * '.join([f'e{i}'] * f.power)}")
+    if plan.emit:  # one row per cut embedding; total counts rows (more than capacity: caller retries)
+        g.w(ind, "if total < out_emb.shape[0]:")
+        for j, b in enumerate(plan.cut):
+            g.w(ind + 1, f"out_emb[total, {j}] = v{b.vertex}")
+        for i in range(len(plan.factors)):
+            g.w(ind + 1, f"out_ext[total, {i}] = e{i}")
+        g.w(ind, "total += 1")
+    else:
+        g.w(ind, "total += p")
+        g.w(ind, "ftotal += p")
+    if plan.bridge:
+        g.w(ind - 1, f"nt{g.acc} = 0")
+
+
+def _emit_bridge(g: _Gen, plan: KernelPlan, ind: int) -> int:
+    """The bridge's loops scatter counts into its table (keyed by the last bridge vertex); then a loop over the
+    touched entries binds that vertex with ``p`` = its count (to ``plan.bridge_power``). Returns the indent of
+    that loop's body."""
+    a = g.acc
+    inner = ind
+    for b in plan.bridge[:-1]:
+        inner = g.loop(b, inner)
+        g.after_bind(b.vertex, inner)
+    scatter = plan.bridge[-1]
+    body = g.loop(scatter, inner)
+    g.w(body, f"if tab{a}[v{scatter.vertex}] == 0:")
+    g.w(body + 1, f"tch{a}[nt{a}] = v{scatter.vertex}")
+    g.w(body + 1, f"nt{a} += 1")
+    g.w(body, f"tab{a}[v{scatter.vertex}] += 1")
+    g.w(ind, f"for ti in range(nt{a}):")
+    ind += 1
+    g.w(ind, f"v{scatter.vertex} = tch{a}[ti]")
+    g.w(ind, f"p = tab{a}[v{scatter.vertex}]")
+    g.w(ind, f"tab{a}[v{scatter.vertex}] = 0")
+    if plan.bridge_power > 1:
+        g.w(ind, "p = " + " * ".join(["p"] * plan.bridge_power))
+    g.after_bind(scatter.vertex, ind)
+    return ind
+
+
+def _emit_epilogue(g: _Gen) -> None:
+    """Reset the count tables after the root loop; the int64 overflow check and the return."""
     for t in range(g.n_tables):
         if t in g.marks.values():
             continue
@@ -390,12 +430,3 @@ def generate_source(plan: KernelPlan) -> tuple[str, int]:
     g.w(1, "if ftotal > 9.0e18:")
     g.w(2, "return -1  # the int64 total overflowed")
     g.w(1, "return total")
-    header = [
-        "import numba",
-        "import numpy as np",
-        "from workbench.graphs.setops import above, below, clip, contains, difference, difference_count, "
-        "intersect, intersect_count",
-        "",
-        "",
-    ]
-    return "\n".join(header + g.lines) + "\n", g.n_tables

@@ -1,7 +1,7 @@
 """Circuits the workbench studies, and putting them on a device.
 
-- Families: :func:`ghz`, :func:`qft`, :func:`random_device_circuit` (QuEst-style random circuits over the
-  device basis ``rz, sx, x, cx`` with two-qubit gates on coupling-map edges only).
+- Families: :func:`ghz`, :func:`qft`, :func:`random_device_circuit` (QuEst's random circuits over the
+  device basis ``rz, sx, x`` and ``cx``/``ecr``/``cz`` with two-qubit gates on coupling-map edges only).
 - :func:`transpile_to_device`: qiskit's transpiler onto a fake backend, then :func:`compact` drops idle
   qubits, so a 3-qubit GHZ on a 127-qubit device simulates as 3 qubits; the returned
   :class:`DeviceCircuit` carries the matching calibration subset (:func:`~workbench.quantum.calibration.calibration_subset`).
@@ -72,16 +72,33 @@ def family_circuit(family: str, width: int) -> Any:
     raise ValueError(f"family={family!r} is unknown: valid families are {', '.join(FAMILIES)}")
 
 
-def random_device_circuit(num_qubits: int, num_gates: int, edges: Any, rng: np.random.Generator) -> Any:
-    """A random circuit of ``num_gates`` gates drawn uniformly from ``rz`` (angle ~ U[0, 2 pi)), ``sx``, ``x``
-    and ``cx`` on a random directed edge of ``edges`` (pairs among ``0..num_qubits-1``); no edges: no cx."""
+def random_device_circuit(
+    num_qubits: int,
+    num_gates: int,
+    edges: Any,
+    rng: np.random.Generator,
+    *,
+    two_qubit_gate: str = "cx",
+    mix: Any = None,
+) -> Any:
+    """A random device circuit of ``num_gates`` gates: ``rz`` (angle ~ U[0, 2 pi)), ``sx``, ``x`` and
+    ``two_qubit_gate`` (``cx``, ``ecr`` or ``cz``) on a random directed edge of ``edges`` (pairs among
+    ``0..num_qubits-1``), drawn with probabilities ``mix`` (4 weights; default uniform: QuEst's); without edges no
+    two-qubit gate is drawn. The one generator of the workbench (QuEst's dataset is drawn with it)."""
     from qiskit import QuantumCircuit
+    from qiskit.circuit.library import CXGate, CZGate, ECRGate
 
-    edges = [tuple(e) for e in edges if max(e) < num_qubits]
+    gate = {"cx": CXGate, "ecr": ECRGate, "cz": CZGate}.get(two_qubit_gate)
+    if gate is None:
+        raise ValueError(f"two_qubit_gate={two_qubit_gate!r} is unknown: valid gates are cx, ecr, cz")
+    edges = [tuple(int(q) for q in e) for e in edges if max(e) < num_qubits]
+    weights = np.ones(4) if mix is None else np.asarray(mix, dtype=np.float64).copy()
+    if not edges:
+        weights[3] = 0.0
+    weights = weights / weights.sum()
+    kinds = rng.choice(4, size=num_gates, p=weights)
     qc = QuantumCircuit(num_qubits)
-    kinds = 4 if edges else 3
-    for _ in range(num_gates):
-        kind = int(rng.integers(kinds))
+    for kind in kinds:
         if kind == 0:
             qc.rz(float(rng.uniform(0, 2 * math.pi)), int(rng.integers(num_qubits)))
         elif kind == 1:
@@ -90,7 +107,7 @@ def random_device_circuit(num_qubits: int, num_gates: int, edges: Any, rng: np.r
             qc.x(int(rng.integers(num_qubits)))
         else:
             a, b = edges[int(rng.integers(len(edges)))]
-            qc.cx(a, b)
+            qc.append(gate(), [a, b])
     return qc
 
 

@@ -43,40 +43,58 @@ def test_extract_qasm_without_fence_starts_at_openqasm():
 
 BAD = {
     "include": ('OPENQASM 3.0;\ninclude "/etc/passwd";\nqubit[3] q;', r'include "/etc/passwd" is not allowed'),
-    "parse": ("import os; os.system('rm -rf /')", r"not valid OpenQASM 3"),
+    "parse": ("import os; os.system('rm -rf /')", r"not a valid OpenQASM 3 program"),
     "qubits": (
         'OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\nqubit[5] q;\nry(a) q[0];',
         r"uses 5 qubits: valid value is 3",
     ),
     "classical": (
         'OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\nqubit[3] q;\nbit[1] c;\nry(a) q[0];\nc[0] = measure q[0];',
-        r"classical bits: none are allowed",
+        r"declares 1 classical bits: valid range is 0 \(none\)",
     ),
     "gate": (
         'OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\ngate g(t) x { ry(t) x; }\nqubit[3] q;\ng(a) q[0];',
         r"gate 'g' is not allowed",
     ),
-    "gate-reset": (
+    "reset": (
         'OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\nqubit[3] q;\nry(a) q[0];\nreset q[0];',
-        r"gate 'reset' is not allowed",
+        r"instruction 1 is a reset: not supported",
     ),
     "angle": ('OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\nqubit[3] q;\nry(a*a) q[0];', r"not affine"),
     "params": ('OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[3] q;\nh q[0];', r"no free parameters"),
     "too_long": ("OPENQASM 3.0;\nqubit[3] q;\n" + "h q[0];\n" * 5000, r"characters: valid range is 1..20000"),
     "empty": ("```qasm\n```", r"proposal is empty"),
     # the parser would build this register at once (minutes, gigabytes): refused before parsing
-    "size": ('OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[100000000] q;', r"size \[100000000\] is not allowed"),
-    "gate-loop": (
-        'OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\nqubit[3] q;\nfor int i in [0:1000] { ry(a) q[0]; }',
-        r"gate 'for_loop' is not allowed",
+    "size": ('OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[100000000] q;', r"\[100000000\] = 100000000 is too large"),
+    "classical-loop": (
+        'OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\nqubit[3] q;\nfor int i in [0:10] { ry(a) q[0]; }',
+        r"instruction 0 is classical control \(for_loop\)",
     ),
-    "parse-nesting": (
+    "size-loop": (
+        'OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\nqubit[3] q;\nfor int i in [0:1000] { ry(a) q[0]; }',
+        r"\[1000\] = 1000 is too large: valid sizes and indices are 0\.\.64",
+    ),
+    "size-hex": (
+        'OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[0x5F5E100] q;',
+        r"\[0x5F5E100\] = 100000000 is too large",
+    ),
+    "expansion": (
+        'OPENQASM 3.0;\ninclude "stdgates.inc";\ngate g0 a { x a; }\n'
+        + "".join(f"gate g{i} a {{ g{i - 1} a; g{i - 1} a; }}\n" for i in range(1, 30))
+        + "qubit[3] q;\ng29 q[0];",
+        r"gate 'g11' expands to 2048 gate applications: valid range is 1\.\.1200",
+    ),
+    "redefinition": (
+        "OPENQASM 3.0;\ninput float[64] a;\ngate rx(t) x { U(t, 0, 0) x; }\nqubit[3] q;\nrx(a) q[0];",
+        r"gate 'rx' redefines the standard gate rx",
+    ),
+    "nesting": (
         'OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] a;\nqubit[3] q;\nry('
         + "(" * 3000
         + "a"
         + ")" * 3000
         + ") q[0];",
-        r"not valid OpenQASM 3",
+        r"brackets nest 3001 deep",
     ),
 }
 

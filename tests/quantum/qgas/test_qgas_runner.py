@@ -71,7 +71,7 @@ def test_replay_through_the_cli_gives_the_same_json(tmp_path, capsys):
             ["--problem", "h2", "--bond-length", "0.74"],
             "bond_length=0.74 is not allowed for h2: valid values are 0, 0.3",
         ),
-        (["--proposer", "replay", "--replay", "/no/such/file.json"], "transcript='/no/such/file.json' does not exist"),
+        (["--proposer", "replay", "--replay", "/no/such/file.json"], "replay='/no/such/file.json' does not exist"),
         (["--proposer", "endpoint", "--endpoint-url", "http://127.0.0.1:9/v1", "--timeout-s", "2"], "is unreachable"),
     ],
 )

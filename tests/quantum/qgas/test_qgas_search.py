@@ -89,7 +89,7 @@ def test_endpoint_run_logs_every_answer_skips_invalid_ones_and_replays_exactly(t
     assert run.valid_fraction == 0.5
     logged = json.loads(out.read_text())
     assert [r["raw"] for r in logged["records"]] == ANSWERS  # every raw answer logged verbatim
-    assert logged["records"][1]["error"].startswith("not valid OpenQASM 3")
+    assert logged["records"][1]["error"].startswith("proposal: not a valid OpenQASM 3 program: QASM3ParsingError")
 
     replay = run_search(
         QgasConfig(
@@ -153,7 +153,7 @@ def test_baseline_proposers_run_through_the_same_loop(tmp_path, proposer):
 
 
 def test_replay_errors_name_the_file(tmp_path):
-    with pytest.raises(ValueError, match=r"transcript='.*missing.json' does not exist"):
+    with pytest.raises(ValueError, match=r"replay='.*missing.json' does not exist"):
         run_search(QgasConfig(problem="h2", proposer="replay", replay=str(tmp_path / "missing.json")))
     bad = tmp_path / "bad.json"
     bad.write_text("{}")

@@ -12,7 +12,7 @@ import torch
 from workbench.quantum.calibration import load_calibration
 from workbench.quantum.quest.algorithms import ALGORITHMS, algorithm_circuit
 from workbench.quantum.quest.dataset import FAMILIES, DatasetSpec, _jobs, connected_qubits, generate, load_or_generate
-from workbench.quantum.quest.study import dataset_summary
+from workbench.quantum.quest.experiment import dataset_summary
 from workbench.quantum.quest.train import split_by_group
 
 TINY = DatasetSpec(random_samples=10, algorithm_samples=6, noise_draws=3, fidelity_fraction=1.0, seed=3)

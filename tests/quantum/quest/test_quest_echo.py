@@ -15,10 +15,10 @@ from qiskit.circuit.library import CXGate, CZGate, ECRGate, SXGate, XGate
 from qiskit.quantum_info import Kraus, Statevector, SuperOp, partial_trace
 
 from workbench.quantum.calibration import calibration_subset, load_calibration
-from workbench.quantum.circuits import native_inverse
+from workbench.quantum.circuits import native_inverse, random_device_circuit
 from workbench.quantum.noise import NoiseSpec
 from workbench.quantum.quest._echo import GATE_MATRICES_1Q, GATE_MATRICES_2Q
-from workbench.quantum.quest.dataset import connected_qubits, random_circuit
+from workbench.quantum.quest.dataset import connected_qubits
 from workbench.quantum.quest.encoding import PHYSICAL_COLUMN, encode, encode_batch
 
 ECHO = PHYSICAL_COLUMN + 11
@@ -75,7 +75,7 @@ def test_echo_costs_equal_qiskit_kraus_survival(device: str, width: int, gates: 
     full = load_calibration(device)
     qubits = connected_qubits(full, width, rng)
     cal = calibration_subset(full, qubits).randomized(rng).durations_scaled(4.0)  # long gates: relaxation matters
-    circuit = random_circuit(width, gates, cal.coupling_map, cal.two_qubit_gate, rng)
+    circuit = random_device_circuit(width, gates, cal.coupling_map, rng, two_qubit_gate=cal.two_qubit_gate)
     g = encode(circuit, cal)
     width_used = int((g.x[:, 0] == 1).sum())
     got = g.x[width_used : width_used + len(g.x) - 2 * width_used, ECHO]
@@ -105,5 +105,7 @@ def test_noiseless_gates_cost_nothing() -> None:
 
     full = calibration_subset(load_calibration("fake_lima"), (0, 1, 2))
     cal = replace(full, gates=tuple(replace(g, error=0.0, duration=0.0) for g in full.gates))
-    circuit = random_circuit(3, 30, cal.coupling_map, cal.two_qubit_gate, np.random.default_rng(5))
+    circuit = random_device_circuit(
+        3, 30, cal.coupling_map, np.random.default_rng(5), two_qubit_gate=cal.two_qubit_gate
+    )
     assert not encode(circuit, cal).x[:, ECHO].any()

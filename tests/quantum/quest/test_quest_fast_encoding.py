@@ -11,9 +11,10 @@ import torch
 from qiskit import QuantumCircuit
 
 from workbench.quantum.calibration import calibration_subset, load_calibration
+from workbench.quantum.circuits import random_device_circuit
 from workbench.quantum.quest.batching import encoded_batch, graphs_batch
 from workbench.quantum.quest.checkpoint import load_checkpoint
-from workbench.quantum.quest.dataset import DEVICES, GATE_COUNTS, connected_qubits, random_circuit
+from workbench.quantum.quest.dataset import DEVICES, GATE_COUNTS, connected_qubits
 from workbench.quantum.quest.encoding import clear_device_tables, encode, encode_batch
 from workbench.quantum.quest.labels import effective_calibration
 from workbench.quantum.quest.net import infer
@@ -31,7 +32,9 @@ def mixed():
         for _ in range(13):
             width = int(rng.integers(1, 6 if cal.num_qubits == 5 else 9))
             noisy = effective_calibration(calibration_subset(cal, connected_qubits(cal, width, rng)), rng)
-            qc = random_circuit(width, int(rng.choice(GATE_COUNTS)), noisy.coupling_map, DEVICES[dev][0], rng)
+            qc = random_device_circuit(
+                width, int(rng.choice(GATE_COUNTS)), noisy.coupling_map, rng, two_qubit_gate=DEVICES[dev][0]
+            )
             if rng.random() < 0.3:
                 qc.barrier()
                 qc.measure_all()
@@ -103,7 +106,7 @@ def test_one_shared_calibration_equals_each_circuits_subset():
     circuits, subs = [], []
     for _ in range(17):
         sub = calibration_subset(shared, tuple(range(int(rng.integers(1, 6)))))
-        circuits.append(random_circuit(sub.num_qubits, int(rng.choice(GATE_COUNTS)), sub.coupling_map, "cx", rng))
+        circuits.append(random_device_circuit(sub.num_qubits, int(rng.choice(GATE_COUNTS)), sub.coupling_map, rng))
         subs.append(sub)
     a, b = encode_batch(circuits, subs), encode_batch(circuits, [shared] * len(circuits))
     for field in ("x", "edges", "node_ptr", "edge_ptr", "globals", "liu"):

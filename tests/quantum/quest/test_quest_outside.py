@@ -1,5 +1,5 @@
 """QuEst on hand-written controlled-phase circuits (``examples/qft*``) on devices kept out of training, against
-aer's PST (``outside.outside_check``), and training reproducible from the seed (``study.train_checkpoint``)."""
+aer's PST (``outside.outside_check``), and training reproducible from the seed (``experiment.train_checkpoint``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import torch
 
 from workbench.quantum.quest.checkpoint import load_checkpoint
 from workbench.quantum.quest.dataset import DEVICES, DatasetSpec, generate
+from workbench.quantum.quest.experiment import train_checkpoint
 from workbench.quantum.quest.outside import duration_counterfactual, duration_coverage, outside_check, outside_programs
-from workbench.quantum.quest.study import train_checkpoint
 from workbench.quantum.quest.train import TrainSettings
 
 

@@ -89,13 +89,13 @@ SCHEMA = {
         "gates": "int",
         "predicted_pst": "float",
         "baselines": {"global": "float", "liu": "float"},
-        "seconds": {"predict": "float"},
+        "seconds": {"load": "float", "first_predict": "float", "predict": "float"},
     },
 }
 SCHEMA["predict_simulate"] = {
     **{k: v for k, v in SCHEMA["predict"].items() if k != "seconds"},
     "simulated_pst": "float",
-    "seconds": {"predict": "float", "simulate": "float"},
+    "seconds": {"load": "float", "first_predict": "float", "predict": "float", "simulate": "float"},
 }
 
 

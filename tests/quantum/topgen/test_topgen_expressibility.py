@@ -139,7 +139,7 @@ def test_sim_2_expressibility_equals_sim_1_a_fixed_unitary_keeps_fidelities():
     ("text", "words"),
     [
         ("sim-7", "circuit='sim-7' is unknown"),
-        ("OPENQASM 2.0; qreg q[1]; nope q[0];", "not valid OpenQASM"),
+        ("OPENQASM 2.0; qreg q[1]; nope q[0];", "circuit: not a valid OpenQASM 2 program"),
         ("", "not OpenQASM"),
     ],
 )

@@ -122,7 +122,7 @@ def test_digits_split_is_disjoint_and_scaled():
         ({"device": "fake_lima", "qubits": 6}, "qubits=6 is wider than device='fake_lima'"),
         ({"qubits": 3}, "qubits=3 is out of range for the QNN task"),
         ({"circuit": "sim-4"}, "circuit='sim-4' is unknown"),
-        ({"circuit": "OPENQASM 2.0; qreg q[2]; bogus q[0];"}, "not valid OpenQASM"),
+        ({"circuit": "OPENQASM 2.0; qreg q[2]; bogus q[0];"}, "valid OpenQASM"),
         ({"task": "digits-10"}, "task='digits-10' is not allowed"),
     ],
 )

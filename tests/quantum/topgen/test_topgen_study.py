@@ -7,11 +7,9 @@ import math
 
 import pytest
 
+from workbench.quantum.topgen.config import TopgenViewConfig
+from workbench.quantum.topgen.experiment import MethodOutcome, TaskOutcome, outcome_from_json
 from workbench.quantum.topgen.study import (
-    MethodOutcome,
-    TaskOutcome,
-    TopgenViewConfig,
-    _from_json,
     accuracy_gain,
     best_ratio_at_equal_accuracy,
     panel_view,
@@ -77,7 +75,7 @@ def test_outcome_json_round_trip():
     from dataclasses import asdict
 
     out = _outcome(_m("topgen", 0.8, 10, 5), _m("hea", 0.7, 30, 25), _m("quantumnas", 0.6, 50, 40))
-    assert _from_json(json.loads(json.dumps(asdict(out)))) == out
+    assert outcome_from_json(json.loads(json.dumps(asdict(out)))) == out
 
 
 def test_panel_view_draws_the_tiling_and_refuses_a_narrow_device(tmp_path):

@@ -522,12 +522,7 @@ def model_attention(
     v = _check_inputs(method, gpus, seq, heads, head_dim, batch, causal, dtype_bytes, cluster, topology_aware)
     check_schedule(schedule)
     gpus, seq, heads, head_dim, batch = v["gpus"], v["seq"], v["heads"], v["head_dim"], v["batch"]
-    if tile is not None and method not in ("mesh", "node_mesh"):
-        raise ValueError(f"tile={tuple(tile)!r} is only used by method='mesh': pass tile=None for {method!r}")
-    if tile is not None and method == "mesh":
-        tile = check_tile(tuple(tile), gpus)
-    elif tile is not None:
-        tile = tuple(tile)
+    tile = _check_method_tile(method, tile, gpus)
     g = cluster.gpus_per_node
     length = local_length(seq, gpus, resolve_order(None, causal))
     n = batch * heads * length * head_dim
@@ -537,16 +532,13 @@ def model_attention(
     )
     blk_b = BACKWARD_FLOP_FACTOR * blk_f
 
-    tile_ab = u = c = None
     if method == "startrail":
-        if team_size is None:
-            options = [
-                _model_startrail(gpus, cc, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal)
-                for cc in startrail_team_sizes(gpus, g)
-            ]
-            return min(options, key=lambda res: res.total_seconds)  # ties: the smaller C (listed first)
-        c = check_team_size(team_size, gpus, g)
-        return _model_startrail(gpus, c, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal)
+        sizes = startrail_team_sizes(gpus, g) if team_size is None else [check_team_size(team_size, gpus, g)]
+        options = [
+            _model_startrail(gpus, cc, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal)
+            for cc in sizes
+        ]
+        return min(options, key=lambda res: res.total_seconds)  # ties: the smaller C (listed first)
 
     place_g = g if (method not in ("mesh", "node_mesh") or topology_aware) else None
     with_u = method in ("usp", "node_mesh")
@@ -566,24 +558,46 @@ def model_attention(
         ulysses_degree=u if with_u else None,
         gpus_per_node=g,
     )
+    if method == "mesh":
+        fwd, bwd, memory, vol = _mesh_time(gpus, tile_ab, place_g, shape, blk_f, blk_b, cluster, schedule, vol)
+    else:
+        fwd, bwd, memory = _other_time(method, gpus, u, tile_ab, shape, blk_f, blk_b, cluster, topology_aware, schedule)
+    return _result(method, gpus, tile_ab, u, None, vol, memory, shape.e, fwd, bwd)
+
+
+def _check_method_tile(method: str, tile: Sequence[int] | None, gpus: int) -> tuple[int, ...] | None:
+    """The tile argument of :func:`model_attention`: only Mesh methods take one (checked for "mesh")."""
+    if tile is not None and method not in ("mesh", "node_mesh"):
+        raise ValueError(f"tile={tuple(tile)!r} is only used by method='mesh': pass tile=None for {method!r}")
+    if tile is not None and method == "mesh":
+        return check_tile(tuple(tile), gpus)
+    return None if tile is None else tuple(tile)
+
+
+def _other_time(method, gpus, u, tile_ab, shape: _Shape, blk_f, blk_b, cluster, topology_aware, schedule):
+    """(forward s, backward s, memory) of Ring, Ulysses/USP and node-level Mesh."""
     if method == "ring":
         fwd, bwd = _ring_time(gpus, shape, blk_f, blk_b, cluster)
-        memory = ring_family_memory(shape.n, shape.m, 1, gpus)
-    elif method in ("ulysses", "usp"):
+        return fwd, bwd, ring_family_memory(shape.n, shape.m, 1, gpus)
+    if method in ("ulysses", "usp"):
         fwd, bwd = _usp_time(gpus, u, shape, blk_f, blk_b, cluster)
-        memory = usp_memory(shape.n, shape.m, gpus // u)
-    elif method == "node_mesh":
-        fwd, bwd = _node_mesh_time(gpus, u, tile_ab, shape, blk_f, blk_b, cluster, topology_aware, schedule)
-        memory = node_mesh_memory(shape.n, shape.m, *tile_ab)
-    else:
-        mesh = _mesh_plan(gpus, tile_ab, place_g)
-        fwd = _mesh_pass(mesh, shape, blk_f, cluster, backward=False, schedule=schedule)
-        bwd = _mesh_pass(mesh, shape, blk_b, cluster, backward=True, schedule=schedule)
-        memory = mesh_memory(shape.n, shape.m, *tile_ab)
-        if place_g is None and g < gpus:  # row-first placement: its own inter-node bytes
-            vol = dict(vol)
-            vol["sent_inter_node"] = _mesh_inter_row_first(mesh, shape, g)
-    return _result(method, gpus, tile_ab, u, c, vol, memory, shape.e, fwd, bwd)
+        return fwd, bwd, usp_memory(shape.n, shape.m, gpus // u)
+    fwd, bwd = _node_mesh_time(gpus, u, tile_ab, shape, blk_f, blk_b, cluster, topology_aware, schedule)
+    return fwd, bwd, node_mesh_memory(shape.n, shape.m, *tile_ab)
+
+
+def _mesh_time(gpus, tile_ab, place_g, shape: _Shape, blk_f, blk_b, cluster, schedule, vol):
+    """(forward s, backward s, memory, bytes) of Mesh; row-first placement (``place_g`` None) on several nodes
+    replaces the inter-node bytes by its own."""
+    g = cluster.gpus_per_node
+    mesh = _mesh_plan(gpus, tile_ab, place_g)
+    fwd = _mesh_pass(mesh, shape, blk_f, cluster, backward=False, schedule=schedule)
+    bwd = _mesh_pass(mesh, shape, blk_b, cluster, backward=True, schedule=schedule)
+    memory = mesh_memory(shape.n, shape.m, *tile_ab)
+    if place_g is None and g < gpus:  # row-first placement: its own inter-node bytes
+        vol = dict(vol)
+        vol["sent_inter_node"] = _mesh_inter_row_first(mesh, shape, g)
+    return fwd, bwd, memory, vol
 
 
 def _mesh_inter_row_first(mesh, shape: _Shape, g: int) -> np.ndarray:

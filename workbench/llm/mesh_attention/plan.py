@@ -463,98 +463,138 @@ def greedy_schedule(
     a = check_positive_int("a", a)
     b = check_positive_int("b", b)
     schedule, comm_blocks = check_schedule(schedule, comm_blocks)
+    fetches = greedy_fetches(a, b, row=row, col=col, rotate=rotate)
+    tile = _TilePlan(a, b, row, col, backward, rotate)
+    tile.steps += [
+        Step("fetch", kind, idx if kind == "q" else None, idx if kind == "kv" else None) for kind, idx in fetches
+    ]
+    tile.compute_after_fetches(fetches, backlog_mode=schedule == "greedy-backlog", comm_blocks=comm_blocks)
+    if not rotate:
+        tile.send_all_partials()
+    return tile.steps
+
+
+def greedy_fetches(a: int, b: int, *, row: int = 0, col: int = 0, rotate: bool = True) -> list[tuple[str, int]]:
+    """Rule 1 of :func:`greedy_schedule`: the fetch order, as ("q" | "kv", chunk index) pairs: next the chunk
+    that completes the most pending blocks, ties to Q; within a kind the ``fetch_order`` rotation."""
     q_queue = fetch_order(a, row, rotate=rotate)
     kv_queue = fetch_order(b, col, rotate=rotate)
-    have_q, have_kv = [row], [col]
+    have_q, have_kv = 1, 1  # resident chunks of each kind
     fetches: list[tuple[str, int]] = []
     while q_queue or kv_queue:
-        gain_q = len(have_kv) if q_queue else -1
-        gain_kv = len(have_q) if kv_queue else -1
+        gain_q = have_kv if q_queue else -1
+        gain_kv = have_q if kv_queue else -1
         if gain_q >= gain_kv:
             fetches.append(("q", q_queue.pop(0)))
-            have_q.append(fetches[-1][1])
+            have_q += 1
         else:
             fetches.append(("kv", kv_queue.pop(0)))
-            have_kv.append(fetches[-1][1])
+            have_kv += 1
+    return fetches
 
-    steps = [Step("fetch", kind, idx if kind == "q" else None, idx if kind == "kv" else None) for kind, idx in fetches]
-    row_left = {r: b for r in range(a)}
-    col_left = {c: a for c in range(b)}
 
-    def run(block: tuple[int, int]) -> None:
-        steps.append(Step("compute", None, block[0], block[1]))
-        row_left[block[0]] -= 1
-        col_left[block[1]] -= 1
-        if not rotate:
-            return  # sends go out as one batch after the last block (below)
-        # overlap: a remote row's (column's) partial leaves as soon as its last block is done
-        if row_left[block[0]] == 0 and block[0] != row:
-            steps.append(Step("send", "dq" if backward else "out", block[0], None))
-        if backward and col_left[block[1]] == 0 and block[1] != col:
-            steps.append(Step("send", "dkv", None, block[1]))
+@dataclass
+class _TilePlan:
+    """The state of one rank's schedule while :func:`greedy_schedule` builds it (rules 2-4 and the backlog)."""
 
-    backlog_mode = schedule == "greedy-backlog"
+    a: int
+    b: int
+    row: int
+    col: int
+    backward: bool
+    rotate: bool
 
-    def held(blk: tuple[int, int]) -> bool:  # its result stays here: a backlog block
-        return blk[0] == row and (not backward or blk[1] == col)
+    def __post_init__(self) -> None:
+        self.steps: list[Step] = []
+        self.row_left = {r: self.b for r in range(self.a)}  # blocks still to compute per Q row
+        self.col_left = {c: self.a for c in range(self.b)}  # ... per KV column
 
-    backlog: list[tuple[int, int]] = []
-    units = _PLAN_UNITS[backward]
-    arrival = list(itertools.accumulate(comm_blocks * units[kind] for kind, _ in fetches))
-    clock = 0.0  # the planner's estimate, in block times
-    if backlog_mode:
-        backlog.append((row, col))
-    else:
-        run((row, col))
-        clock = 1.0
-    res_q, res_kv = {row}, {col}
-    for f, (kind, idx) in enumerate(fetches):
-        while backlog_mode and backlog and clock < arrival[f]:  # fill the wait for this chunk
-            run(backlog.pop(0))
-            clock += 1.0
-        clock = max(clock, arrival[f])
-        steps.append(Step("wait", kind, idx if kind == "q" else None, idx if kind == "kv" else None))
-        if kind == "q":
-            res_q.add(idx)
-            ready = [(idx, c) for c in res_kv]
-        else:
-            res_kv.add(idx)
-            ready = [(r, idx) for r in res_q]
-        if backlog_mode:
-            # held-back blocks join the backlog in a position-relative order (same program on every rank)
-            backlog += sorted(
-                (blk for blk in ready if held(blk)), key=lambda blk: ((blk[0] - row) % a, (blk[1] - col) % b)
-            )
-            ready = [blk for blk in ready if not held(blk)]
+    def run(self, block: tuple[int, int]) -> None:
+        """Compute one block; with ``rotate``, a remote row's (column's) partial leaves right after its last block
+        (rule 4); without, sends go out as one batch after the last block (:meth:`send_all_partials`)."""
+        r, c = block
+        self.steps.append(Step("compute", None, r, c))
+        self.row_left[r] -= 1
+        self.col_left[c] -= 1
+        if not self.rotate:
+            return
+        if self.row_left[r] == 0 and r != self.row:
+            self.steps.append(Step("send", "dq" if self.backward else "out", r, None))
+        if self.backward and self.col_left[c] == 0 and c != self.col:
+            self.steps.append(Step("send", "dkv", None, c))
 
-        def urgency(blk: tuple[int, int]) -> tuple[int, int, int]:
-            r_left = row_left[blk[0]] if blk[0] != row or backward else b + a + 1
-            c_left = col_left[blk[1]] if backward and blk[1] != col else b + a + 1
-            # ties by position *relative* to my own: every tile position then runs the same program
-            # shifted (the send order below relies on it)
-            return (min(r_left, c_left), (blk[0] - row) % a, (blk[1] - col) % b)
+    def held(self, blk: tuple[int, int]) -> bool:
+        """Whether the block's result stays on this rank (a backlog block in ``greedy-backlog``)."""
+        return blk[0] == self.row and (not self.backward or blk[1] == self.col)
 
-        if not backward:
+    def relative(self, blk: tuple[int, int]) -> tuple[int, int]:
+        """Position relative to the own block: ties broken by it make every tile position run the same program,
+        shifted (the send order relies on it)."""
+        return ((blk[0] - self.row) % self.a, (blk[1] - self.col) % self.b)
+
+    def urgency(self, blk: tuple[int, int]) -> tuple[int, int, int]:
+        """Rule 3's order: blocks that finish a remote row (forward) or a row/column (backward) soonest first."""
+        never = self.a + self.b + 1
+        r_left = self.row_left[blk[0]] if blk[0] != self.row or self.backward else never
+        c_left = self.col_left[blk[1]] if self.backward and blk[1] != self.col else never
+        return (min(r_left, c_left), *self.relative(blk))
+
+    def run_ready(self, ready: list[tuple[int, int]]) -> int:
+        """Compute the ready blocks in rule 3's order; returns how many ran (block times)."""
+        if not self.backward:
             # forward keys use row_left only: a Q arrival releases one row (running a block lowers every key of
             # the batch alike), a KV arrival one block per row (running one changes only its own key), so one
             # sort gives the same order as picking the minimum again after every block
-            ready.sort(key=urgency)
+            ready.sort(key=self.urgency)
+        done = 0
         while ready:
-            nxt = ready.pop(0) if not backward else min(ready, key=urgency)
-            if backward:
+            nxt = ready.pop(0) if not self.backward else min(ready, key=self.urgency)
+            if self.backward:
                 ready.remove(nxt)
-            run(nxt)
-            clock += 1.0
-    for blk in backlog:  # what no wait used: computed while the partials travel
-        run(blk)
-    if rotate:
-        return steps
-    if backward:
-        steps += [Step("send", "dq", r, None) for r in fetch_order(a, row, rotate=rotate)]
-        steps += [Step("send", "dkv", None, c) for c in fetch_order(b, col, rotate=rotate)]
-    else:
-        steps += [Step("send", "out", r, None) for r in fetch_order(a, row, rotate=rotate)]
-    return steps
+            self.run(nxt)
+            done += 1
+        return done
+
+    def compute_after_fetches(self, fetches: list[tuple[str, int]], *, backlog_mode: bool, comm_blocks: float) -> None:
+        """Rules 2-3 (or the backlog variant): the own block, then per arriving chunk a wait and the blocks it
+        makes computable; with ``backlog_mode``, held blocks fill the waits and the rest runs at the end."""
+        units = _PLAN_UNITS[self.backward]
+        arrival = list(itertools.accumulate(comm_blocks * units[kind] for kind, _ in fetches))
+        own = (self.row, self.col)
+        backlog: list[tuple[int, int]] = [own] if backlog_mode else []
+        clock = 0.0  # the planner's estimate, in block times
+        if not backlog_mode:
+            self.run(own)
+            clock = 1.0
+        res_q, res_kv = {self.row}, {self.col}
+        for f, (kind, idx) in enumerate(fetches):
+            while backlog_mode and backlog and clock < arrival[f]:  # fill the wait for this chunk
+                self.run(backlog.pop(0))
+                clock += 1.0
+            clock = max(clock, arrival[f])
+            self.steps.append(Step("wait", kind, idx if kind == "q" else None, idx if kind == "kv" else None))
+            if kind == "q":
+                res_q.add(idx)
+                ready = [(idx, c) for c in res_kv]
+            else:
+                res_kv.add(idx)
+                ready = [(r, idx) for r in res_q]
+            if backlog_mode:
+                # held-back blocks join the backlog in a position-relative order (same program on every rank)
+                backlog += sorted((blk for blk in ready if self.held(blk)), key=self.relative)
+                ready = [blk for blk in ready if not self.held(blk)]
+            clock += self.run_ready(ready)
+        for blk in backlog:  # what no wait used: computed while the partials travel
+            self.run(blk)
+
+    def send_all_partials(self) -> None:
+        """Without rotation: every partial goes back after the last block, in ``fetch_order``."""
+        rows = fetch_order(self.a, self.row, rotate=self.rotate)
+        if self.backward:
+            self.steps += [Step("send", "dq", r, None) for r in rows]
+            self.steps += [Step("send", "dkv", None, c) for c in fetch_order(self.b, self.col, rotate=self.rotate)]
+        else:
+            self.steps += [Step("send", "out", r, None) for r in rows]
 
 
 def block_count(gpus: int, *, causal: bool, order: str | None = None) -> float:

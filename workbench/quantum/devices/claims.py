@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 
 from workbench.claims import Assumption, Baseline, Claim, Figure
-from workbench.quantum.devices.study import fidelity_points
+from workbench.quantum.devices.experiment import fidelity_points
 
 __all__ = ["CLAIMS", "AGREEMENT"]
 

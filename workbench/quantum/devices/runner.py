@@ -15,7 +15,7 @@ from typing import Any
 from workbench.quantum.calibration import device_summary, list_devices
 from workbench.quantum.device import get_device
 from workbench.quantum.devices.config import DevicesConfig
-from workbench.quantum.devices.study import FidelityPoint, fidelity_points
+from workbench.quantum.devices.experiment import FidelityPoint, fidelity_points
 from workbench.registry import Technique
 from workbench.results import Result
 

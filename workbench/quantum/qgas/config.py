@@ -11,6 +11,9 @@ PROBLEM_CHOICES = ("lih", "h2", "maxcut", "portfolio")
 #: local (default, deterministic), replay (a logged transcript), endpoint (an OpenAI-compatible chat URL),
 #: and the two baselines run through the same loop: random and evolutionary search
 PROPOSERS = ("local", "replay", "endpoint", "random", "evolutionary")
+#: the study's default search settings (the notebook and the panel): small enough for a laptop
+STUDY = dict(iterations=12, train_steps=20, restarts=2, device="fake_jakarta")
+SEARCHERS = ("local", "random", "evolutionary")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,3 +94,21 @@ class QgasConfig(Config):
             names = device_names()
             if self.device not in names:
                 raise ValueError(f"device={self.device!r} is not allowed: valid values are none, {', '.join(names)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class QgasViewConfig(Config):
+    """The panel's controls: which problem, which searcher is highlighted, which iteration is inspected."""
+
+    problem: str = param("lih", choices=("lih", "h2", "maxcut", "portfolio"), help="problem")
+    proposer: str = param("local", choices=SEARCHERS, help="the search to highlight (all are drawn)")
+    iteration: int = param(
+        12, lo=1, hi=200, unit="proposals", help="inspect the proposal made at this iteration and the best up to it"
+    )
+    iterations: int = param(STUDY["iterations"], lo=1, hi=200, unit="proposals", help="length of each search")
+
+    def check_combination(self) -> None:
+        if self.iteration > self.iterations:
+            raise ValueError(
+                f"iteration={self.iteration} is out of range: valid range is 1..{self.iterations} (the search length)"
+            )

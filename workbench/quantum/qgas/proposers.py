@@ -22,13 +22,14 @@ import os
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from workbench.quantum.qasm import Limits, parse_qasm
 from workbench.quantum.qgas.ansatze import ENTANGLERS, ROTATIONS, Gate, Genome, genome_of, render_qasm
 from workbench.quantum.qgas.prompt import Prompt, Record
+from workbench.quantum.qgas.transcript import read_records
 
 __all__ = [
     "EndpointError",
@@ -79,9 +80,8 @@ def _best(history: Sequence[Record], target: float | None = None) -> Record | No
 
 
 def _parse(record: Record) -> Genome:
-    import qiskit.qasm3
-
-    return genome_of(qiskit.qasm3.loads(record.qasm))
+    limits = Limits(max_clbits=0, measurements=False, version=3)
+    return genome_of(parse_qasm(record.qasm, what=f"proposal {record.iteration}", limits=limits))
 
 
 def _grow(genome: Genome, n: int, rng: np.random.Generator) -> tuple[Genome, str]:
@@ -208,16 +208,16 @@ class ReplayProposer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> ReplayProposer:
-        """Load a transcript written by the loop; ValueError naming the file when it is missing or malformed."""
-        p = Path(path)
-        if not p.is_file():
-            raise ValueError(f"transcript={str(path)!r} does not exist: give the path of a transcript JSON file")
-        try:
-            data = json.loads(p.read_text())
-            records = data["records"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise ValueError(f"transcript={str(path)!r} is not a QGAS transcript: {exc}") from None
-        return cls(records, str(p))
+        """Load a transcript written by the loop (only ``records[i]['raw']`` is needed, and must be text);
+        ValueError in one line naming the file when it is missing or malformed."""
+        records = read_records(path, flag="replay")
+        for i, record in enumerate(records):
+            if not isinstance(record.get("raw"), str):
+                found = "no 'raw' field" if "raw" not in record else f"'raw' of type {type(record['raw']).__name__}"
+                raise ValueError(
+                    f"replay={str(path)!r} is not a QGAS transcript: records[{i}] has {found}: valid is the answer text"
+                )
+        return cls(records, str(path))
 
     def propose(self, prompt: Prompt) -> str:
         if prompt.iteration >= len(self.raw):

@@ -1,11 +1,12 @@
 """Parsing and validating a proposed ansatz: OpenQASM 3 text -> a checked qiskit circuit, never executed as code.
 
 A proposal is text (from a language model, a log or the local proposer). :func:`extract_qasm` takes the QASM
-out of a chat answer (a fenced block, or from ``OPENQASM`` on); :func:`parse_proposal` checks the raw text
-(length, the only include allowed is ``stdgates.inc``, no register or type size above 64), parses it with ``qiskit.qasm3.loads`` (a parser: the
-text is data, nothing in it runs) and validates the circuit against :class:`Rules`: qubit count equal to the
-problem's, gates from the allowed set only (custom ``gate`` definitions, measurements, resets, classical
-control and loops are refused), depth, gate count, CNOT-equivalent count and parameter count within the
+out of a chat answer (a fenced block, or from ``OPENQASM`` on); :func:`parse_proposal` reads it with the quantum
+area's guarded reader (:func:`workbench.quantum.qasm.parse_qasm`, :func:`proposal_limits`: OpenQASM 3 only,
+length, the only include ``stdgates.inc``, every size evaluated and at most 64, nesting, gate expansion, a parse
+budget; classical bits, resets and classical control refused; a parser: the text is data, nothing in it runs) and
+validates the circuit against :class:`Rules`: qubit count equal to the problem's, gates from the allowed set only
+(custom ``gate`` definitions are refused), depth, gate count, CNOT-equivalent count and parameter count within the
 budget, and every angle affine in the declared ``input float`` parameters. Every refusal is an
 :class:`InvalidProposal` (a ValueError) whose message names the rule and the offending value.
 """
@@ -16,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.quantum.qasm import Limits, QasmError, parse_qasm
+
 __all__ = [
     "ALLOWED_GATES",
     "TWO_QUBIT_GATES",
@@ -24,6 +27,7 @@ __all__ = [
     "Ansatz",
     "extract_qasm",
     "parse_proposal",
+    "proposal_limits",
     "circuit_stats",
     "to_qasm",
 ]
@@ -38,11 +42,14 @@ ALLOWED_GATES = (
 TWO_QUBIT_GATES = {"cx": 1, "cy": 1, "cz": 1, "ch": 1, "swap": 3, "crx": 2, "cry": 2, "crz": 2, "cp": 2}
 #: longest proposal text accepted (characters): a guard against huge answers before the parser sees them
 MAX_TEXT = 20_000
-_INCLUDE = re.compile(r'include\s+"([^"]*)"')
-#: a size designator such as ``qubit[4]``, ``bit[2]``, ``float[64]``: checked before parsing, because the parser
-#: builds a declared register at once (``qubit[100000000] q;`` takes minutes and gigabytes)
-_DESIGNATOR = re.compile(r"\[\s*(\d+)\s*\]")
+#: largest size or index between brackets (``float[64]``), or the problem's qubit count when larger: checked on
+#: the parsed value before parsing, because the parser builds a declared register at once
 MAX_DESIGNATOR = 64
+#: longest chat answer the QASM is taken out of (characters)
+MAX_ANSWER = 200_000
+_FENCE = re.compile(r"```[a-zA-Z0-9]*[ \t\r]*\n")
+#: wall-clock budget of one proposal's parse (s)
+PARSE_BUDGET_S = 10.0
 
 
 class InvalidProposal(ValueError):
@@ -79,12 +86,16 @@ class Ansatz:
 
 def extract_qasm(text: str) -> str:
     """The QASM program inside a chat answer: the first fenced code block if any, else from the first
-    ``OPENQASM`` on; the text itself otherwise."""
+    ``OPENQASM`` on; the text itself otherwise. Linear in the answer's length (at most :data:`MAX_ANSWER`)."""
     if not isinstance(text, str):
         raise InvalidProposal("type", f"proposal must be text, got {type(text).__name__}")
-    fence = re.search(r"```[a-zA-Z0-9]*\s*\n(.*?)```", text, re.S)
+    if len(text) > MAX_ANSWER:
+        raise InvalidProposal("too_long", f"answer has {len(text)} characters: valid range is 1..{MAX_ANSWER}")
+    fence = _FENCE.search(text)
     if fence:
-        return fence.group(1).strip()
+        end = text.find("```", fence.end())
+        if end >= 0:
+            return text[fence.end() : end].strip()
     start = text.find("OPENQASM")
     return text[start:].strip() if start >= 0 else text.strip()
 
@@ -96,39 +107,34 @@ def circuit_stats(circuit: Any) -> tuple[int, int, int]:
     return int(circuit.depth(lambda inst: inst.name != "barrier")), len(ops), int(cnots)
 
 
+def proposal_limits(rules: Rules) -> Limits:
+    """The reader's limits for a proposal: OpenQASM 3 only, at most :data:`MAX_TEXT` characters, sizes up to
+    ``max(64, qubits)``, no classical bits; the gate expansion bounded by ten times the gate budget (at most the
+    reader's default)."""
+    size = max(MAX_DESIGNATOR, rules.num_qubits)
+    return Limits(
+        max_chars=MAX_TEXT,
+        max_qubits=size,
+        max_clbits=0,
+        max_size=size,
+        max_ops=min(max(10 * rules.max_gates, 1000), Limits.max_ops),
+        budget_s=PARSE_BUDGET_S,
+        measurements=False,
+        version=3,
+    )
+
+
 def parse_proposal(text: str, rules: Rules) -> Ansatz:
     """Parse and validate one proposal (see the module docstring). Raises :class:`InvalidProposal`."""
     qasm = extract_qasm(text)
-    if len(qasm) > MAX_TEXT:
-        raise InvalidProposal("too_long", f"proposal has {len(qasm)} characters: valid range is 1..{MAX_TEXT}")
-    if not qasm:
-        raise InvalidProposal("empty", "proposal is empty: expected an OpenQASM 3 program")
-    for name in _INCLUDE.findall(qasm):
-        if name != "stdgates.inc":
-            raise InvalidProposal(
-                "include", f'include "{name}" is not allowed: the only valid include is "stdgates.inc"'
-            )
-    for match in _DESIGNATOR.finditer(qasm):
-        size = int(match.group(1))
-        if size > max(MAX_DESIGNATOR, rules.num_qubits):
-            raise InvalidProposal(
-                "size",
-                f"size [{size}] is not allowed: valid sizes are 0..{max(MAX_DESIGNATOR, rules.num_qubits)} "
-                f"(the problem has {rules.num_qubits} qubits)",
-            )
-    import qiskit.qasm3
-
     try:
-        circuit = qiskit.qasm3.loads(qasm)
-    except Exception as exc:  # the parser's errors vary by package (QASM3ImporterError, QASM3ParsingError, ...)
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InvalidProposal("parse", f"not valid OpenQASM 3: {message[:300]}") from None
+        circuit = parse_qasm(qasm, what="proposal", limits=proposal_limits(rules))
+    except QasmError as exc:
+        raise InvalidProposal(exc.reason, str(exc)) from None
     if circuit.num_qubits != rules.num_qubits:
         raise InvalidProposal(
             "qubits", f"proposal uses {circuit.num_qubits} qubits: valid value is {rules.num_qubits} (the problem's)"
         )
-    if circuit.num_clbits:
-        raise InvalidProposal("classical", f"proposal declares {circuit.num_clbits} classical bits: none are allowed")
     for position, inst in enumerate(circuit.data):
         if inst.name == "barrier":
             continue

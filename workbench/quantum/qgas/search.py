@@ -33,6 +33,7 @@ from workbench.quantum.qgas.proposers import (
     ReplayProposer,
 )
 from workbench.quantum.qgas.qasm import InvalidProposal, Rules, parse_proposal
+from workbench.quantum.qgas.transcript import check_writable, read_records, record_from_dict
 from workbench.quantum.qgas.vqe import noisy_energy, train
 
 __all__ = ["SearchRun", "make_proposer", "run_search", "transcript_path", "best_record", "load_records"]
@@ -99,14 +100,10 @@ def transcript_path(config: QgasConfig) -> Path:
 
 
 def load_records(path: str | Path) -> tuple[Record, ...]:
-    """The records of a transcript written by :func:`run_search` (ValueError naming the file if malformed)."""
-    try:
-        data = json.loads(Path(path).read_text())
-        return tuple(
-            Record(**{**r, "theta": None if r.get("theta") is None else tuple(r["theta"])}) for r in data["records"]
-        )
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"transcript={str(path)!r} is not a readable QGAS transcript: {exc}") from None
+    """The records of a transcript written by :func:`run_search`, every field checked (ValueError in one line
+    naming the file, the record and the field)."""
+    records = read_records(path)
+    return tuple(record_from_dict(r, f"transcript={str(path)!r} records[{i}]") for i, r in enumerate(records))
 
 
 def _write(path: Path, config: QgasConfig, problem: Problem, records: list[Record]) -> None:
@@ -123,7 +120,10 @@ def _write(path: Path, config: QgasConfig, problem: Problem, records: list[Recor
         },
         "records": [as_dict(r) for r in records],
     }
-    write_text(path, json.dumps(payload, indent=1) + "\n")
+    try:
+        write_text(path, json.dumps(payload, indent=1) + "\n")
+    except OSError as exc:
+        raise ValueError(f"transcript={str(path)!r} cannot be written: {exc.strerror or exc}") from None
 
 
 def score(
@@ -196,6 +196,7 @@ def run_search(
     rules = Rules(problem.num_qubits, config.max_depth, 10 * config.max_depth, config.max_cnots, config.max_params)
     proposer = make_proposer(config) if proposer is None else proposer
     path = transcript_path(config)
+    check_writable(path)  # before the first (possibly long) iteration
     records: list[Record] = []
     for i in range(config.iterations):
         prompt = build_prompt(i, problem, rules, config.guideline, tuple(records))

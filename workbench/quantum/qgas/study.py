@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from workbench.atomic import write_text
-from workbench.config import Config, param
+from workbench.quantum.qasm import Limits, parse_qasm
 from workbench.quantum.qgas.ansatze import hardware_efficient, qaoa, uccsd
-from workbench.quantum.qgas.config import QgasConfig
+from workbench.quantum.qgas.config import SEARCHERS, STUDY, QgasConfig, QgasViewConfig
 from workbench.quantum.qgas.problems import Problem, get_problem
 from workbench.quantum.qgas.prompt import Record
 from workbench.quantum.qgas.qasm import circuit_stats
@@ -63,9 +63,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PAPER = "Liang et al., 'Unleashing the Potential of LLMs for Quantum Computing: A Study in Quantum Architecture Design', arXiv 2307.08191v1 (2023-07-17)"
-#: the study's default search settings (the notebook and the panel): small enough for a laptop
-STUDY = dict(iterations=12, train_steps=20, restarts=2, device="fake_jakarta")
-SEARCHERS = ("local", "random", "evolutionary")
 CHEMICAL_ACCURACY = 1.6e-3  # Ha
 
 
@@ -215,13 +212,12 @@ def _noisy(transcript: str, problem: str, bond_length: float, device: str) -> di
 
 
 def _score_noisy(transcript: str, problem: str, bond_length: float, device: str) -> dict[int, float]:
-    import qiskit.qasm3
-
     p = get_problem(problem, bond_length)
+    limits = Limits(max_qubits=max(64, p.num_qubits), max_clbits=0, measurements=False, version=3)
     out = {}
     for r in load_records(transcript):
         if r.valid and r.theta is not None:
-            circuit = qiskit.qasm3.loads(r.qasm)
+            circuit = parse_qasm(r.qasm, what=f"transcript={transcript!r} record {r.iteration}", limits=limits)
             out[r.iteration] = noisy_energy(circuit, r.theta, p.terms, device).energy - p.exact
     return out
 
@@ -348,24 +344,6 @@ def seed_table(problem: str, seeds: Sequence[int], *, iterations: int = STUDY["i
 
 
 # ---- the panel's view ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class QgasViewConfig(Config):
-    """The panel's controls: which problem, which searcher is highlighted, which iteration is inspected."""
-
-    problem: str = param("lih", choices=("lih", "h2", "maxcut", "portfolio"), help="problem")
-    proposer: str = param("local", choices=SEARCHERS, help="the search to highlight (all are drawn)")
-    iteration: int = param(
-        12, lo=1, hi=200, unit="proposals", help="inspect the proposal made at this iteration and the best up to it"
-    )
-    iterations: int = param(STUDY["iterations"], lo=1, hi=200, unit="proposals", help="length of each search")
-
-    def check_combination(self) -> None:
-        if self.iteration > self.iterations:
-            raise ValueError(
-                f"iteration={self.iteration} is out of range: valid range is 1..{self.iterations} (the search length)"
-            )
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,6 @@ __all__ = [
     "UNSEEN_DEVICES",
     "cache_path",
     "connected_qubits",
-    "random_circuit",
     "structure_hash",
 ]
 
@@ -253,39 +252,6 @@ def connected_qubits(calibration: DeviceCalibration, width: int, rng: np.random.
     return tuple(chosen)
 
 
-def random_circuit(
-    num_qubits: int, num_gates: int, edges: Any, two_qubit_gate: str, rng: np.random.Generator, mix: Any = None
-) -> Any:
-    """A random device circuit of ``num_gates`` gates: ``rz`` (angle ~ U[0, 2 pi)), ``sx``, ``x`` and
-    ``two_qubit_gate`` (``cx``, ``ecr`` or ``cz``) on a random directed edge of ``edges`` (pairs among
-    ``0..num_qubits-1``), drawn with probabilities ``mix`` (4 weights; default uniform: the paper's); without
-    edges no two-qubit gate is drawn."""
-    from qiskit import QuantumCircuit
-    from qiskit.circuit.library import CXGate, CZGate, ECRGate
-
-    gate = {"cx": CXGate, "ecr": ECRGate, "cz": CZGate}.get(two_qubit_gate)
-    if gate is None:
-        raise ValueError(f"two_qubit_gate={two_qubit_gate!r} is unknown: valid gates are cx, ecr, cz")
-    edges = [tuple(int(q) for q in e) for e in edges if max(e) < num_qubits]
-    weights = np.ones(4) if mix is None else np.asarray(mix, dtype=np.float64).copy()
-    if not edges:
-        weights[3] = 0.0
-    weights = weights / weights.sum()
-    kinds = rng.choice(4, size=num_gates, p=weights)
-    qc = QuantumCircuit(num_qubits)
-    for kind in kinds:
-        if kind == 0:
-            qc.rz(float(rng.uniform(0, 2 * math.pi)), int(rng.integers(num_qubits)))
-        elif kind == 1:
-            qc.sx(int(rng.integers(num_qubits)))
-        elif kind == 2:
-            qc.x(int(rng.integers(num_qubits)))
-        else:
-            a, b = edges[int(rng.integers(len(edges)))]
-            qc.append(gate(), [a, b])
-    return qc
-
-
 def structure_hash(circuit: Any) -> int:
     """A 56-bit hash of a circuit's gate sequence (names, qubit indices, parameters to 1e-9): equal for
     gate-for-gate equal circuits."""
@@ -331,7 +297,7 @@ def _run_job(
     job: _Job, fidelity_fraction: float, scale_log2_max: float, duration_log2_max: float
 ) -> list[dict[str, Any]]:
     """Generate, simulate and encode one job's samples (runs in a worker process)."""
-    from workbench.quantum.circuits import transpile_to_device
+    from workbench.quantum.circuits import random_device_circuit, transpile_to_device
     from workbench.quantum.quest.algorithms import algorithm_circuit
     from workbench.quantum.quest.labels import effective_calibration, noise_model, pst, state_fidelity
 
@@ -344,7 +310,10 @@ def _run_job(
         model = noise_model(noisy)
         mix = None if rng.random() < 0.5 else rng.dirichlet(np.ones(4))
         two = DEVICES[job.device][0]
-        circuits = [random_circuit(job.width, job.gates, noisy.coupling_map, two, rng, mix) for _ in range(job.count)]
+        circuits = [
+            random_device_circuit(job.width, job.gates, noisy.coupling_map, rng, two_qubit_gate=two, mix=mix)
+            for _ in range(job.count)
+        ]
         labels = pst(circuits, model)
         noise = job.index * 1000  # one noise draw for the job's circuits: they form one group
         for qc, label in zip(circuits, labels):

@@ -475,26 +475,69 @@ def _depths(a: np.ndarray, b: np.ndarray, gate_ptr: np.ndarray, wires: np.ndarra
     return depths(a, b, gate_ptr, wires)
 
 
-def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibration]) -> EncodedBatch:
-    """The QuEst graphs of ``circuits`` under ``calibrations`` (one each), stacked; graph c equals
-    ``encode(circuits[c], calibrations[c])`` exactly. Raises the ValueErrors of :func:`encode` (naming the
-    circuit's position) and when the two lists differ in length."""
-    if len(circuits) != len(calibrations):
-        raise ValueError(f"{len(circuits)} circuits and {len(calibrations)} calibrations: give one per circuit")
-    if not circuits:
-        raise ValueError("circuits is empty: give at least one circuit")
-    count = len(circuits)
-    if count == 1:  # one circuit: encode() itself (fewer array operations than the batch form), with kept tables
-        g = encode(circuits[0], calibrations[0], _tables=_device_tables(calibrations[0]))
-        n, e = g.x.shape[0], g.edges.shape[1]
-        return EncodedBatch(
-            g.x,
-            g.edges,
-            np.array([0, n], dtype=np.int64),
-            np.array([0, e], dtype=np.int64),
-            g.globals[None],
-            g.liu[None],
-        )
+@dataclass(frozen=True, eq=False)
+class _BatchGates:
+    """The kept gates of a batch, circuit-major: circuit ``gc [G]``, type ``kind``, qubits ``a``, ``b`` (-1 for
+    one-qubit gates) and ``two`` (two-qubit mask); ``gates [C]`` per circuit, ``gate_ptr [C+1]``; rz ``angle``."""
+
+    gc: np.ndarray
+    kind: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    two: np.ndarray
+    gates: np.ndarray
+    gate_ptr: np.ndarray
+    angle: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class _BatchWires:
+    """Wires in first-use order per circuit: circuit ``wire_c [W]``, physical qubit ``phys``, index within its
+    circuit ``wire_local``; ``width [C]`` and ``wire_ptr [C+1]``; each gate's wires ``ra``, ``rb`` (-1)."""
+
+    wire_c: np.ndarray
+    phys: np.ndarray
+    wire_local: np.ndarray
+    width: np.ndarray
+    wire_ptr: np.ndarray
+    ra: np.ndarray
+    rb: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class _BatchNoise:
+    """Device values: per-qubit tables concatenated over the batch's calibrations (``t1u, t2u`` in us, ``p10``,
+    ``p01``) with circuit offsets ``qoff [C]``, each gate's qubit indices into them (``ga``, ``gb_or_a``), and per
+    gate ``error``, ``duration`` (s), ``relax``, ``effective`` and ``echo``."""
+
+    t1u: np.ndarray
+    t2u: np.ndarray
+    p10: np.ndarray
+    p01: np.ndarray
+    qoff: np.ndarray
+    ga: np.ndarray
+    gb_or_a: np.ndarray
+    error: np.ndarray
+    duration: np.ndarray
+    relax: np.ndarray
+    effective: np.ndarray
+    echo: np.ndarray
+
+
+def _one_graph_batch(circuit: Any, calibration: DeviceCalibration) -> EncodedBatch:
+    """One circuit: :func:`encode` itself (fewer array operations than the batch form), with kept tables."""
+    g = encode(circuit, calibration, _tables=_device_tables(calibration))
+    n, e = g.x.shape[0], g.edges.shape[1]
+    return EncodedBatch(
+        g.x, g.edges, np.array([0, n], dtype=np.int64), np.array([0, e], dtype=np.int64), g.globals[None], g.liu[None]
+    )
+
+
+def _batch_gates(
+    circuits: Sequence[Any], calibrations: Sequence[DeviceCalibration]
+) -> tuple[_BatchGates, list[tuple[np.ndarray, ...]]]:
+    """Every circuit's instructions read once and checked (widths, gate types, at least one gate each), and the
+    device tables of each circuit's calibration."""
     kinds_l: list[int] = []
     sizes_l: list[int] = []
     flat_l: list[int] = []
@@ -514,24 +557,25 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
         angle_l += t
         inst_ptr.append(len(kinds_l))
         tables.append(_device_tables(cal))
+    count = len(circuits)
     kind_all = np.asarray(kinds_l, dtype=np.int64)
-    size_all = np.asarray(sizes_l, dtype=np.int64)
-    flat = np.asarray(flat_l, dtype=np.int64)
     inst_circ = np.repeat(np.arange(count), np.diff(inst_ptr))
-    keep, kind, a, b = _checked_gates(kind_all, size_all, flat)
+    keep, kind, a, b = _checked_gates(kind_all, np.asarray(sizes_l, dtype=np.int64), np.asarray(flat_l, dtype=np.int64))
     gc = inst_circ[keep]  # circuit of each gate
-    two = kind >= _FIRST_TWO
     gates = np.bincount(gc, minlength=count)
     if (gates == 0).any():
         i = int(np.flatnonzero(gates == 0)[0])
         raise ValueError(f"circuit {i} has no gates: QuEst needs at least one rz, x, sx, cx, ecr or cz gate")
     gate_ptr = np.concatenate([[0], np.cumsum(gates)])
-    num_q = np.asarray([c.num_qubits for c in circuits], dtype=np.int64)
-    stride = int(num_q.max())
+    angle = np.asarray(angle_l)[keep]
+    return _BatchGates(gc, kind, a, b, kind >= _FIRST_TWO, gates, gate_ptr, angle), tables
 
-    # wires in first-use order per circuit (qubit a of a gate is used before its qubit b)
-    ev_q = np.stack([a, b], axis=1).reshape(-1)
-    ev_c = np.repeat(gc, 2)
+
+def _batch_wires(g: _BatchGates, count: int, stride: int) -> _BatchWires:
+    """Wires in first-use order per circuit (qubit a of a gate is used before its qubit b), and each gate's wires;
+    ``stride``: the widest circuit's qubit count. ValueError past :data:`MAX_QUBITS` used qubits."""
+    ev_q = np.stack([g.a, g.b], axis=1).reshape(-1)
+    ev_c = np.repeat(g.gc, 2)
     real = ev_q >= 0
     ev_key = ev_c[real] * stride + ev_q[real]
     used, first_at = np.unique(ev_key, return_index=True)
@@ -553,11 +597,16 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
     def remap(c: np.ndarray, q: np.ndarray) -> np.ndarray:
         return rank[np.searchsorted(used, c * stride + q)]
 
-    ra = remap(gc, a)
-    rb = np.where(two, remap(gc, np.where(two, b, a)), -1)
+    ra = remap(g.gc, g.a)
+    rb = np.where(g.two, remap(g.gc, np.where(g.two, g.b, g.a)), -1)
+    return _BatchWires(wire_c, phys, wire_local, width, wire_ptr, ra, rb)
 
-    # device values: each calibration's tables concatenated, gathered with per-circuit offsets
-    if all(t is tables[0] for t in tables):  # one calibration for the whole batch: its tables as they are
+
+def _batch_noise(tables: list[tuple[np.ndarray, ...]], g: _BatchGates, w: _BatchWires) -> _BatchNoise:
+    """Device values of every gate: each calibration's tables concatenated and gathered with per-circuit offsets
+    (one calibration for the whole batch: its tables as they are), relaxation, effective error and echo cost."""
+    count = len(tables)
+    if all(t is tables[0] for t in tables):
         qn = np.full(count, len(tables[0][0]), dtype=np.int64)
         qoff = toff = np.zeros(count, dtype=np.int64)
         t1_s, t2_s, t1u, t2u, p10, p01, err_t, dur_t = tables[0]
@@ -569,53 +618,66 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
         t1_s, t2_s, t1u, t2u, p10, p01, err_t, dur_t = (
             np.concatenate([t[j].ravel() for t in tables]) for j in range(8)
         )
-    ga, gb_or_a = qoff[gc] + a, qoff[gc] + np.where(two, b, a)
-    cell = toff[gc] + (kind * qn[gc] + a) * qn[gc] + np.where(two, b, a)
-    error = err_t[cell]
-    duration = dur_t[cell]
+    gc, two, a = g.gc, g.two, g.a
+    b_or_a = np.where(two, g.b, a)
+    ga, gb_or_a = qoff[gc] + a, qoff[gc] + b_or_a
+    cell = toff[gc] + (g.kind * qn[gc] + a) * qn[gc] + b_or_a
+    error, duration = err_t[cell], dur_t[cell]
     relax = _relaxation_infidelity(
         duration, t1_s[ga], t2_s[ga], np.where(two, t1_s[gb_or_a], np.inf), np.where(two, t2_s[gb_or_a], np.inf), two
     )
-    effective = np.maximum(error, relax)
     echo = _echo_column(
-        kind, ra, rb, np.asarray(angle_l)[keep], duration, error, relax, (t1_s[ga], t2_s[ga]),
-        (t1_s[gb_or_a], t2_s[gb_or_a]), gate_ptr, width,
+        g.kind, w.ra, w.rb, g.angle, duration, error, relax, (t1_s[ga], t2_s[ga]), (t1_s[gb_or_a], t2_s[gb_or_a]),
+        g.gate_ptr, w.width,
     )  # fmt: skip
+    return _BatchNoise(t1u, t2u, p10, p01, qoff, ga, gb_or_a, error, duration, relax, np.maximum(error, relax), echo)
 
-    # nodes: per graph in-nodes (wires), gates, out-nodes (wires)
-    sizes = 2 * width + gates
+
+def _batch_nodes(
+    g: _BatchGates, w: _BatchWires, d: _BatchNoise
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Node features ``x [N, 30]`` (per graph: in-nodes by wire, gates, out-nodes by wire), ``node_ptr [C+1]``,
+    each gate's node ``ops [G]`` and each wire's qubit index into the noise tables ``wq [W]``."""
+    sizes = 2 * w.width + g.gates
     node_ptr = np.concatenate([[0], np.cumsum(sizes)])
     n = int(node_ptr[-1])
-    gate_local = np.arange(len(kind)) - gate_ptr[gc]
-    ops = node_ptr[gc] + width[gc] + gate_local
-    ins = node_ptr[wire_c] + wire_local
-    outs = node_ptr[wire_c] + width[wire_c] + gates[wire_c] + wire_local
-    wq = qoff[wire_c] + phys
+    gc, two, ra, rb = g.gc, g.two, w.ra, w.rb
+    gate_local = np.arange(len(g.kind)) - g.gate_ptr[gc]
+    ops = node_ptr[gc] + w.width[gc] + gate_local
+    ins = node_ptr[w.wire_c] + w.wire_local
+    outs = node_ptr[w.wire_c] + w.width[w.wire_c] + g.gates[w.wire_c] + w.wire_local
+    wq = d.qoff[w.wire_c] + w.phys
     x = np.zeros((n, NODE_FEATURES), dtype=np.float32)
     q0, p0 = QUBIT_COLUMN, PHYSICAL_COLUMN
     x[ins, 0] = 1
     x[outs, 1] = 1
-    x[ops, 2 + kind] = 1
+    x[ops, 2 + g.kind] = 1
     for nodes in (ins, outs):
-        x[nodes, q0 + wire_local] = 1
-        x[nodes, p0], x[nodes, p0 + 1] = t1u[wq], t2u[wq]
-        x[nodes, p0 + 5], x[nodes, p0 + 6] = p10[wq], p01[wq]
+        x[nodes, q0 + w.wire_local] = 1
+        x[nodes, p0], x[nodes, p0 + 1] = d.t1u[wq], d.t2u[wq]
+        x[nodes, p0 + 5], x[nodes, p0 + 6] = d.p10[wq], d.p01[wq]
     x[ops, q0 + ra] = 1
     x[ops[two], q0 + rb[two]] = 1
-    x[ops, p0], x[ops, p0 + 1] = t1u[ga], t2u[ga]
-    x[ops[two], p0 + 2], x[ops[two], p0 + 3] = t1u[gb_or_a[two]], t2u[gb_or_a[two]]
-    x[ops, p0 + 4] = error
-    x[ops, p0 + 5], x[ops, p0 + 6] = p10[ga], p01[ga]
-    x[ops, p0 + 7] = duration * 1e9
-    x[ops, p0 + 8] = relax
-    x[ops, p0 + 9] = effective
+    x[ops, p0], x[ops, p0 + 1] = d.t1u[d.ga], d.t2u[d.ga]
+    x[ops[two], p0 + 2], x[ops[two], p0 + 3] = d.t1u[d.gb_or_a[two]], d.t2u[d.gb_or_a[two]]
+    x[ops, p0 + 4] = d.error
+    x[ops, p0 + 5], x[ops, p0 + 6] = d.p10[d.ga], d.p01[d.ga]
+    x[ops, p0 + 7] = d.duration * 1e9
+    x[ops, p0 + 8] = d.relax
+    x[ops, p0 + 9] = d.effective
     x[:, p0 + 10] = np.arange(n) - np.repeat(node_ptr[:-1], sizes)
-    x[ops, p0 + 11] = echo
+    x[ops, p0 + 11] = d.echo
+    return x, node_ptr, ops, wq
 
-    # edges along the wires, per graph: in-edges (by wire), inner edges (by wire, gate), out-edges (by wire)
-    ev_gate = np.concatenate([np.arange(len(kind)), np.flatnonzero(two)])
-    ev_wire = np.concatenate([ra, rb[two]])
-    ev_circ = gc[ev_gate]
+
+def _batch_edges(
+    g: _BatchGates, w: _BatchWires, node_ptr: np.ndarray, ops: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Edges along the wires ``[2, E]`` (batch node indices), per graph: in-edges (by wire), inner edges (by wire,
+    gate), out-edges (by wire); and ``edge_ptr [C+1]``."""
+    ev_gate = np.concatenate([np.arange(len(g.kind)), np.flatnonzero(g.two)])
+    ev_wire = np.concatenate([w.ra, w.rb[g.two]])
+    ev_circ = g.gc[ev_gate]
     srt = np.lexsort((ev_gate, ev_wire, ev_circ))
     node = ops[ev_gate[srt]]
     wire = ev_wire[srt]
@@ -625,30 +687,56 @@ def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibrati
     end = np.ones(len(wire), dtype=bool)
     end[:-1] = new[1:]
     inner = ~new[1:]
+    out_node = node_ptr[circ[end]] + w.width[circ[end]] + g.gates[circ[end]] + wire[end]
     src = np.concatenate([node_ptr[circ[new]] + wire[new], node[:-1][inner], node[end]])
-    dst = np.concatenate(
-        [node[new], node[1:][inner], node_ptr[circ[end]] + width[circ[end]] + gates[circ[end]] + wire[end]]
-    )
+    dst = np.concatenate([node[new], node[1:][inner], out_node])
     part = np.concatenate([np.zeros(int(new.sum())), np.ones(int(inner.sum())), np.full(int(end.sum()), 2)])
     owner = np.concatenate([circ[new], circ[1:][inner], circ[end]])
     by_graph = np.lexsort((part, owner))  # stable: keeps the (wire, gate) order inside each part
     edges = np.stack([src[by_graph], dst[by_graph]]).astype(np.int64)
-    edge_ptr = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=count))])
+    return edges, np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=count))])
 
-    # globals and Liu counts
-    depth = _depths(a, b, gate_ptr, num_q)
-    counts = np.bincount(gc * len(GATE_TYPES) + kind, minlength=count * len(GATE_TYPES)).reshape(count, -1)
-    gate_terms = -np.log1p(-np.minimum(effective, 0.999))
-    read_terms = -np.log1p(-np.minimum(p01[wq], 0.5))
+
+def _batch_globals(
+    g: _BatchGates, w: _BatchWires, d: _BatchNoise, wq: np.ndarray, num_q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Global features ``[C, 9]`` (depth, width, gate counts, error, readout and echo sums) and Liu's counts
+    ``[C, 110]``."""
+    count = len(num_q)
+    depth = _depths(g.a, g.b, g.gate_ptr, num_q)
+    counts = np.bincount(g.gc * len(GATE_TYPES) + g.kind, minlength=count * len(GATE_TYPES)).reshape(count, -1)
+    gate_terms = -np.log1p(-np.minimum(d.effective, 0.999))
+    read_terms = -np.log1p(-np.minimum(d.p01[wq], 0.5))
+    gp, wp = g.gate_ptr, w.wire_ptr
     glob = np.empty((count, GLOBAL_FEATURES), dtype=np.float32)
     glob[:, 0] = depth
-    glob[:, 1] = width
+    glob[:, 1] = w.width
     glob[:, 2:5] = counts[:, :3]
     glob[:, 5] = counts[:, 3:].sum(1)
-    glob[:, 6] = [float(gate_terms[gate_ptr[c] : gate_ptr[c + 1]].sum()) for c in range(count)]
-    glob[:, 7] = [float(read_terms[wire_ptr[c] : wire_ptr[c + 1]].sum()) for c in range(count)]
-    glob[:, 8] = [float(echo[gate_ptr[c] : gate_ptr[c + 1]].sum()) for c in range(count)]
-    liu_slot = np.where(two, MAX_QUBITS + ra * MAX_QUBITS + np.maximum(rb, 0), ra)
-    liu = np.bincount(gc * LIU_FEATURES + liu_slot, minlength=count * LIU_FEATURES)
-    liu = liu.astype(np.float32).reshape(count, LIU_FEATURES)
+    glob[:, 6] = [float(gate_terms[gp[c] : gp[c + 1]].sum()) for c in range(count)]
+    glob[:, 7] = [float(read_terms[wp[c] : wp[c + 1]].sum()) for c in range(count)]
+    glob[:, 8] = [float(d.echo[gp[c] : gp[c + 1]].sum()) for c in range(count)]
+    liu_slot = np.where(g.two, MAX_QUBITS + w.ra * MAX_QUBITS + np.maximum(w.rb, 0), w.ra)
+    liu = np.bincount(g.gc * LIU_FEATURES + liu_slot, minlength=count * LIU_FEATURES)
+    return glob, liu.astype(np.float32).reshape(count, LIU_FEATURES)
+
+
+def encode_batch(circuits: Sequence[Any], calibrations: Sequence[DeviceCalibration]) -> EncodedBatch:
+    """The QuEst graphs of ``circuits`` under ``calibrations`` (one each), stacked; graph c equals
+    ``encode(circuits[c], calibrations[c])`` exactly. Raises the ValueErrors of :func:`encode` (naming the
+    circuit's position) and when the two lists differ in length."""
+    if len(circuits) != len(calibrations):
+        raise ValueError(f"{len(circuits)} circuits and {len(calibrations)} calibrations: give one per circuit")
+    if not circuits:
+        raise ValueError("circuits is empty: give at least one circuit")
+    if len(circuits) == 1:
+        return _one_graph_batch(circuits[0], calibrations[0])
+    count = len(circuits)
+    gates, tables = _batch_gates(circuits, calibrations)
+    num_q = np.asarray([c.num_qubits for c in circuits], dtype=np.int64)
+    wires = _batch_wires(gates, count, int(num_q.max()))
+    noise = _batch_noise(tables, gates, wires)
+    x, node_ptr, ops, wq = _batch_nodes(gates, wires, noise)
+    edges, edge_ptr = _batch_edges(gates, wires, node_ptr, ops, count)
+    glob, liu = _batch_globals(gates, wires, noise, wq, num_q)
     return EncodedBatch(x, edges, node_ptr.astype(np.int64), edge_ptr.astype(np.int64), glob, liu)

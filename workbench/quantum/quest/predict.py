@@ -9,7 +9,6 @@ levels) feeds both the features and the simulation.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,10 +20,11 @@ import torch
 from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_basis
 from workbench.quantum.circuits import DeviceCircuit, compact, transpile_to_device
 from workbench.quantum.device import get_device
+from workbench.quantum.qasm import read_qasm as read_program
 from workbench.quantum.quest.batching import encoded_batch
 from workbench.quantum.quest.checkpoint import Checkpoint
-from workbench.quantum.quest.config import quest_devices
-from workbench.quantum.quest.encoding import ONE_QUBIT_GATES, TWO_QUBIT_GATES, encode_batch
+from workbench.quantum.quest.config import check_device, quest_devices
+from workbench.quantum.quest.encoding import encode_batch
 from workbench.quantum.quest.net import infer
 from workbench.quantum.quest.train import torch_threads
 
@@ -32,56 +32,9 @@ __all__ = ["read_qasm", "quest_devices", "check_device", "on_device", "place", "
 
 
 def read_qasm(source: str | Path) -> Any:
-    """A qiskit circuit from an OpenQASM 2 or 3 file path (or program text). Raises ValueError with the parser's
-    message for bad programs or unknown gates."""
-    from qiskit import qasm2, qasm3
-
-    if _is_path(source):
-        try:
-            text = Path(source).read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(
-                f"qasm={str(source)!r} is not a text file (byte {exc.start} is not UTF-8): valid input "
-                "is an OpenQASM 2 or 3 program"
-            ) from None
-    else:
-        text = str(source)
-    header = re.search(r"^\s*OPENQASM\s+(\d)", re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S), re.M | re.I)
-    version3 = header is not None and header.group(1) == "3"
-    try:
-        if version3:
-            return qasm3.loads(text)
-        return qasm2.loads(text, custom_instructions=qasm2.LEGACY_CUSTOM_INSTRUCTIONS)
-    except Exception as exc:  # qiskit's parsers raise their own error types
-        kind = "OpenQASM 3" if version3 else "OpenQASM 2"
-        raise ValueError(f"qasm: not a valid {kind} program: {exc}") from None
-
-
-def _is_path(source: str | Path) -> bool:
-    if isinstance(source, Path):
-        return True
-    if "\n" in source or ";" in source:
-        return False
-    path = Path(source)
-    if not path.is_file():
-        raise ValueError(f"qasm={source!r}: no such file")
-    return True
-
-
-def check_device(device: str) -> None:
-    """Raise ValueError unless ``device`` is a snapshot whose basis holds ``rz, sx, x`` and exactly one two-qubit
-    gate among ``cx, ecr, cz`` (the gates QuEst encodes)."""
-    basis = device_basis(device)  # ValueError naming the valid devices for an unknown name
-    missing = [g for g in ONE_QUBIT_GATES if g not in basis]
-    two = [g for g in TWO_QUBIT_GATES if g in basis]
-    if missing or len(two) != 1:
-        shown = ", ".join(sorted(set(basis) - {"measure", "reset", "delay"}))
-        why = f"no {', '.join(missing)}" if missing else f"{len(two)} of {', '.join(TWO_QUBIT_GATES)}"
-        raise ValueError(
-            f"device={device!r} has {why} among its basis gates ({shown}): QuEst encodes devices "
-            f"with {', '.join(ONE_QUBIT_GATES)} and one of {', '.join(TWO_QUBIT_GATES)}, e.g. "
-            "fake_lima (cx), fake_brisbane (ecr), fake_fez (cz)"
-        )
+    """A qiskit circuit from an OpenQASM 2 or 3 file path (or program text), through the quantum area's guarded
+    reader (:func:`workbench.quantum.qasm.read_qasm`). Raises ValueError (a ``QasmError``) naming ``qasm``."""
+    return read_program(source, what="qasm")
 
 
 def on_device(circuit: Any, device: str) -> bool:

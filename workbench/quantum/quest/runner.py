@@ -25,8 +25,6 @@ from workbench.results import Result
 __all__ = [
     "run",
     "format_table",
-    "dataset_spec",
-    "cache_dir",
     "TECHNIQUE",
     "GenerateResult",
     "TrainResult",
@@ -40,8 +38,8 @@ __all__ = [
 EXAMPLE_QASM = 'OPENQASM 2.0; include "qelib1.inc"; qreg q[3]; h q[0]; cx q[0],q[1]; cx q[1],q[2];'
 
 
-# The JSON of each mode. ``dataset`` is ``study.dataset_summary`` plus where it was read (path, cached, seconds);
-# ``metrics`` is model -> kind -> {n, rmse, mae, r2, spearman}; ``targets`` is ``study.targets``; ``speed`` is
+# The JSON of each mode. ``dataset`` is ``experiment.dataset_summary`` plus where it was read (path, cached, seconds);
+# ``metrics`` is model -> kind -> {n, rmse, mae, r2, spearman}; ``targets`` is ``experiment.targets``; ``speed`` is
 # ``speed.speed_comparison``.
 @dataclass(frozen=True, kw_only=True)
 class GenerateResult(Result):
@@ -78,7 +76,7 @@ class PredictResult(Result):
     """One circuit on one device: its physical qubits and gate count after placement, the transformer's PST and
     the baselines', qiskit-aer's with ``--simulate``, and the seconds each took."""
 
-    OMIT_NONE = ("simulated_pst",)
+    OMIT_NONE = ("simulated_pst", "warnings")
 
     technique: str = "quest"
     mode: str = "predict"
@@ -90,46 +88,20 @@ class PredictResult(Result):
     predicted_pst: float
     baselines: Mapping[str, float]  # "global", "liu"
     simulated_pst: float | None = None
-    seconds: Mapping[str, float]  # "predict", and "simulate" with --simulate
+    #: "load" (reading the checkpoint), "first_predict" (the process's first prediction: numba's one-time start-up
+    #: of the compiled encoding loops, ~0.4 s on a quiet machine), "predict" (the same prediction again: its
+    #: steady cost), and "simulate" with --simulate (aer's density matrix)
+    seconds: Mapping[str, float]
+    warnings: tuple[str, ...] | None = None  # a device outside the data set, or broken gates on the placement
 
 
 QuestResult = GenerateResult | TrainResult | EvaluateResult | PredictResult
 
 
-def dataset_spec(config: QuestConfig) -> Any:
-    from workbench.quantum.quest.dataset import DatasetSpec
-
-    return DatasetSpec(
-        random_samples=config.random_samples,
-        algorithm_samples=config.algorithm_samples,
-        noise_draws=config.noise_draws,
-        scale_log2_max=config.scale_log2_max,
-        duration_log2_max=config.duration_log2_max,
-        fidelity_fraction=config.fidelity_fraction,
-        seed=config.seed,
-    )
-
-
-def cache_dir() -> Path:
-    """Where generated datasets (and default checkpoints) are cached: the per-user cache folder's ``quest/``
-    (``$WORKBENCH_CACHE/quest``), never the possibly read-only data folder."""
-    from workbench.data.registry import cache_dir as user_cache
-
-    return user_cache("quest")
-
-
-def _dataset(spec: Any, workers: int) -> tuple[Any, dict[str, Any]]:
-    from workbench.quantum.quest.dataset import load_or_generate
-
-    start = time.perf_counter()
-    data, path, cached = load_or_generate(spec, cache_dir(), workers=workers, progress=True)
-    return data, {"path": str(path), "cached": cached, "seconds": time.perf_counter() - start}
-
-
 def _generate(config: QuestConfig) -> GenerateResult:
-    from workbench.quantum.quest.study import dataset_summary
+    from workbench.quantum.quest.experiment import dataset_spec, dataset_summary, load_dataset
 
-    data, where = _dataset(dataset_spec(config), config.workers)
+    data, where = load_dataset(dataset_spec(config), config.workers)
     return GenerateResult(dataset={**dataset_summary(data), **where})
 
 
@@ -145,11 +117,18 @@ def _command(config: QuestConfig, path: Path) -> str:
 
 def _train(config: QuestConfig) -> TrainResult:
     from workbench.quantum.quest.checkpoint import save_checkpoint
-    from workbench.quantum.quest.study import dataset_summary, targets, train_checkpoint
+    from workbench.quantum.quest.experiment import (
+        cache_dir,
+        dataset_spec,
+        dataset_summary,
+        load_dataset,
+        targets,
+        train_checkpoint,
+    )
     from workbench.quantum.quest.train import TrainSettings
 
     spec = dataset_spec(config)
-    data, where = _dataset(spec, config.workers)
+    data, where = load_dataset(spec, config.workers)
     settings = TrainSettings(
         epochs=config.epochs, batch_size=config.batch_size, lr=config.lr, patience=config.patience, seed=config.seed
     )
@@ -177,11 +156,11 @@ def _train(config: QuestConfig) -> TrainResult:
 
 def _evaluate(config: QuestConfig) -> EvaluateResult:
     from workbench.quantum.quest.checkpoint import load_checkpoint
+    from workbench.quantum.quest.experiment import dataset_summary, evaluate_checkpoint, load_dataset, targets
     from workbench.quantum.quest.speed import speed_comparison
-    from workbench.quantum.quest.study import dataset_summary, evaluate_checkpoint, targets
 
     ckpt = load_checkpoint(config.checkpoint or None)
-    data, where = _dataset(ckpt.spec, config.workers)
+    data, where = load_dataset(ckpt.spec, config.workers)
     metric = evaluate_checkpoint(ckpt, data)
     return EvaluateResult(
         checkpoint=config.checkpoint or "shipped",
@@ -195,14 +174,18 @@ def _evaluate(config: QuestConfig) -> EvaluateResult:
 def _predict(config: QuestConfig) -> PredictResult:
     from workbench.quantum.quest.checkpoint import load_checkpoint
     from workbench.quantum.quest.encoding import gate_count
+    from workbench.quantum.quest.experiment import device_warnings
     from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simulate_pst
 
     circuit = read_qasm(config.qasm)
     placed = place(circuit, config.device, noise_scale=config.noise_scale, seed=config.seed)
-    ckpt = load_checkpoint(config.checkpoint or None)
     start = time.perf_counter()
-    preds = predict_pst(ckpt, [placed.circuit], [placed.calibration], models=("transformer", "global", "liu"))
-    seconds = {"predict": time.perf_counter() - start}
+    ckpt = load_checkpoint(config.checkpoint or None)
+    seconds = {"load": time.perf_counter() - start}
+    for key in ("first_predict", "predict"):
+        start = time.perf_counter()
+        preds = predict_pst(ckpt, [placed.circuit], [placed.calibration], models=("transformer", "global", "liu"))
+        seconds[key] = time.perf_counter() - start
     simulated = None
     if config.simulate:
         start = time.perf_counter()
@@ -218,6 +201,7 @@ def _predict(config: QuestConfig) -> PredictResult:
         baselines={"global": float(preds["global"][0]), "liu": float(preds["liu"][0])},
         simulated_pst=simulated,
         seconds=seconds,
+        warnings=device_warnings(config.device, placed) or None,
     )
 
 
@@ -275,6 +259,7 @@ def format_table(result: dict[str, Any]) -> str:
             f"gates): predicted PST {_f(result['predicted_pst'])}"
             + (f", simulated {_f(result['simulated_pst'])}" if "simulated_pst" in result else "")
         )
+        lines += [f"warning: {w}" for w in result.get("warnings", ())]
     return "\n".join(lines)
 
 

@@ -1,6 +1,7 @@
-"""The QuEst study: the workflow on top of the pieces (dataset summary and the PST-vs-fidelity rank check,
-training the three models into a :class:`~workbench.quantum.quest.checkpoint.Checkpoint`, evaluating one on its
-held-out split, the issue's targets), and the panel's memoised view (:func:`quest_view`).
+"""The QuEst study: views for the panel and the notebook on top of the orchestration
+(:mod:`workbench.quantum.quest.experiment`: dataset, training, evaluation, targets): the PST-vs-fidelity rank check
+of fresh circuits (:func:`rank_check`) and the panel's memoised view (:func:`quest_view`; its parameters,
+:class:`~workbench.quantum.quest.config.QuestViewConfig`, live in ``config.py``).
 
 The view: a circuit of (family, width, depth, seed) placed on a device (:func:`placement`: random device circuits on
 connected qubits, or an algorithm transpiled once and mirrored), under the device's calibration as it is or one
@@ -20,47 +21,28 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
-from workbench.config import Config, param
-from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_names
-from workbench.quantum.circuits import mirror
+from workbench.quantum.calibration import DeviceCalibration, calibration_subset
+from workbench.quantum.circuits import mirror, random_device_circuit
 from workbench.quantum.device import get_device
-from workbench.quantum.quest.batching import NormalizedSet, Normalizer
 from workbench.quantum.quest.checkpoint import Checkpoint, load_checkpoint
-from workbench.quantum.quest.dataset import (
-    ALGORITHM_DEVICES,
-    DEVICE_KINDS,
-    FAMILIES,
-    FAMILY_WIDTHS,
-    GATE_COUNTS,
-    KINDS,
-    RANDOM_DEVICES,
-    DatasetSpec,
-    QuestDataset,
-    connected_qubits,
-    random_circuit,
+from workbench.quantum.quest.config import (
+    MAX_WIDTH,
+    MIRROR_REPS,
+    NOISE_MODELS,
+    QUBIT_COLORS,
+    SCALES,
+    QuestViewConfig,
+    width_range,
 )
-from workbench.quantum.quest.net import ABLATIONS, MODELS, build_model
-from workbench.quantum.quest.predict import check_device, place, predict_pst, quest_devices, simulate_pst
-from workbench.quantum.quest.train import (
-    TrainSettings,
-    fit,
-    metrics_by_device,
-    metrics_by_kind,
-    predict_indices,
-    split_by_group,
-)
+from workbench.quantum.quest.dataset import ALGORITHM_DEVICES, GATE_COUNTS, RANDOM_DEVICES, connected_qubits
+from workbench.quantum.quest.net import MODELS
+from workbench.quantum.quest.predict import place, predict_pst, quest_devices, simulate_pst
 from workbench.threads import one_thread
 
 __all__ = [
-    "dataset_summary",
-    "fidelity_check",
     "RankCheck",
     "rank_check",
-    "train_checkpoint",
-    "evaluate_checkpoint",
-    "targets",
     "SCALES",
     "MAX_WIDTH",
     "MIRROR_REPS",
@@ -77,23 +59,12 @@ __all__ = [
     "point",
     "device_layout",
     "coupler_errors",
+    "qubit_values",
     "QuestView",
     "quest_view",
     "simulate_points",
     "clear_caches",
 ]
-
-
-def fidelity_check(data: QuestDataset) -> dict[str, Any]:
-    """Spearman rank correlation of PST and density-matrix state fidelity over the samples that have both."""
-    from scipy.stats import pearsonr, spearmanr
-
-    mask = ~torch.isnan(data.fidelity)
-    n = int(mask.sum())
-    if n < 3:
-        return {"n": n, "spearman": math.nan, "pearson": math.nan}
-    p, f = data.pst[mask].numpy(), data.fidelity[mask].numpy()
-    return {"n": n, "spearman": float(spearmanr(p, f).statistic), "pearson": float(pearsonr(p, f).statistic)}
 
 
 @dataclass(frozen=True)
@@ -125,7 +96,9 @@ def rank_check(device: str, count: int, *, seed: int = 11) -> RankCheck:
         scale = float(2.0 ** rng.uniform(-3, 3))
         noisy = effective_calibration(sub, rng, scale)
         gates = int(rng.choice(GATE_COUNTS[:10]))
-        circuit = random_circuit(width, gates, noisy.coupling_map, device_cal.two_qubit_gate or "cx", rng)
+        circuit = random_device_circuit(
+            width, gates, noisy.coupling_map, rng, two_qubit_gate=device_cal.two_qubit_gate or "cx"
+        )
         model = noise_model(noisy)
         psts.append(float(pst([circuit], model)[0]))
         fids.append(float(state_fidelity(circuit, model)))
@@ -133,126 +106,7 @@ def rank_check(device: str, count: int, *, seed: int = 11) -> RankCheck:
     return RankCheck(tuple(psts), tuple(fids), tuple(labels), float(spearmanr(psts, fids).statistic))
 
 
-def dataset_summary(data: QuestDataset) -> dict[str, Any]:
-    """Sample counts by kind and family, PST range, and the fidelity rank check."""
-    kind, family = data.meta["kind"], data.meta["family"]
-    return {
-        "samples": len(data),
-        "by_kind": {name: int((kind == k).sum()) for k, name in enumerate(KINDS)},
-        "by_family": {name: int((family == k).sum()) for k, name in enumerate(FAMILIES) if (family == k).any()},
-        "circuits": int(torch.unique(data.meta["structure"]).numel())
-        if "structure" in data.meta
-        else int(torch.unique(data.meta["group"]).numel()),
-        "groups": int(torch.unique(data.meta["group"]).numel()),
-        "by_device_kind": (
-            {name: int((data.meta["device_kind"] == k).sum()) for k, name in enumerate(DEVICE_KINDS)}
-            if "device_kind" in data.meta
-            else {}
-        ),
-        "unseen_device_samples": int(data.meta["unseen"].sum()) if "unseen" in data.meta else 0,
-        "pst": {"min": float(data.pst.min()), "mean": float(data.pst.mean()), "max": float(data.pst.max())},
-        "fidelity_check": fidelity_check(data),
-    }
-
-
-def _test_record(data: QuestDataset, indices: torch.Tensor, preds: dict[str, torch.Tensor]) -> dict[str, list]:
-    return {
-        "pst": data.pst[indices].tolist(),
-        "kind": data.meta["kind"][indices].tolist(),
-        "family": data.meta["family"][indices].tolist(),
-        "width": data.meta["width"][indices].tolist(),
-        "gates": data.meta["gates"][indices].tolist(),
-        **{f"pred_{name}": p.double().tolist() for name, p in preds.items()},
-    }
-
-
-def train_checkpoint(
-    data: QuestDataset,
-    spec: DatasetSpec,
-    settings: TrainSettings,
-    *,
-    layers: int = 2,
-    progress: bool = False,
-    command: str = "",
-    on_epoch: Callable[[str, int, float, float], None] | None = None,
-) -> Checkpoint:
-    """Train the transformer, both baselines and the ablation on the same split; held-out metrics and predictions
-    included."""
-    split = split_by_group(data, spec.seed)
-    if len(split.train) == 0 or len(split.val) == 0:
-        raise ValueError(
-            f"the dataset has {len(data)} samples in {int(torch.unique(data.meta['group']).numel())} "
-            "circuits: valid datasets have at least 3 circuits (train, validation and test)"
-        )
-    norm = Normalizer.fit(data, split.train)
-    normed = NormalizedSet.build(data, norm)
-    models, history, preds = {}, {}, {}
-    for name in MODELS + ABLATIONS:
-        torch.manual_seed(settings.seed)  # the initial weights: training is reproducible from the seed
-        model = build_model(name, layers)
-        hook = (lambda e, a, b, name=name: on_epoch(name, e, a, b)) if on_epoch is not None else None
-        history[name] = fit(model, normed, split, settings, progress=progress, on_epoch=hook).to_dict()
-        models[name] = model.eval()
-        preds[name] = predict_indices(model, normed, split.test)
-    metric = {
-        name: {**metrics_by_kind(preds[name], data, split.test), **metrics_by_device(preds[name], data, split.test)}
-        for name in preds
-    }
-    return Checkpoint(
-        norm,
-        models,
-        layers,
-        spec,
-        spec.seed,
-        settings,
-        history,
-        metric,
-        _test_record(data, split.test, preds),
-        dataset_summary(data),
-        command,
-    )
-
-
-def evaluate_checkpoint(ckpt: Checkpoint, data: QuestDataset) -> dict[str, Any]:
-    """Metrics of every model on the held-out split of ``data`` (the checkpoint's own dataset: same spec)."""
-    split = split_by_group(data, ckpt.split_seed)
-    normed = NormalizedSet.build(data, ckpt.normalizer)
-    out = {}
-    for name, model in ckpt.models.items():
-        pred = predict_indices(model, normed, split.test)
-        out[name] = {**metrics_by_kind(pred, data, split.test), **metrics_by_device(pred, data, split.test)}
-    return out
-
-
-def targets(metric: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The issue's targets on held-out circuits: each with its measured value and whether it is met (NaN: not)."""
-    t, g, liu = metric["transformer"], metric["global"], metric["liu"]
-    rows = [
-        ("random circuits: RMSE <= 0.05", t["random"]["rmse"], lambda v: v <= 0.05),
-        ("random circuits: R^2 >= 0.90", t["random"]["r2"], lambda v: v >= 0.90),
-        ("algorithm circuits: R^2 >= 0.85", t["algorithm"]["r2"], lambda v: v >= 0.85),
-        ("RMSE below the global-features MLP", t["all"]["rmse"], lambda v: v < g["all"]["rmse"]),
-        ("RMSE below the Liu MLP", t["all"]["rmse"], lambda v: v < liu["all"]["rmse"]),
-    ]
-    return [{"target": name, "value": value, "met": bool(check(value))} for name, value, check in rows]
-
-
 # ---- the panel's view ---------------------------------------------------------------------------------------------
-NOISE_MODELS = ("calibrated", "randomized")
-SCALES = (0.125, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)  # the dataset's levels span 2**-3..2**3
-#: the dataset's widest circuits (algorithms on the 7-qubit devices)
-MAX_WIDTH = max(max(widths) for widths in FAMILY_WIDTHS.values())
-MIRROR_REPS = (1, 2, 3, 4, 5, 6)
-#: what the coupling map's qubits are coloured by (a display choice: it does not enter the view)
-QUBIT_COLORS = ("readout error", "T1")
-
-
-def width_range(family: str, num_qubits: int) -> tuple[int, int]:
-    """Valid widths of ``family`` on a device of ``num_qubits`` qubits (capped at :data:`MAX_WIDTH`)."""
-    lo, hi = (1, MAX_WIDTH) if family == "random" else (min(FAMILY_WIDTHS[family]), max(FAMILY_WIDTHS[family]))
-    return lo, min(hi, num_qubits, MAX_WIDTH)
-
-
 def depth_options(family: str) -> tuple[int, ...]:
     """Valid depths: gate counts of the dataset for random circuits, mirror repetitions for algorithms."""
     return GATE_COUNTS if family == "random" else MIRROR_REPS
@@ -264,67 +118,6 @@ def device_choices() -> tuple[str, ...]:
     encodable = quest_devices()
     common = tuple(d for d in RANDOM_DEVICES + ALGORITHM_DEVICES if d in encodable)
     return common + tuple(d for d in encodable if d not in common)
-
-
-@dataclass(frozen=True, kw_only=True)
-class QuestViewConfig(Config):
-    """The view's parameters (the panel's controls); ``QuestConfig`` is the CLI's (generate / train / evaluate /
-    predict)."""
-
-    device: str = param(
-        "fake_lima", choices=device_names(), label="device", help="device snapshot (cx, ecr or cz basis)"
-    )
-    noise_model: str = param(
-        "calibrated",
-        choices=NOISE_MODELS,
-        label="noise",
-        help="calibrated: the snapshot as it is; randomized: one QuEst noise draw of the "
-        "device (every T1, T2, gate and readout error x U(0.5, 1.5), from the seed)",
-    )
-    noise_scale: float = param(
-        1.0,
-        lo=SCALES[0],
-        hi=SCALES[-1],
-        unit="x errors",
-        label="noise scale",
-        help="gate and readout errors x this (T1/T2 kept)",
-    )
-    family: str = param("qft", choices=FAMILIES, label="circuit family", help="random device circuit or an algorithm")
-    width: int = param(3, lo=1, hi=MAX_WIDTH, unit="qubits", label="width", help="circuit width")
-    depth: int = param(
-        1,
-        lo=1,
-        hi=max(GATE_COUNTS),
-        label="depth",
-        help="random: number of gates; algorithms: mirror repetitions U (U^dag U)^(depth-1)",
-    )
-    seed: int = param(
-        0, lo=0, hi=99, label="seed", help="random circuit / algorithm choices, transpiler and noise draw"
-    )
-    qubit_color: str = param(
-        "readout error", choices=QUBIT_COLORS, label="colour qubits by", help="coupling map: colour qubits by"
-    )
-    checkpoint: str = param("", label="checkpoint", help="checkpoint file (default: the shipped one)")
-
-    def check_combination(self) -> None:
-        check_device(self.device)
-        cal = get_device(self.device).calibration
-        lo, hi = width_range(self.family, cal.num_qubits)
-        if not lo <= self.width <= hi:
-            why = (
-                "Grover's multi-controlled gates grow too fast past 5 qubits"
-                if self.family == "grover" and self.width <= cal.num_qubits
-                else f"{self.device} has {cal.num_qubits} qubits"
-            )
-            raise ValueError(
-                f"width={self.width} is out of range for family={self.family!r} on {self.device}: "
-                f"valid widths are {lo}..{hi} ({why})"
-            )
-        if self.family != "random" and self.depth > max(MIRROR_REPS):
-            raise ValueError(
-                f"depth={self.depth} is out of range for family={self.family!r}: valid mirror "
-                f"repetitions are 1..{max(MIRROR_REPS)} (depth counts gates only for random circuits)"
-            )
 
 
 @dataclass(frozen=True)
@@ -367,9 +160,8 @@ def placement(device: str, family: str, width: int, depth: int, seed: int) -> Pl
         rng = np.random.default_rng(seed)
         cal = get_device(device).calibration
         physical = connected_qubits(cal, width, rng)
-        circuit = random_circuit(
-            width, depth, calibration_subset(cal, physical).coupling_map, cal.two_qubit_gate or "cx", rng
-        )
+        edges = calibration_subset(cal, physical).coupling_map
+        circuit = random_device_circuit(width, depth, edges, rng, two_qubit_gate=cal.two_qubit_gate or "cx")
     else:
         placed = _algorithm(device, family, width, seed)
         circuit, physical = mirror(placed.circuit, depth), placed.physical

@@ -27,8 +27,8 @@ class TopgenConfig(Config):
 
     circuit: str = param(
         "",
-        help="empty: the QNN task; sim-1|sim-2|sim-9 (Sim et al.'s circuits) or OpenQASM 2/3 text: only its "
-        "expressibility and Meyer-Wallach entangling capability",
+        help="empty: the QNN task; sim-1|sim-2|sim-9 (Sim et al.'s circuits), OpenQASM 2/3 text or the path of an "
+        "OpenQASM file: only its expressibility and Meyer-Wallach entangling capability",
     )
     task: str = param(
         "digits-4", choices=tuple(TASKS), label="dataset classes", help="digits-2 (3 vs 6) or digits-4 (0-3)"
@@ -107,4 +107,28 @@ class TopgenConfig(Config):
         if cal.two_qubit_gate != "cx":
             raise ValueError(
                 f"device={self.device!r} has native {cal.two_qubit_gate} gates: valid devices have cx (e.g. fake_jakarta)"
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class TopgenViewConfig(Config):
+    """What the panel varies: the device, the QNN width, the fragment size, the initial depth, the task."""
+
+    device: str = param("fake_jakarta", choices=device_names(), help="device snapshot (its coupling map)")
+    qubits: int = param(7, lo=4, hi=7, unit="qubits", help="ansatz width")
+    fragment_size: int = param(3, lo=1, hi=4, unit="qubits", label="topology fragment", help="largest sub-topology")
+    blocks: int = param(1, lo=1, hi=4, unit="blocks", label="ansatz depth", help="blocks of sub-circuits + stitches")
+    task: str = param("digits-4", choices=tuple(TASKS), label="dataset classes", help="digits-2 or digits-4")
+
+    def check_combination(self) -> None:
+        cal = get_device(self.device).calibration
+        if self.qubits > cal.num_qubits:
+            raise ValueError(
+                f"qubits={self.qubits} is wider than device={self.device!r} ({cal.num_qubits} qubits): valid range "
+                f"is 4..{cal.num_qubits}"
+            )
+        if self.fragment_size > self.qubits:
+            raise ValueError(
+                f"fragment_size={self.fragment_size} is wider than the ansatz (qubits={self.qubits}): valid range is "
+                f"1..{self.qubits}"
             )

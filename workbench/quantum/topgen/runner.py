@@ -5,7 +5,7 @@
 with growth on our simulator, evaluated under ``snapshots`` device-noise snapshots (``accuracy`` is the mean
 over them), beside a hardware-efficient ansatz and a QuantumNAS-style searched one.
 
-``workbench run expressibility --circuit sim-1|sim-2|sim-9|QASM --qubits 4 --json`` (the alias; any
+``workbench run expressibility --circuit sim-1|sim-2|sim-9|QASM|FILE --qubits 4 --json`` (the alias; any
 ``--circuit`` does it) -> ``{"expressibility_kl", "meyer_wallach", ...}`` (Sim et al.'s descriptors).
 """
 
@@ -14,13 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.quantum.qasm import looks_like_qasm
 from workbench.quantum.topgen.config import TopgenConfig
+from workbench.quantum.topgen.experiment import MethodOutcome, accuracy_gain, circuit_descriptors, ratios, run_task
 from workbench.quantum.topgen.expressibility import idle_kl
-from workbench.quantum.topgen.study import MethodOutcome, accuracy_gain, circuit_descriptors, ratios, run_task
 from workbench.registry import Technique
 from workbench.results import Result, fmt
 
-__all__ = ["ExpressibilityResult", "MethodResult", "TopgenResult", "run", "format_table", "TECHNIQUE"]
+__all__ = ["ExpressibilityResult", "MethodOutcome", "TopgenResult", "run", "format_table", "TECHNIQUE"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,21 +40,6 @@ class ExpressibilityResult(Result):
     bins: int
     seed: int
     idle_kl: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class MethodResult(Result):
-    """A baseline's numbers (same meaning as TopGen's top-level keys)."""
-
-    accuracy: float
-    accuracy_noiseless: float
-    accuracy_by_device: dict[str, float]
-    depth: int
-    cx_count: int
-    swaps: int
-    num_parameters: int
-    blocks: int
-    gradient_variance: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,7 +65,7 @@ class TopgenResult(Result):
     num_parameters: int
     blocks: int
     gradient_variance: float
-    baselines: dict[str, MethodResult]
+    baselines: dict[str, MethodOutcome]
     snapshots: tuple[str, ...]
     region: tuple[int, ...]
     fragments: tuple[tuple[int, ...], ...]
@@ -91,20 +77,6 @@ class TopgenResult(Result):
     accuracy_gain: float
 
 
-def _method(m: MethodOutcome) -> MethodResult:
-    return MethodResult(
-        accuracy=m.accuracy,
-        accuracy_noiseless=m.accuracy_noiseless,
-        accuracy_by_device=dict(m.accuracy_by_device),
-        depth=m.depth,
-        cx_count=m.cx_count,
-        swaps=m.swaps,
-        num_parameters=m.num_parameters,
-        blocks=m.blocks,
-        gradient_variance=m.gradient_variance,
-    )
-
-
 def run(config: TopgenConfig) -> ExpressibilityResult | TopgenResult:
     """The task run, or with ``config.circuit`` set the circuit's descriptors. Raises ValueError for an
     unknown circuit, bad QASM, or a device narrower than ``qubits`` / ``fragment_size``."""
@@ -114,7 +86,7 @@ def run(config: TopgenConfig) -> ExpressibilityResult | TopgenResult:
             expressibility_kl=d.expressibility_kl,
             meyer_wallach=d.meyer_wallach,
             meyer_wallach_std=d.mw_std,
-            circuit=config.circuit.strip() if len(config.circuit) < 40 else "qasm",
+            circuit="qasm" if looks_like_qasm(config.circuit) else config.circuit.strip(),
             qubits=d.num_qubits,
             layers=config.layers,
             num_parameters=d.num_parameters,
@@ -139,7 +111,7 @@ def run(config: TopgenConfig) -> ExpressibilityResult | TopgenResult:
         num_parameters=t.num_parameters,
         blocks=t.blocks,
         gradient_variance=t.gradient_variance,
-        baselines={k: _method(v) for k, v in out.baselines.items()},
+        baselines=dict(out.baselines),
         snapshots=out.snapshots,
         region=out.region,
         fragments=out.fragments,

@@ -8,8 +8,10 @@ times with fresh parameters, as the paper's L.
 
 from __future__ import annotations
 
-import re
+from pathlib import Path
 from typing import Any
+
+from workbench.quantum.qasm import looks_like_qasm, read_qasm
 
 __all__ = ["SIM_CIRCUITS", "sim_circuit", "from_qasm", "circuit_by_name", "PARAMETRIC_GATES"]
 
@@ -75,44 +77,34 @@ def _free_angles(qc: Any) -> Any:
     return out
 
 
-def from_qasm(text: str) -> Any:
-    """A parameterised circuit from OpenQASM 2 (``OPENQASM 2.0;``) or 3 source text.
+def from_qasm(source: str | Path) -> Any:
+    """A parameterised circuit from OpenQASM 2 or 3 source text or a file path, read by the quantum area's guarded
+    reader (:func:`workbench.quantum.qasm.read_qasm`: limits, no classical control, no reset, no redefined
+    standard gates; measurements only at the end, and removed here).
 
     OpenQASM 3 ``input angle`` / ``input float`` values stay free parameters. A circuit without free
-    parameters gets one per one-angle rotation (rx, ry, rz, p, crx, ...) so it is a template. Parsed with
-    qiskit's parsers (never executed). Raises ValueError naming the problem for text that does not parse.
+    parameters gets one per one-angle rotation (rx, ry, rz, p, crx, ...) so it is a template. Raises ValueError
+    naming ``circuit`` for a missing file or text that does not parse or breaks a limit.
     """
-    import qiskit.qasm2
-    import qiskit.qasm3
-
-    src = text.strip()
-    if not src:
-        raise ValueError("circuit='' is not OpenQASM: give sim-1, sim-2, sim-9 or OpenQASM 2/3 source")
-    version = re.match(r"\s*OPENQASM\s+(\d)", src)
-    try:
-        if version and version.group(1) == "2":
-            qc = qiskit.qasm2.loads(src, custom_instructions=qiskit.qasm2.LEGACY_CUSTOM_INSTRUCTIONS)
-        else:
-            qc = qiskit.qasm3.loads(src)
-    except Exception as exc:  # qiskit raises several parser error types; all mean "bad QASM"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"circuit is not valid OpenQASM: {first[:200]}") from exc
+    if isinstance(source, str) and not source.strip():
+        raise ValueError("circuit='' is not OpenQASM: give sim-1, sim-2, sim-9, OpenQASM 2/3 source or a file path")
+    qc = read_qasm(source, what="circuit")
     qc.remove_final_measurements(inplace=True)
-    if qc.num_qubits < 1:
-        raise ValueError("circuit has no qubits: valid circuits have 1 or more qubits")
     return qc if qc.parameters else _free_angles(qc)
 
 
 def circuit_by_name(circuit: str, num_qubits: int, layers: int = 1) -> Any:
-    """``sim-1|sim-2|sim-9`` (on ``num_qubits`` qubits, ``layers`` layers) or OpenQASM text (its own width).
+    """``sim-1|sim-2|sim-9`` (on ``num_qubits`` qubits, ``layers`` layers), OpenQASM text or the path of an
+    OpenQASM file (its own width).
 
-    Raises ValueError naming ``circuit`` when it is neither a known name nor QASM.
+    Raises ValueError naming ``circuit`` when it is neither a known name, QASM nor an existing file.
     """
     name = circuit.strip().lower()
     if name in SIM_CIRCUITS:
         return sim_circuit(int(name.split("-")[1]), num_qubits, layers)
-    if "qasm" in name or ";" in name:
-        return from_qasm(circuit)
+    if looks_like_qasm(circuit) or Path(circuit.strip()).is_file():
+        return from_qasm(circuit if looks_like_qasm(circuit) else Path(circuit.strip()))
     raise ValueError(
-        f"circuit={circuit!r} is unknown: valid values are {', '.join(SIM_CIRCUITS)} or OpenQASM 2/3 source text"
+        f"circuit={circuit!r} is unknown: valid values are {', '.join(SIM_CIRCUITS)}, OpenQASM 2/3 source text or "
+        "the path of an OpenQASM file"
     )

@@ -112,8 +112,8 @@ def _solver(matrix: str) -> str:
 
 
 def _run(matrix: str, name: str, *, f_v: int = 8, base: str = "mean", threshold: float, max_iter: int):
-    """One memoised solve (``study.run_format``) of ``matrix`` in format ``name`` at the paper's bits."""
-    from workbench.solvers.refloat.study import run_format
+    """One memoised solve (``experiment.run_format``) of ``matrix`` in format ``name`` at the paper's bits."""
+    from workbench.solvers.refloat.experiment import run_format
 
     (e_m, f_m), e_v = MATRIX_BITS, VECTOR_BITS[0][0]
     cfg = RefloatConfig(
@@ -147,7 +147,7 @@ def _converges(*, implementation: str, base: str, vector_bits: str, threshold: f
 def _speedup_measured(*, implementation: str, base: str, vector_bits: str, threshold: float, max_iter: int) -> Figure:
     """Largest modelled time-to-solution ratio baseline / ``implementation`` over :data:`TESTED_MATRICES` and both
     vector widths, among runs that reach the right solution (0: none does, no time to solution)."""
-    from workbench.solvers.refloat.study import speedup
+    from workbench.solvers.refloat.experiment import speedup
 
     best, where = 0.0, "no run reaches the right solution"
     for m in TESTED_MATRICES:
@@ -163,7 +163,7 @@ def _speedup_measured(*, implementation: str, base: str, vector_bits: str, thres
 @functools.lru_cache(maxsize=4)
 def _blocks(matrix: str) -> int:
     """Non-empty 128 x 128 blocks of ``matrix`` (counted)."""
-    from workbench.solvers.refloat.study import prepare, stored_matrix
+    from workbench.solvers.refloat.experiment import prepare, stored_matrix
 
     return stored_matrix(prepare(matrix), make_format("float64")).num_blocks
 

@@ -12,8 +12,8 @@ from typing import Any
 from workbench.registry import Technique
 from workbench.results import Result
 from workbench.solvers.refloat.config import RefloatConfig
+from workbench.solvers.refloat.experiment import FormatRun, format_of, prepare, solve_format, speedup
 from workbench.solvers.refloat.model import FORMULA
-from workbench.solvers.refloat.study import FormatRun, format_of, prepare, solve_format, speedup
 
 
 def solve(config: RefloatConfig, format_name: str | None = None) -> FormatRun:
