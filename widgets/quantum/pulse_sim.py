@@ -7,6 +7,7 @@ chosen shape (DRAG beta, flat width) hide themselves. This module only builds an
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import plotly.graph_objects as go
 from widgets.base import Panel
 from workbench.quantum.device import pulse_device_names
 from workbench.quantum.pulse_sim.config import PulseSimConfig
-from workbench.quantum.pulse_sim.study import PulseView, pulse_view, rabi_curve
+from workbench.quantum.pulse_sim.study import PulseView, calibration_notes, pulse_view, rabi_curve
 
 LEVEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c")
 
@@ -37,7 +38,7 @@ class PulseSimPanel(Panel):
 
     technique = "pulse-sim"
     title = "Transmon pulse simulator: one pulse on a real device's qubit (rotating frame, torch)"
-    hidden = ("mode", "target", "substeps")
+    hidden = ("mode", "target", "substeps", "tolerance")
     options = {
         "amp": tuple(np.round(np.linspace(0.0, 1.0, 101), 2)) + (0.17, 0.084),
         "duration": (32, 48, 64, 96, 128, 160, 192, 256, 320, 480, 640, 960, 1280),
@@ -111,7 +112,10 @@ class PulseSimPanel(Panel):
 
     def notes(self, result: PulseSimPanelView, values: dict[str, Any]) -> str:
         view = result.pulse
-        return (
+        text = (
             f"rotation {view.rotation_deg:.1f} deg; P(1) {view.p1:.4f}, leakage P(2) {view.p2:.2e}; "
-            f"as an X gate: fidelity {view.fidelity_x:.5f}, as SX: {view.fidelity_sx:.5f}"
+            f"as an X gate: fidelity {view.fidelity_x:.5f}, as SX: {view.fidelity_sx:.5f}; "
+            f"{view.substeps.substeps} sub-steps per dt"
         )
+        config = PulseSimConfig.from_dict(values)
+        return text + "".join(f"<br><b>warning:</b> {html.escape(w)}" for w in calibration_notes(config))

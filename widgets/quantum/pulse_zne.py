@@ -18,7 +18,15 @@ import plotly.graph_objects as go
 from widgets.base import Action, Panel, Progress
 from workbench.quantum.pulse_zne.config import PulseZneConfig
 from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS
-from workbench.quantum.pulse_zne.study import FOLD_GRID, STRETCH_GRID, ZneView, cached_sweep, sweep, zne_view
+from workbench.quantum.pulse_zne.study import (
+    FOLD_GRID,
+    STRETCH_GRID,
+    ZneOutcome,
+    cached_sweep,
+    calibration_notes,
+    sweep,
+    zne_view,
+)
 
 COLORS = {"folding": "#1f77b4", "stretching": "#d62728"}
 
@@ -29,7 +37,7 @@ class PulseZnePanelView:
     None: no sweep for this noise scale yet, press *Compute sweep*)."""
 
     config: PulseZneConfig
-    zne: ZneView | None
+    zne: ZneOutcome | None
 
 
 class PulseZnePanel(Panel):
@@ -119,10 +127,15 @@ class PulseZnePanel(Panel):
         view = result.zne
         if view is None:
             return "no cached sweep for this noise scale: press <b>Compute sweep</b>"
-        return html.escape(
+        text = html.escape(
             f"reduction {view.reduction:.1%} ({view.method}, {view.extrapolation}); trained noiseless energy "
-            f"{view.trained_noiseless:.4f} Ha is the floor ZNE can reach (exact {view.exact:.4f})"
+            f"{view.trained_noiseless:.4f} Ha is the floor ZNE can reach (exact {view.exact:.4f}); the scaling's "
+            f"coherent bias without noise (dotted lines): {view.coherent_bias * 1e3:+.1f} mHa at lambda = "
+            f"{view.scale_factors[-1]:g}"
         )
+        if view.fallback:
+            text += f"<br><b>warning:</b> {html.escape(view.fallback)}"
+        return text + "".join(f"<br><b>warning:</b> {html.escape(w)}" for w in calibration_notes(result.config))
 
     def run_sweep(self) -> None:
         """Compute the sweep at the current noise scale (progress bar), then redraw."""

@@ -45,7 +45,10 @@ def test_bad_graphs_and_settings_are_refused():
         ("0-1,2-3", "is disconnected"),
         ("", "has no edges"),
         ("1-1", "self-loop"),
-        ("0-1:-2", "valid weights are > 0"),
+        ("0-1:-2", r"valid weights are in \(0, 1e\+06\]"),
+        ("0-1:1e400,1-2", r"graph='0-1:1e400,1-2': edge '0-1:1e400' has weight inf: valid weights"),
+        ("0-1:1e7,1-2", "valid weights are in"),
+        ("0-1:1e-.5", "unreadable weight"),
         ("0_1", "cannot read edge"),
     ]:
         with pytest.raises(ValueError, match=words):
@@ -59,15 +62,48 @@ def test_bad_graphs_and_settings_are_refused():
 @pytest.mark.parametrize("spec,p", [("ring-4", 1), ("0-1,1-2,2-3,3-0,0-2", 2)])
 @pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_noiseless_gate_and_gate_equivalent_hybrid_match_the_ideal_circuit(spec, p):
+    """Over the whole mixer range (rx(2 beta), 2 beta beyond pi included): the gate mixer to 1e-4 (calibrated SX
+    pulses), the calibrated gate-equivalent hybrid to 2e-4 (p = 2: the trailing Z a routing swap carries on)."""
     g = parse_graph(spec)
     ev = Evaluator(qaoa_layout(g, p, get_device("fake_jakarta")), noisy=False, mixer_dt=128)
-    gammas, betas = [0.7, 1.1][:p], [0.4, 0.25][:p]
-    x = np.array(gammas + betas)
-    ideal = _ideal(g, gammas, betas)
-    assert ev.expected_cut("gate", x) == pytest.approx(ideal, abs=1e-4)
-    assert ev.expected_cut("hybrid", ev.hybrid_from_gate(x)) == pytest.approx(ideal, abs=1e-4)
-    zero = ev.hybrid_from_gate(np.array(gammas + [0.0] * p))  # a zero-rotation mixer is the identity
-    assert ev.expected_cut("hybrid", zero) == pytest.approx(_ideal(g, gammas, [0.0] * p), abs=1e-6)
+    for gamma, beta in [(0.7, 0.4), (1.1, 1.49), (2.3, -1.2), (0.4, 2.5), (2.9, 0.9)]:
+        gammas, betas = [gamma, 1.7 - gamma][:p], [beta, 0.6 * beta][:p]
+        x = np.array(gammas + betas)
+        ideal = _ideal(g, gammas, betas)
+        assert ev.expected_cut("gate", x) == pytest.approx(ideal, abs=1e-4), (gamma, beta)
+        assert ev.expected_cut("hybrid", ev.hybrid_from_gate(x)) == pytest.approx(ideal, abs=2e-4), (gamma, beta)
+    zero = ev.hybrid_from_gate(np.array([0.7] * p + [0.0] * p))  # a zero-rotation mixer is the identity
+    assert ev.expected_cut("hybrid", zero) == pytest.approx(_ideal(g, [0.7] * p, [0.0] * p), abs=1e-6)
+
+
+@pytest.mark.slow  # transpiles a layout and propagates 30 pulses
+def test_equivalent_pulse_is_rx_up_to_a_trailing_z():
+    """The calibrated pulse's qubit block (an independent propagation: scipy expm of the 3-level Hamiltonian
+    sample by sample) equals ``Rz(c) Rx(angle)`` to 1e-5 over the whole range; the bare area rule does not."""
+    from scipy.linalg import expm
+
+    ev = Evaluator(qaoa_layout(parse_graph("0-1,1-2"), 1, get_device("fake_jakarta")), noisy=False, mixer_dt=128)
+    t = ev.transmons[0]
+    a = np.diag(np.sqrt([1.0, 2.0]), 1)
+    n = a.T @ a
+
+    def block(theta, phase):
+        env = ev.mixer_pulse(0, theta, phase).envelopes(t, 1)
+        ((_, samples),) = env.values()
+        u = np.eye(3, dtype=complex)
+        for d in samples.numpy():
+            h = t.anharmonicity[0] / 2 * (n @ n - n) + t.drive[0] / 2 * (d * a.T + np.conj(d) * a)
+            u = expm(-1j * t.dt * h) @ u
+        return u[:2, :2]
+
+    def distance_to_rx_after_z(u, angle):  # min over c of || u - e^{i g} Rz(c) Rx(angle) ||
+        rx = np.array([[np.cos(angle / 2), -1j * np.sin(angle / 2)], [-1j * np.sin(angle / 2), np.cos(angle / 2)]])
+        m = u @ rx.conj().T  # should be diagonal: a global phase times Rz(c)
+        return max(abs(m[0, 1]), abs(m[1, 0]), abs(abs(m[0, 0]) - 1), abs(abs(m[1, 1]) - 1))
+
+    for angle in (0.3, -1.0, 2.0, 2.98, -3.1):
+        assert distance_to_rx_after_z(block(*ev.equivalent_pulse(0, angle)), angle) < 1e-5, angle
+    assert distance_to_rx_after_z(block(2.98, 0.0), 2.98) > 1e-3  # what the calibration corrects
 
 
 def test_gate_mixer_by_frames_equals_the_phase_shifted_schedule():

@@ -18,8 +18,16 @@ def _evaluated(key: str):
 
 
 def test_the_family_and_the_grid_are_declared():
-    assert len(claims.GRAPHS) * len(claims.P_VALUES) == 10
-    assert len(claims.configs()) == 40  # 10 instances x (source, budget 50, budget 200, noiseless)
+    import networkx as nx
+
+    from workbench.quantum.hybrid_qaoa.maxcut import parse_graph
+
+    graphs = [parse_graph(g) for g in claims.GRAPHS]
+    assert len(graphs) >= 30 and {g.n for g in graphs} == {4, 5, 6, 7}
+    assert sum(g.n == 4 for g in graphs) == 6  # every connected 4-node graph
+    for i, g in enumerate(graphs):  # pairwise non-isomorphic
+        assert not any(nx.is_isomorphic(g.networkx(), h.networkx()) for h in graphs[:i] if h.n == g.n)
+    assert len(claims.configs()) == 4 * len(graphs)  # source, budget 50, budget 200, noiseless
     assert claims.CLAIMS[0].up_to
 
 
@@ -32,11 +40,13 @@ def test_mixer_reduction():
     assert len({p.ours for p in ev.sweeps["device"]}) == 2
 
 
-@pytest.mark.slow  # reads 40 cached or recorded trained comparisons
+@pytest.mark.slow  # reads 120 recorded trained comparisons
 def test_verdicts():
     ev = _evaluated("max_gain")
-    # the maximum over 10 instances under device noise is +9.2 % on the 4-node ring with a chord (p = 1), above
-    # 0.85 x 8 %; the mean gain is below 1 %. The sweep over budget and noise decides whether it holds everywhere.
-    assert ev.at_source.ours > 0.068 and "max over 10 instances" in ev.at_source.note
+    # under device noise the hybrid gains on every one of the 30 graphs: median +3.1 %, maximum +27.8 % (a 4-node
+    # graph; the hybrid's per-qubit amplitude and phase are 8 mixer parameters against the gate QAOA's one). The
+    # maximum is what "up to 8 %" is compared with; the note carries the distribution.
+    assert ev.at_source.ours > 0.2 and "max over 30 graphs" in ev.at_source.note
+    assert "median +3." in ev.at_source.note and "0 of 30 lose" in ev.at_source.note
     assert ev.verdict.status in ("reproduced", "depends on")
     assert len({p.ours for p in ev.sweeps["noise"]}) == 2  # the noise changes the figure

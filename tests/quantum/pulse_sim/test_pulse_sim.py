@@ -68,6 +68,9 @@ def test_cr_rotates_the_target_depending_on_the_control():
 def test_pulse_mode_json_and_table():
     out = run(PulseSimConfig(duration=64, sigma=16.0)).to_json()
     assert out["mode"] == "pulse" and len(out["final_populations"]) == 3
+    assert out["substeps"] == 1  # a resonant pulse on one transmon has no frame phase: one interval is exact
+    detuned = run(PulseSimConfig(duration=64, sigma=16.0, detuning_mhz=50.0, tolerance=1e-6)).to_json()
+    assert detuned["substeps"] > 1 and detuned["predicted_error"] <= 1e-6
     assert out["hamiltonian_file"].endswith("conf_jakarta.json") and out["hamiltonian_file"].startswith("qiskit_ibm")
     assert "qutip_max_abs_diff" not in out
     assert "rotation" in format_table(out)
@@ -80,6 +83,11 @@ def test_check_mode_meets_the_issue_goals(tmp_path, monkeypatch):
     out = run(PulseSimConfig(mode="check")).to_json()
     assert out["qutip_max_abs_diff"] <= 1e-6
     assert out["speedup_vs_qutip"] > 1.0
+    cont = out["continuous_max_abs_diff"]  # against continuous time: second order, 16x per 4x sub-steps
+    assert set(cont) == {"1", "4", "16", "64"} and cont["64"] < 1e-5
+    assert 12 < cont["1"] / cont["4"] < 20 and 12 < cont["4"] / cont["16"] < 20
+    assert out["predicted_error"] <= out["tolerance"] and "omegad0" in out["cr_drive_strength"]
+    assert out["calibration_warnings"] == [] and out["calibrated"]["ecr"]["meets_target"]
     errs = out["convergence_max_abs_diff"]
     assert errs["4"] < 2e-3 and 3.0 < errs["2"] / errs["4"] < 5.0
     assert max(out["analytic"].values()) < 1e-9
@@ -89,3 +97,36 @@ def test_check_mode_meets_the_issue_goals(tmp_path, monkeypatch):
     assert list(tmp_path.rglob("natives-*.json"))  # cached for the next run
     assert "1 - fidelity" in format_table(out)
     study.clear_caches()
+
+
+@pytest.mark.parametrize("tolerance", [1e-3, 1e-5])
+@pytest.mark.slow  # ~10 s: DOP853 sample by sample
+def test_substeps_for_a_tolerance_meet_it_against_continuous_time(tolerance):
+    """The chosen sub-steps' unitary is within ``tolerance`` of scipy's DOP853 on continuous frame phases (an
+    independent integrator), and the choice is the fewest power of two that does so (half of it does not)."""
+    from workbench.quantum.pulse.accuracy import substeps_for
+    from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
+    from workbench.quantum.pulse.propagate import unitary
+    from workbench.quantum.pulse.reference import ode_unitary
+    from workbench.quantum.pulse.schedule import Play, Schedule
+    from workbench.quantum.pulse.waveforms import drag, gaussian_square
+
+    pair = get_device("fake_jakarta").transmons((0, 1), levels=3).noiseless()
+    s = Schedule.of([Play("d0", drag(64, 0.3, 16, 1.0, 0.3)), Play("u0-1", gaussian_square(80, 0.4, 16, 20, 1.0), 7)])
+    exact = ode_unitary(pair, s)
+
+    def err(k):
+        return float(np.abs(unitary(hamiltonian_steps(pair, s, substeps=k)).numpy() - exact).max())
+
+    choice = substeps_for(pair, s, tolerance)
+    assert choice.met and err(choice.substeps) <= tolerance
+    if choice.substeps > 1:
+        assert err(choice.substeps // 2) > tolerance
+    assert choice.predicted_error == pytest.approx(err(choice.substeps), rel=0.5)  # the estimate is honest
+
+
+def test_tolerance_and_substeps_are_checked():
+    with pytest.raises(ValueError, match="tolerance=0.5 is out of range"):
+        PulseSimConfig(tolerance=0.5)
+    with pytest.raises(ValueError, match="substeps=65 is out of range"):
+        PulseSimConfig(substeps=65)

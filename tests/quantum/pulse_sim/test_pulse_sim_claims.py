@@ -15,7 +15,7 @@ def test_ibm_errors_are_the_snapshots():
         assert next(g.error for g in cal.gates if g.name == "sx" and g.qubits == (q,)) == pytest.approx(err)
 
 
-@pytest.mark.slow  # ~8 s cold: two qutip runs and four SX channels
+@pytest.mark.slow  # ~30 s cold: two qutip runs, one continuous-time qutip run and four SX channels
 def test_verdicts():
     ev = {c.key: evaluate(c) for c in claims_of("pulse-sim")}
     # qutip agreement ~1e-7 at 3 and 2 levels, under the 1e-6 goal
@@ -27,3 +27,8 @@ def test_verdicts():
     assert ev["sx_error_q1"].verdict.status == "not reproduced"
     for key in ("sx_error_q0", "sx_error_q1", "qutip_agreement"):
         assert len({p.ours for p in ev[key].sweeps["levels"]}) == 2  # the level count moves the figure
+    # against continuous time the discretisation shows: 4.9e-4 at the default 4 sub-steps, 1.7e-6 at 64 (second
+    # order), so the 1e-6 goal is missed at every swept count
+    cont = ev["continuous_time"]
+    assert cont.verdict.status == "not reproduced" and 1e-4 < cont.at_source.ours < 2e-3
+    assert sorted(p.ours for p in cont.sweeps["substeps"])[0] < 1e-5

@@ -18,13 +18,15 @@ def _evaluated(key: str):
     return ev
 
 
-@pytest.mark.slow  # ~10 s: every echo case on fake_jakarta
+@pytest.mark.slow  # ~20 s: every echo case on fake_jakarta, five bare CR pulses
 def test_reversal_and_estimator():
-    # the echo is exact without drift (infidelity ~1e-14) but not on a coupled, anharmonic pair (3e-3): inside the
-    # accuracy tolerance (0.01) in every case, so the rule calls it reproduced; the case sweep moves the figure
+    # the echo is exact without drift (infidelity ~1e-14), 3e-3 off on a coupled, anharmonic pair under a drive
+    # pulse, but a bare CR's echo leaves a control Z phase of ~2 rad (fidelity ~0.4): the verdict depends on the case
     ev = _evaluated("reversal_identity")
-    assert ev.verdict.status == "reproduced"
-    assert len({round(p.ours, 9) for p in ev.sweeps["case"]}) == 4
+    assert ev.at_source.ours > 0.99
+    assert ev.verdict.status == "depends on" and "case" in ev.verdict.detail
+    assert min(p.ours for p in ev.sweeps["case"]) < 0.5
+    assert len({round(p.ours, 9) for p in ev.sweeps["case"]}) == 5
     # the estimator tracks T1/T2 (r = 0.9998) and detuning (0.998) but not an amplitude error (r = 0.11), which
     # the reversal undoes: the verdict depends on the scenario
     ev = _evaluated("fidelity_estimator")

@@ -185,5 +185,23 @@ def test_zne_view_on_a_synthetic_sweep():
     v = views[(30.0, "folding", "richardson")]
     assert v.reduction == pytest.approx(float(model.reduction(0.3, "richardson", (1, 3, 5))), abs=1e-12)
     assert views[(30.0, "folding", "exponential")].mitigated_error < 1e-9  # exact on an exponential
+    assert views[(30.0, "folding", "exponential")].fallback is None
+    assert v.coherent_bias == pytest.approx(0.04) and v.noiseless_energies[0] == pytest.approx(-1.1)
     with pytest.raises(ValueError, match="scale_factors"):
         study.zne_view(PulseZneConfig(method="stretching", scale_factors="1,3,5,7"), _synthetic_sweep(0.1))
+
+
+def test_exponential_fallback_is_flagged():
+    """Non-monotone points have no exponential through them (mitiq's ExpFactory gives a wild value or raises):
+    the line is used and the outcome says so; monotone-convex points are fitted without a note."""
+    from workbench.quantum.pulse_zne.experiment import outcome
+
+    bumpy = [-1.0, -0.8, -0.9]
+    value, note = ex.extrapolate_noting("exponential", [1, 3, 5], bumpy)
+    assert note == ex.FALLBACK_NOTE and value == pytest.approx(ex.linear([1, 3, 5], bumpy), abs=1e-12)
+    assert ex.extrapolate_noting("exponential", [1, 3, 5], [-1.0, -0.8, -0.7])[1] is None
+    assert ex.extrapolate_noting("richardson", [1, 3, 5], bumpy)[1] is None
+    cfg = PulseZneConfig(extrapolation="exponential", scale_factors="1,3,5")
+    flagged = outcome(cfg, bumpy, [-1.1, -1.09, -1.05], exact=-1.1, trained_noiseless=-1.1)
+    assert flagged.fallback == ex.FALLBACK_NOTE
+    assert flagged.coherent_bias == pytest.approx(0.05)  # noiseless E(5) - E(1)

@@ -6,6 +6,7 @@ indexed like qiskit's basis states: bit ``i`` of index ``x`` is node ``i``'s sid
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ import numpy as np
 __all__ = ["Graph", "parse_graph", "generated", "cut_values", "max_cut", "GENERATORS"]
 
 GENERATORS = ("ring", "complete", "regular3", "random")
+MAX_WEIGHT = 1e6  # rzz(gamma w) angles and cut sums stay finite and meaningful
 
 
 @dataclass(frozen=True)
@@ -59,11 +61,15 @@ def parse_graph(spec: str) -> Graph:
                 f"graph={spec!r}: cannot read edge {part!r}: write edges as 'u-v' or 'u-v:weight', comma-separated, "
                 f"or a generator {', '.join(g + '-N' for g in GENERATORS)}"
             )
-        u, v, w = int(em[1]), int(em[2]), float(em[3]) if em[3] else 1.0
+        u, v = int(em[1]), int(em[2])
+        try:
+            w = float(em[3]) if em[3] else 1.0
+        except ValueError:
+            raise ValueError(f"graph={spec!r}: edge {part!r} has an unreadable weight: write 'u-v:2.5'") from None
         if u == v:
             raise ValueError(f"graph={spec!r}: edge {part!r} is a self-loop")
-        if not w > 0:
-            raise ValueError(f"graph={spec!r}: edge {part!r} has weight {w}: valid weights are > 0")
+        if not (math.isfinite(w) and 0 < w <= MAX_WEIGHT):
+            raise ValueError(f"graph={spec!r}: edge {part!r} has weight {w}: valid weights are in (0, {MAX_WEIGHT:g}]")
         edges[(min(u, v), max(u, v))] = w
     n = 1 + max((max(e) for e in edges), default=-1)
     return _checked(n, [(u, v, w) for (u, v), w in edges.items()], "edges", spec)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
-from workbench.quantum.hybrid_qaoa.study import compare
+from workbench.quantum.hybrid_qaoa.experiment import compare
 from workbench.registry import Technique
 from workbench.results import Result
 
@@ -41,7 +41,7 @@ class HybridQaoaResult(Result):
 
 
 def run(config: HybridQaoaConfig) -> HybridQaoaResult:
-    """Train both ansaetze (memoised and cached by the study) and report their approximation ratios."""
+    """Train both ansaetze (memoised and cached by the experiment) and report their approximation ratios."""
     c = compare(config)
     return HybridQaoaResult(
         graph=config.graph, nodes=config.parsed_graph().n, p=config.p, device=config.device, noise=config.noise,

@@ -13,6 +13,14 @@ snapshot's calibration. :meth:`workbench.quantum.device.Device.transmons` reads 
 :mod:`workbench.quantum.device` has the by-name helpers for config boundaries).
 
 A :class:`PulseDevice` holds a chosen subset of qubits, re-indexed 0..n-1, with 2 or 3 levels each.
+
+**Cross-resonance drive strength.** The conf files disagree on it: ``h_latex`` writes the CR channel of control
+``c`` and target ``t`` as ``Omega_{d,c} U(t) sigma^X_c``, ``h_str`` as ``omegad{t}*X{c}||U`` (the *target's*
+strength; on fake_bogota 0 -> 1: 0.998 vs 1.056 rad/ns, 5.7 % in the CR rate). We use the **control's**
+``omegad{c}`` (``h_latex``): a u channel is a second tone on the control's own drive line (``u_channel_lo`` only
+borrows the target's frequency), so an amplitude reaches the control transmon through that line's coupling, the
+same one its d channel uses; nothing carries the target line's constant onto an operator of the control.
+:meth:`PulseDevice.cr_drive_note` words the choice for results.
 """
 
 from __future__ import annotations
@@ -72,6 +80,12 @@ class PulseDevice:
         a, b = min(i, j), max(i, j)
         return next((J for x, y, J in self.couplings if (x, y) == (a, b)), 0.0)
 
+    def cr_drive_note(self, control: int, target: int) -> str:
+        """Which drive strength the CR ``control -> target`` (local indices) uses, and the alternative."""
+        qc, qt = self.qubits[control], self.qubits[target]
+        return (f"CR drive strength: the control's omegad{qc} = {self.drive[control]:.4f} rad/ns (conf h_latex; h_str "
+                f"would use the target's omegad{qt} = {self.drive[target]:.4f})")  # fmt: skip
+
     def noiseless(self) -> PulseDevice:
         """The same device without T1/T2 and readout error."""
         n = self.num_qubits
@@ -85,14 +99,15 @@ class PulseDevice:
         if factor < 0.0:
             raise ValueError(f"noise_scale={factor} is out of range: valid range is >= 0")
         if factor == 0.0:
-            return self.noiseless()._replace_readout(self.readout_p01, self.readout_p10)
+            return self.noiseless().with_readout(self.readout_p01, self.readout_p10)
         return PulseDevice(
             self.name, self.qubits, self.levels, self.omega, self.anharmonicity, self.drive, self.couplings,
             self.dt, tuple(t / factor for t in self.t1), tuple(t / factor for t in self.t2), self.readout_p01,
             self.readout_p10, self.source,
         )  # fmt: skip
 
-    def _replace_readout(self, p01: tuple[float, ...], p10: tuple[float, ...]) -> PulseDevice:
+    def with_readout(self, p01: tuple[float, ...], p10: tuple[float, ...]) -> PulseDevice:
+        """The same device with readout errors ``P(1|0)`` = ``p01`` and ``P(0|1)`` = ``p10`` per qubit."""
         return PulseDevice(
             self.name, self.qubits, self.levels, self.omega, self.anharmonicity, self.drive, self.couplings,
             self.dt, self.t1, self.t2, p01, p10, self.source,

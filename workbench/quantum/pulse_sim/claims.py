@@ -2,7 +2,11 @@
 (NAPA, pulse ZNE, hybrid QAOA) run on, on real devices' Hamiltonians. What it claims, and what can be checked:
 
 - it agrees with qutip's ``mesolve`` to 1e-6 on a two-transmon schedule with T1/T2 (the goal the NAPA brief sets:
-  ``../shared/papers/napa.md``, correctness references);
+  ``../shared/papers/napa.md``, correctness references) when qutip is handed *our* piecewise-constant coefficients
+  (operators, frames, propagation and dissipator checked, not the discretisation);
+- against qutip in *continuous time* (frame phases turning within each sample) the same goal is a separate claim:
+  the discretisation is second order, 7.9e-3 / 4.9e-4 / 3.1e-5 / 1.7e-6 at 1 / 4 / 16 / 64 sub-steps per dt on
+  this schedule, so the goal is not met at the techniques' 4 sub-steps; ``--tolerance`` chooses the sub-steps;
 - its calibrated single-qubit gate, played on the device's transmon with the device's T1/T2, is no worse than the
   gate error IBM reported for that qubit in the same calibration snapshot (qiskit-ibm-runtime's ``fake_jakarta``
   properties): the model leaves out what makes a device worse (leakage to TLS defects, crosstalk, drift), so a
@@ -26,10 +30,19 @@ IBM_SX_ERROR = {0: 4.913786756611988e-4, 1: 1.8883364189831766e-4}
 
 def _qutip(*, levels: int) -> Figure:
     from workbench.quantum.device import get_device
-    from workbench.quantum.pulse_sim.study import qutip_check
+    from workbench.quantum.pulse_sim.experiment import qutip_check
 
     diff = qutip_check(get_device(DEVICE), 0, 1, int(levels))["max_abs_diff"]
     return Figure(diff, note=f"{DEVICE} (0, 1), {levels} levels, drive + CR + detuned drive with T1/T2")
+
+
+def _continuous(*, substeps: int) -> Figure:
+    from workbench.quantum.device import get_device
+    from workbench.quantum.pulse_sim.experiment import continuous_check
+
+    errs = continuous_check(get_device(DEVICE), 0, 1, 3)
+    return Figure(errs[int(substeps)], note=f"{DEVICE} (0, 1), 3 levels, {substeps} sub-steps per dt; by sub-steps "
+                                            + ", ".join(f"{k}: {v:.1e}" for k, v in errs.items()))  # fmt: skip
 
 
 def _sx_error(qubit: int):
@@ -113,6 +126,33 @@ CLAIMS = (
             "benchmarks/quantum/pulse_sim.py",
         ),
         measure=_qutip,
+    ),
+    Claim(
+        technique="pulse-sim",
+        key="continuous_time",
+        text="the density matrix after a two-transmon schedule with T1/T2 agrees with continuous time to 1e-6",
+        kind="error",
+        paper=QUTIP_GOAL,
+        paper_source="NAPA brief, correctness references (../shared/papers/napa.md)",
+        unit="",
+        baseline=Baseline(
+            name="qutip 5 mesolve in continuous time",
+            why="the master equation with frame phases turning within each sample, adaptive steps",
+        ),
+        assumptions=(
+            Assumption(
+                name="substeps",
+                value=4,
+                choices=(4, 1, 16, 64),
+                sourced=False,
+                why="the techniques' default sub-steps per dt; pulse-sim picks them from --tolerance",
+            ),
+        ),  # fmt: skip
+        evidence=(
+            "tests/quantum/pulse_sim/test_pulse_sim.py::test_check_mode_meets_the_issue_goals",
+            "tests/quantum/pulse_sim/test_pulse_sim.py::test_substeps_for_a_tolerance_meet_it_against_continuous_time",
+        ),
+        measure=_continuous,
     ),
     _sx_claim(0),
     _sx_claim(1),

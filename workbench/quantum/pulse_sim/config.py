@@ -35,7 +35,13 @@ class PulseSimConfig(Config):
     noise_scale: float = param(
         0.0, lo=0.0, hi=1000.0, label="noise scale", help="T1 and T2 divided by this (0: no relaxation)"
     )
-    substeps: int = param(4, lo=1, hi=16, label="sub-steps", help="propagation intervals per dt")
+    substeps: int = param(
+        0, lo=0, hi=64, label="sub-steps", help="propagation intervals per dt (0: the fewest that meet the tolerance)"
+    )
+    tolerance: float = param(
+        1e-3, lo=1e-8, hi=0.1, label="tolerance",
+        help="error budget against continuous time, max |U - U_exact| (chooses the sub-steps when they are 0)",
+    )  # fmt: skip
 
     def check_combination(self) -> None:
         count = device_qubit_count(self.device)

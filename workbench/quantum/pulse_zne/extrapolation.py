@@ -20,7 +20,22 @@ from typing import Literal
 import numpy as np
 import scipy.optimize
 
-__all__ = ["EXTRAPOLATIONS", "richardson", "linear", "polynomial", "exponential", "extrapolate"]
+__all__ = [
+    "EXTRAPOLATIONS",
+    "richardson",
+    "linear",
+    "polynomial",
+    "exponential",
+    "exponential_fit",
+    "extrapolate",
+    "extrapolate_noting",
+    "FALLBACK_NOTE",
+]
+
+#: what a result says when "exponential" could not fit (mitiq's ExpFactory gives a wild value or raises there)
+FALLBACK_NOTE = (
+    "exponential: the points are not monotone-convex (no a + b exp(-c l) passes through them): linear fit used"
+)
 
 Extrapolation = Literal["richardson", "linear", "polynomial", "exponential"]
 EXTRAPOLATIONS: tuple[str, ...] = ("richardson", "linear", "polynomial", "exponential")
@@ -66,7 +81,12 @@ def linear(scale_factors: Sequence[float], values: Sequence[float]) -> float:
 
 def exponential(scale_factors: Sequence[float], values: Sequence[float]) -> float:
     """``a + b exp(-c l)`` through the points (three or more), at 0; falls back to the line when the points
-    are not monotone-convex (no exponential passes through them)."""
+    are not monotone-convex (no exponential passes through them): :func:`exponential_fit` says when."""
+    return exponential_fit(scale_factors, values)[0]
+
+
+def exponential_fit(scale_factors: Sequence[float], values: Sequence[float]) -> tuple[float, bool]:
+    """``(E0, fell_back)``: the exponential's value at 0, and True when the linear fit was used instead."""
     x, y = _arrays(scale_factors, values, 3)
     order = np.argsort(x)
     x, y = x[order], y[order]
@@ -78,16 +98,19 @@ def exponential(scale_factors: Sequence[float], values: Sequence[float]) -> floa
             c = -np.log(r) / h
             b = d1 / (np.exp(-c * x[1]) - np.exp(-c * x[0]))
             a = y[0] - b * np.exp(-c * x[0])
-            return float(a + b)
-        return linear(x, y)
+            return float(a + b), False
+        return linear(x, y), True
     slope = np.polyfit(x, y, 1)[0]
     p0 = [0.0, float(np.sign(-slope)), -1.0]  # mitiq's start: a, b, z1 in a + b exp(z1 l)
 
     def model(t, a, b, z):
         return a + b * np.exp(z * t)
 
-    params, _ = scipy.optimize.curve_fit(model, x, y, p0=p0, maxfev=20000)
-    return float(params[0] + params[1])
+    try:
+        params, _ = scipy.optimize.curve_fit(model, x, y, p0=p0, maxfev=20000)
+    except RuntimeError:  # no convergence: the points are not exponential-like
+        return linear(x, y), True
+    return float(params[0] + params[1]), False
 
 
 def extrapolate(method: str, scale_factors: Sequence[float], values: Sequence[float], *, order: int = 2) -> float:
@@ -101,3 +124,14 @@ def extrapolate(method: str, scale_factors: Sequence[float], values: Sequence[fl
     if method == "exponential":
         return exponential(scale_factors, values)
     raise ValueError(f"extrapolation={method!r} is not known: valid values are {', '.join(EXTRAPOLATIONS)}")
+
+
+def extrapolate_noting(
+    method: str, scale_factors: Sequence[float], values: Sequence[float]
+) -> tuple[float, str | None]:
+    """``(E0, note)``: like :func:`extrapolate`; ``note`` is :data:`FALLBACK_NOTE` when "exponential" fell back to
+    the line, else None."""
+    if method == "exponential":
+        value, fell_back = exponential_fit(scale_factors, values)
+        return value, FALLBACK_NOTE if fell_back else None
+    return extrapolate(method, scale_factors, values), None

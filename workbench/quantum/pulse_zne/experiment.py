@@ -1,0 +1,224 @@
+"""What the pulse-ZNE runner and study both run: the calibrated problem, the noiselessly trained ansatz, the
+played device, the sweep ``E(lambda)`` (noisy and noiseless) and one extrapolation's outcome.
+
+Caches: :func:`sweep` (folding at 1, 3, 5, 7 and stretching at 1..5 for one noise setting) and :func:`trained`
+are memoised in memory; sweeps are kept as JSON under ``cache_dir("pulse_zne")`` (atomic writes).
+:func:`clear_caches` empties the memory caches.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from workbench.atomic import atomic_write
+from workbench.data import cache_dir
+from workbench.quantum.device import get_device
+from workbench.quantum.napa.hamiltonians import load
+from workbench.quantum.pulse.calibrated import calibrated_natives
+from workbench.quantum.pulse.device import PulseDevice
+from workbench.quantum.pulse_zne.config import PulseZneConfig
+from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS, extrapolate, extrapolate_noting
+from workbench.quantum.pulse_zne.zne import TrainedAnsatz, scaled_energies, trained_ansatz
+
+__all__ = [
+    "FOLD_GRID",
+    "STRETCH_GRID",
+    "pulse_problem",
+    "trained",
+    "played_device",
+    "sweep",
+    "cached_sweep",
+    "ZneOutcome",
+    "outcome",
+    "zne_view",
+    "clear_caches",
+]
+
+FOLD_GRID = (1, 3, 5, 7)
+STRETCH_GRID = (1.0, 2.0, 3.0, 4.0, 5.0)
+SWEEP_VERSION = 2
+
+
+def pulse_problem(config: PulseZneConfig):
+    """``(calibrated natives of the device pair, molecular Hamiltonian)`` of ``config``."""
+    natives = calibrated_natives(get_device(config.device), config.qubit, config.target)
+    ham = load(config.molecule, config.bond_length)
+    return natives, ham
+
+
+@functools.lru_cache(maxsize=16)
+def trained(config: PulseZneConfig, on_evaluation: Callable[[int, int], None] | None = None) -> TrainedAnsatz:
+    """The noiselessly trained ansatz of ``config`` (molecule, device pair, budget)."""
+    natives, ham = pulse_problem(config)
+    return trained_ansatz(natives, ham.terms, layers=config.layers, budget=config.budget, on_evaluation=on_evaluation)
+
+
+def played_device(config: PulseZneConfig, device: PulseDevice) -> PulseDevice:
+    """``device`` with T1/T2 divided by ``noise_scale`` (0: none) and its readout error only if ``readout``."""
+    noisy = device.scaled_noise(config.noise_scale) if config.noise_scale else device.noiseless()
+    return noisy if config.readout else noisy.with_readout((0.0,) * noisy.num_qubits, (0.0,) * noisy.num_qubits)
+
+
+def _sweep_key(config: PulseZneConfig) -> str:
+    key = json.dumps([SWEEP_VERSION, config.molecule, config.bond_length, config.device, config.qubit, config.target,
+                      config.noise_scale, config.readout, config.layers, config.budget, FOLD_GRID, STRETCH_GRID])  # fmt: skip
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def _sweep_config(config: PulseZneConfig) -> PulseZneConfig:
+    """The fields a sweep depends on (others at their defaults), so that panel changes reuse it."""
+    keep = ("molecule", "bond_length", "device", "qubit", "target", "noise_scale", "readout", "layers", "budget")
+    return PulseZneConfig(**{k: getattr(config, k) for k in keep})
+
+
+def cached_sweep(config: PulseZneConfig) -> dict | None:
+    """The sweep of ``config`` if computed before (memory or disk), else None (cheap)."""
+    key = _sweep_config(config)
+    if key in _SWEEPS:
+        return _SWEEPS[key]
+    path = cache_dir("pulse_zne") / f"sweep-{_sweep_key(key)}.json"
+    if path.exists():
+        try:
+            data = json.loads(path.read_text())
+            _SWEEPS[key] = data
+            return data
+        except ValueError:
+            return None
+    return None
+
+
+_SWEEPS: dict[PulseZneConfig, dict] = {}
+
+
+def sweep(config: PulseZneConfig, on_point: Callable[[int, int], None] | None = None) -> dict:
+    """``E(lambda)`` noisy and noiseless for folding on :data:`FOLD_GRID` and stretching on :data:`STRETCH_GRID`,
+    the exact and the trained noiseless energy (Ha), durations (ns); memoised and cached on disk."""
+    hit = cached_sweep(config)
+    if hit is not None:
+        return hit
+    key = _sweep_config(config)
+    natives, ham = pulse_problem(key)
+    tr = trained(key)
+    dev = natives.device
+    noisy = played_device(key, dev)
+    total = 2 * (len(FOLD_GRID) + len(STRETCH_GRID))
+    done = [0]
+
+    def tick(_i: int, _n: int) -> None:
+        done[0] += 1
+        if on_point:
+            on_point(done[0], total)
+
+    out = {
+        "exact": ham.exact,
+        "trained_noiseless": tr.energy,
+        "duration_ns": tr.ansatz.schedule(tr.x).duration * dev.dt,
+    }
+    for method, grid in (("folding", FOLD_GRID), ("stretching", STRETCH_GRID)):
+        out[method] = {
+            "scale_factors": list(grid),
+            "noisy": scaled_energies(noisy, tr.ansatz, tr.x, ham.terms, method, grid, readout=key.readout,
+                                     on_point=tick).tolist(),
+            "noiseless": scaled_energies(dev.noiseless(), tr.ansatz, tr.x, ham.terms, method, grid, readout=False,
+                                         on_point=tick).tolist(),
+        }  # fmt: skip
+    path = cache_dir("pulse_zne") / f"sweep-{_sweep_key(key)}.json"
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        json.dump(out, f)
+    _SWEEPS[key] = out
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class ZneOutcome:
+    """One ZNE: the factors, noisy and noiseless energies there, the extrapolated energy and the errors (Ha).
+
+    ``ideal_*``: against the ansatz's noiseless energy (what ZNE aims at); ``all_methods``: extrapolation ->
+    mitigated error; ``fallback``: why the chosen extrapolation was replaced (None: it was not);
+    ``coherent_bias``: noiseless ``E(last factor) - E(first)``, the scaling's own error without any noise
+    (drift the reversal does not undo); ``curve``: the whole sweep, both methods (None outside a sweep)."""
+
+    method: str
+    extrapolation: str
+    scale_factors: tuple[float, ...]
+    energies: tuple[float, ...]
+    noiseless_energies: tuple[float, ...]
+    coherent_bias: float
+    mitigated: float
+    fallback: str | None
+    exact: float
+    trained_noiseless: float
+    unmitigated_error: float
+    mitigated_error: float
+    reduction: float
+    ideal_unmitigated_error: float
+    ideal_mitigated_error: float
+    ideal_reduction: float
+    all_methods: dict[str, float]
+    curve: dict[str, dict[str, list[float]]] | None = None
+
+
+def _errors_by_method(factors: Sequence[float], energies: Sequence[float], exact: float) -> dict[str, float]:
+    out = {}
+    for name in EXTRAPOLATIONS:
+        try:
+            out[name] = abs(extrapolate(name, factors, energies) - exact)
+        except (ValueError, RuntimeError):
+            out[name] = float("nan")
+    return out
+
+
+def outcome(
+    config: PulseZneConfig,
+    energies: Sequence[float],
+    noiseless: Sequence[float],
+    *,
+    exact: float,
+    trained_noiseless: float,
+    unmitigated: float | None = None,
+    curve: dict | None = None,
+) -> ZneOutcome:
+    """Extrapolate ``energies`` (at ``config.factors()``) with ``config.extrapolation``; ``unmitigated``: the
+    energy at lambda = 1 (default: the first energy)."""  # fmt: skip
+    factors = config.factors()
+    energies = tuple(float(e) for e in energies)
+    mitigated, fallback = extrapolate_noting(config.extrapolation, factors, energies)
+    first = energies[0] if unmitigated is None else float(unmitigated)
+    un, err = abs(first - exact), abs(mitigated - exact)
+    iun, ierr = abs(first - trained_noiseless), abs(mitigated - trained_noiseless)
+    return ZneOutcome(
+        method=config.method, extrapolation=config.extrapolation, scale_factors=tuple(factors), energies=energies,
+        noiseless_energies=tuple(float(e) for e in noiseless), coherent_bias=float(noiseless[-1] - noiseless[0]),
+        mitigated=mitigated, fallback=fallback, exact=exact, trained_noiseless=trained_noiseless,
+        unmitigated_error=un, mitigated_error=err, reduction=1 - err / un if un else float("nan"),
+        ideal_unmitigated_error=iun, ideal_mitigated_error=ierr, ideal_reduction=1 - ierr / iun if iun else float("nan"),
+        all_methods=_errors_by_method(factors, energies, exact), curve=curve,
+    )  # fmt: skip
+
+
+def zne_view(config: PulseZneConfig, data: dict) -> ZneOutcome:
+    """Extrapolate the sweep ``data`` at ``config``'s factors (each must be on the sweep's grid)."""
+    factors = config.factors()
+    grid = data[config.method]["scale_factors"]
+    missing = [f for f in factors if f not in grid]
+    if missing:
+        raise ValueError(
+            f"scale_factors={config.scale_factors!r}: {', '.join(f'{v:g}' for v in missing)} not in the cached "
+            f"{config.method} sweep (valid values are {', '.join(f'{v:g}' for v in grid)})"
+        )
+    pick = [grid.index(f) for f in factors]
+    return outcome(
+        config, [data[config.method]["noisy"][i] for i in pick], [data[config.method]["noiseless"][i] for i in pick],
+        exact=data["exact"], trained_noiseless=data["trained_noiseless"], unmitigated=data[config.method]["noisy"][0],
+        curve={m: data[m] for m in ("folding", "stretching")},
+    )  # fmt: skip
+
+
+def clear_caches() -> None:
+    """Empty the memory caches (the disk cache stays: delete cache_dir('pulse_zne') to recompute)."""
+    _SWEEPS.clear()
+    trained.cache_clear()
