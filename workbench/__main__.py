@@ -1,7 +1,17 @@
 """``python -m workbench ...`` is the ``workbench`` command."""
 
+import signal
 import sys
 
-from workbench.cli import main
+
+def _stopped_early(signum: int, frame: object) -> None:
+    """SIGTERM or SIGINT before the CLI is imported (nothing has started yet): exit quietly, as the CLI would."""
+    sys.exit(130 if signum == signal.SIGINT else 128 + signum)
+
+
+signal.signal(signal.SIGTERM, _stopped_early)
+signal.signal(signal.SIGINT, _stopped_early)
+
+from workbench.cli import main  # noqa: E402  (after the handlers: importing torch and qiskit takes seconds)
 
 sys.exit(main())

@@ -67,7 +67,7 @@ def _technique_parser(name: str) -> argparse.ArgumentParser:
     return parser
 
 
-def path_error(exc: OSError, specs: Sequence[ParamSpec], params: dict) -> OSError:
+def path_error(exc: OSError, specs: Sequence[ParamSpec], params: dict) -> Exception:
     """A ValueError naming the flag whose path the system refused (too long, not a folder, in /proc, ...); other
     OSErrors (a full disk, a worker's fault) are returned as they are."""
     if getattr(exc, "one_line", False) or exc.errno not in PATH_ERRNOS or exc.filename is None:
@@ -289,9 +289,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.jupyter_args = extra
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
-    previous = (
-        signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
-    )
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    if main_thread:  # Ctrl-C raises KeyboardInterrupt again (python -m workbench exits quietly before this point)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return args.func(args)
     except USER_ERRORS as exc:

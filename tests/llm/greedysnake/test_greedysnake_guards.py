@@ -53,10 +53,12 @@ from workbench.llm.greedysnake.experiment import check_run, host_memory_estimate
 torch.set_num_threads(1)
 cfg = GreedySnakeConfig(mode="check", layers=4, hidden=256, heads=4, seq=16, vocab=4096, micro_batches=4,
                         micro_batch_size=2, steps=1, memory_budget_mb=1e4)
-base = psutil.Process().memory_info().rss
+def status(key):  # bytes, from /proc/self/status
+    return int(next(l for l in open("/proc/self/status") if l.startswith(key)).split()[1]) * 1024
+base = status("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM) restarts here: import-time peaks do not count
 check_run(cfg)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(peak - base, host_memory_estimate(cfg.gpt(), micro_batches=4, micro_batch_size=2))
+print(status("VmHWM") - base, host_memory_estimate(cfg.gpt(), micro_batches=4, micro_batch_size=2))
 """
 
 

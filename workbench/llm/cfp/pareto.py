@@ -182,7 +182,7 @@ def pareto_dp(
             idx = np.delete(np.array(np.unravel_index(state, dims)).reshape(len(dims), -1), done, axis=0)
             dims = [d for a, d in enumerate(dims) if a not in done]
             axes = [b for a, b in enumerate(axes) if a not in done]
-            state = np.ravel_multi_index(idx, dims) if dims else np.zeros(len(mem), np.int64)
+            state = np.ravel_multi_index(tuple(idx), dims) if dims else np.zeros(len(mem), np.int64)
         keep = _cut(blocks, j, axes, state, mem, cost, memory_limit, upper, bound_tables, rest_mem)
         state, mem, cost, parent, strat = (x[keep] for x in (state, mem, cost, parent, strat))
         if done and len(state):

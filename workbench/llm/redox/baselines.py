@@ -56,7 +56,7 @@ def block_shuffle_plan(chunk_of: np.ndarray, resident: int, seed: int) -> Plan:
     k = check_resident(resident)
     chunk_of = np.asarray(chunk_of, dtype=np.int64)
     n = len(chunk_of)
-    members = {int(c): [] for c in np.unique(chunk_of)}
+    members: dict[int, list[int]] = {int(c): [] for c in np.unique(chunk_of)}
     for i, c in enumerate(chunk_of.tolist()):
         members[c].append(i)
     rng = random.Random(seed)
