@@ -138,6 +138,7 @@ def execute_notebook(
         last = ANSI_ESCAPE.sub("", str(exc)).strip().splitlines()[-1]  # tracebacks carry terminal colour codes
         raise ValueError(f"the notebook failed while executing: {last}") from None
     except (DeadKernelError, AssertionError) as exc:  # nbclient shuts the kernel down on SIGTERM/SIGINT itself
+        logging.getLogger("asyncio").disabled = True  # nbclient's orphaned poll task would be logged at exit
         raise KernelStopped(
             "the notebook's kernel stopped before the end (SIGTERM or Ctrl-C, or out of memory); no report was written"
         ) from exc
