@@ -14,4 +14,8 @@ signal.signal(signal.SIGINT, _stopped_early)
 
 from workbench.cli import main  # noqa: E402  (after the handlers: importing torch and qiskit takes seconds)
 
-sys.exit(main())
+try:
+    status = main()
+except KeyboardInterrupt:  # a Ctrl-C delivered only after main returned (it arrived during native code)
+    status = 130
+sys.exit(status)
