@@ -62,7 +62,10 @@ def test_a_signal_mid_run_leaves_nothing_behind(name, tmp_path):
     cache, tmp, cwd = tmp_path / "cache", tmp_path / "tmp", tmp_path / "cwd"
     for d in (cache, tmp, cwd):
         d.mkdir()
-    env = {**os.environ, "WORKBENCH_CACHE": str(cache), "TMPDIR": str(tmp), "PYTHONPATH": str(REPO_ROOT)}
+    env = {
+        **os.environ, "WORKBENCH_CACHE": str(cache), "TMPDIR": str(tmp), "PYTHONPATH": str(REPO_ROOT),
+        "TORCHINDUCTOR_CACHE_DIR": str(cache / "torchinductor"),  # torch's own compile cache, kept by design
+    }  # fmt: skip
     proc = subprocess.Popen(
         [sys.executable, "-m", "workbench", "run", name, *_smoke_argv(name)],
         cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
