@@ -429,11 +429,20 @@ def crossover_figure(rows: list[CrossoverRow], *, title: str) -> go.Figure:
             legend=dict(orientation="h", y=-0.25),
         )
     )
-    fig.add_vrect(x0=16, x1=64, fillcolor="grey", opacity=0.1, line_width=0, annotation_text="paper: 16-64 layers")
-    fig.add_hline(y=1.0, line=dict(color="black", dash="dash", width=1), annotation_text="equal bytes")
+    # the paper's depths as a filled band in data coordinates (a shape's coordinates on log axes are ambiguous
+    # across plotly versions: one drawn at 16..64 stretched the axis to 1e64)
+    ratios = [r for row in rows for r in row.ratios if r == r and r > 0] or [1.0]
+    lo, hi = min(min(ratios), 1.0) * 0.9, max(max(ratios), 1.0) * 1.1
+    fig.add_trace(
+        go.Scatter(x=[16, 64, 64, 16, 16], y=[lo, lo, hi, hi, lo], fill="toself", mode="none", name="paper: 16-64 layers",
+                   fillcolor="rgba(128,128,128,0.15)", hoverinfo="skip")
+    )  # fmt: skip
+    fig.add_hline(y=1.0, line=dict(color="black", dash="dash", width=1), annotation_text="equal bytes",
+                  annotation_position="bottom right")  # fmt: skip
     palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    workers = sorted({row.workers for row in rows})
     for row in rows:
-        color = palette[row.workers % len(palette)]
+        color = palette[workers.index(row.workers) % len(palette)]
         dash = None if row.dataset == rows[0].dataset else "dot"
         cross = f"crossover L = {row.crossover_layers}" if row.crossover_layers else "no crossover"
         fig.add_trace(
