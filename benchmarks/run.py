@@ -105,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(args_list)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.getLogger("qiskit").setLevel(logging.WARNING)  # its transpiler logs every pass at INFO
 
     start = time.perf_counter()
     info = machine.snapshot()

@@ -82,7 +82,7 @@ def _folded_energy_row(quick: bool) -> dict:
     x = ansatz.initial(3, scale=0.5)
     if quick:
         x[6] = 0.0  # shortest CR
-    dev = natives.device.scaled_noise(30)._replace_readout((0.0, 0.0), (0.0, 0.0))
+    dev = natives.device.scaled_noise(30).with_readout((0.0, 0.0), (0.0, 0.0))
     schedule = fold(ansatz.schedule(x), 3)
     rho0 = np.zeros((dev.dim, dev.dim), complex)
     rho0[0, 0] = 1

@@ -100,3 +100,27 @@ def test_worker_stderr_goes_into_the_error_not_onto_the_terminal(capfd: pytest.C
     assert capfd.readouterr().err == ""
     notes = "\n".join(getattr(err.value, "__notes__", []))
     assert "stderr rank 0:\nnative noise from rank 0" in notes and "native noise from rank 1" in notes
+
+
+def test_socket_dir_is_short_under_a_long_tmpdir(tmp_path) -> None:
+    """A TMPDIR too long for a Unix socket (pytest's tmp_path is) made DataLoader workers hang; the socket
+    folder then lies under /tmp, and is removed when the process exits."""
+    import subprocess
+    import sys
+
+    long_tmp = tmp_path / ("d" * 60) / ("e" * 60)
+    long_tmp.mkdir(parents=True)
+    code = (
+        "import socket, os\n"
+        "from workbench.distributed.sockets import ensure_socket_dir\n"
+        "d = ensure_socket_dir()\n"
+        "s = socket.socket(socket.AF_UNIX); s.bind(os.path.join(d, 'listener-12345678')); s.close()\n"
+        "print(d)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(long_tmp)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    folder = done.stdout.strip()
+    assert folder.startswith(("/tmp/", "/var/tmp/")) and len(folder) < 60
+    assert not os.path.exists(folder)  # multiprocessing removed it at exit
+    assert list(long_tmp.iterdir()) == []

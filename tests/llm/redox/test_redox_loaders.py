@@ -137,3 +137,20 @@ def test_io_meter_falls_back_to_counted_bytes_when_proc_does_not_move(store, mon
     with warm, IOMeter(warm) as meter:
         warm.read(store.chunk_path(0))
     assert meter.figures.source == "/proc/self/io" and meter.figures.device_bytes == 0  # a warm read: from cache
+
+
+def test_a_silent_dataloader_worker_is_a_timeout_naming_the_flag() -> None:
+    from workbench.distributed import WorkerTimeout
+    from workbench.llm.redox.loaders import _batches
+
+    class Stalled:
+        num_workers = 2
+
+        def __iter__(self):
+            yield 1
+            raise RuntimeError("DataLoader timed out after 3 seconds")
+
+    got = []
+    with pytest.raises(WorkerTimeout, match=r"timeout_s=3 s: a DataLoader worker sent no batch .*--timeout-s"):
+        got.extend(_batches(Stalled(), 3.0))
+    assert got == [1]

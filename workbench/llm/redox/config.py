@@ -76,7 +76,13 @@ class RedoxConfig(Config):
     )
     source: str = param("", help="pack mode: the folder of files to pack (labels from the top folder names)")
     seed: int = param(0, lo=0, hi=2**31 - 1, help="seed of the sizes, labels, payloads and orders")
-    timeout_s: float = param(300.0, lo=1.0, hi=86_400.0, unit="s", help="wall-clock limit of the P-process run")
+    timeout_s: float = param(
+        300.0,
+        lo=1.0,
+        hi=86_400.0,
+        unit="s",
+        help="wall-clock limit of the P-process run and of each wait for a DataLoader worker's batch",
+    )
 
     def check_combination(self) -> None:
         biggest = max_record_bytes(self.record_kb * 1024, self.sizes)

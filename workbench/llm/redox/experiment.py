@@ -264,7 +264,10 @@ def measure_loaders(store: RedoxStore, config: RedoxConfig, progress: Progress |
     for k, name in enumerate(LOADERS):
         if progress is not None:
             progress(k, len(LOADERS) + 2, name)
-        run, _ = measure(store, name, resident=config.resident, batch=config.batch, seed=config.seed, cold=config.cold)
+        run, _ = measure(
+            store, name, resident=config.resident, batch=config.batch, seed=config.seed, cold=config.cold,
+            timeout_s=config.timeout_s,
+        )  # fmt: skip
         runs.append(run)
     return runs
 

@@ -18,6 +18,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, RandomSampler
 
+from workbench.distributed.errors import WorkerTimeout
+from workbench.distributed.sockets import ensure_socket_dir
 from workbench.llm.redox.baselines import (
     BlockShuffle,
     ChunkOrder,
@@ -87,7 +89,9 @@ def reader_for(name: str, cold: bool) -> ColdReader:
     return ColdReader(cold=cold)
 
 
-def _random_access(store, name: str, reader: ColdReader, *, resident: int, batch: int, seed: int, epoch: int):
+def _random_access(
+    store, name: str, reader: ColdReader, *, resident: int, batch: int, seed: int, epoch: int, timeout_s: float
+):
     budget = resident * int(store.meta["chunk_bytes"])
     if name in ("random-files", "random-files-workers"):
         ds = RecordFiles(store, reader)
@@ -96,11 +100,16 @@ def _random_access(store, name: str, reader: ColdReader, *, resident: int, batch
     else:
         ds = PackedRanges(store, reader)
     g = torch.Generator().manual_seed(epoch_seed(seed, epoch))
-    workers = WORKERS if name == "random-files-workers" else 0
-    return DataLoader(ds, sampler=RandomSampler(ds, generator=g), batch_size=batch, num_workers=workers)
+    if name != "random-files-workers":
+        return DataLoader(ds, sampler=RandomSampler(ds, generator=g), batch_size=batch)
+    ensure_socket_dir()
+    return DataLoader(ds, sampler=RandomSampler(ds, generator=g), batch_size=batch, num_workers=WORKERS,
+                      timeout=timeout_s)  # fmt: skip
 
 
-def _loader(store, name: str, reader: ColdReader, *, resident: int, batch: int, seed: int, epoch: int):
+def _loader(
+    store, name: str, reader: ColdReader, *, resident: int, batch: int, seed: int, epoch: int, timeout_s: float
+):
     """(DataLoader, object whose ``chunk_reads`` counts chunk reads, or None)."""
     if name == "redox":
         sampler = RedoxSampler(store, resident=resident, seed=seed)
@@ -108,7 +117,10 @@ def _loader(store, name: str, reader: ColdReader, *, resident: int, batch: int, 
         ds = RedoxDataset(store, sampler, reader=reader)
         return DataLoader(ds, sampler=sampler, batch_size=batch), ds
     if name.startswith("random-"):
-        return _random_access(store, name, reader, resident=resident, batch=batch, seed=seed, epoch=epoch), None
+        loader = _random_access(
+            store, name, reader, resident=resident, batch=batch, seed=seed, epoch=epoch, timeout_s=timeout_s
+        )
+        return loader, None
     if name == "block-shuffle":
         ds = BlockShuffle(store, reader, resident, epoch_seed(seed, epoch))
         return DataLoader(ds, batch_size=batch), ds
@@ -118,6 +130,20 @@ def _loader(store, name: str, reader: ColdReader, *, resident: int, batch: int, 
         )
         return DataLoader(ds, batch_size=batch), ds
     raise ValueError(f"loader={name!r} is not allowed: valid values are {', '.join(map(repr, LOADERS))}")
+
+
+def _batches(loader: DataLoader, timeout_s: float):
+    """``loader``'s batches; a worker that sends nothing for ``timeout_s`` seconds is a :class:`WorkerTimeout`."""
+    try:
+        yield from loader
+    except RuntimeError as err:
+        if "DataLoader timed out" not in str(err):
+            raise
+        raise WorkerTimeout(
+            f"the loader did not finish within timeout_s={timeout_s:g} s: a DataLoader worker sent no batch for "
+            f"{timeout_s:g} s (stopped or deadlocked); raise --timeout-s if the disk is that slow",
+            world_size=loader.num_workers, seconds=timeout_s,
+        ) from None  # fmt: skip
 
 
 def measure(
@@ -130,8 +156,12 @@ def measure(
     epoch: int = 0,
     cold: bool = True,
     on_batch: Callable[[int], None] | None = None,
+    timeout_s: float = 300.0,
 ) -> tuple[LoaderRun, np.ndarray]:
     """One epoch of loader ``name`` (one of :data:`LOADERS`); returns its figures and the served order.
+
+    ``timeout_s`` (s, > 0) bounds the wait for each batch from ``DataLoader`` worker processes (a stopped or
+    deadlocked worker raises :class:`~workbench.distributed.WorkerTimeout` naming ``--timeout-s``).
 
     The page cache of every dataset file is dropped first (``cold``; always for the real random readers).
     """
@@ -144,8 +174,10 @@ def measure(
     first = None
     with reader, IOMeter(reader) as meter:
         start = time.perf_counter()
-        loader, counted = _loader(store, name, reader, resident=resident, batch=batch, seed=seed, epoch=epoch)
-        for k, (ids, _labels, _sizes) in enumerate(loader):
+        loader, counted = _loader(
+            store, name, reader, resident=resident, batch=batch, seed=seed, epoch=epoch, timeout_s=timeout_s
+        )
+        for k, (ids, _labels, _sizes) in enumerate(_batches(loader, timeout_s)):
             if first is None:
                 first = time.perf_counter() - start
             served.append(ids.numpy())
