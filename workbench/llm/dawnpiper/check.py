@@ -4,11 +4,12 @@ The reference is :func:`~workbench.llm.gpt.build_gpt` trained in one process wit
 (gradients accumulated in order, each micro-batch loss divided by M), so the pipeline must give the same losses
 and gradients; in fp64 they agree to rounding (the sums over a value's consumers may associate differently when
 they sit in different stages). The measured per-stage peak of saved-tensor bytes is compared with the model's
-``k_x * act_x`` of the same plan (swap and recompute included; equal), and the measured peak of everything the
-stage keeps (the ledger's live count: saved tensors, the forward working set such as the logits beside the loss's
-buffer, tensors swapped back in or recomputed, the received and sent values kept for backward) with the model's
-live peak (:func:`~workbench.llm.dawnpiper.costs.live_bytes`), which is a lower bound: it frees every value at its
-last use and sends a stage's outputs away, where this pipeline keeps them, as autograd roots, until backward.
+``k_x * act_x`` of the same plan (swap and recompute included), and the measured peak of everything the stage
+keeps (the ledger's live count: saved tensors, the forward working set with the received and sent values and the
+logits beside the loss's buffer, tensors swapped back in or recomputed) with the model's live peak without output
+gradients (:func:`~workbench.llm.dawnpiper.costs.live_bytes` with ``gradients=False``, plus the other
+micro-batches' saved tensors). Both pairs are equal to the byte (tested); the model's full live peak adds the
+gradient of each unit's output during its backward, which the ledger does not see.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ __all__ = ["StageCheck", "CheckOutcome", "reference_step", "run_check"]
 
 @dataclass(frozen=True, kw_only=True)
 class StageCheck:
-    """One stage: measured and modelled peak of saved tensors (bytes; equal by construction of both), measured and
-    modelled peak of everything live (bytes, weights and optimizer state excluded: saved tensors, the forward
-    working set, tensors swapped back in or recomputed; the model's also counts output gradients, the run's also
-    the received and sent values it keeps, per micro-batch in flight, for backward), the model's without output
-    gradients (the part of it the ledger counts, so measured >= this), swapped and recomputed, bytes sent."""
+    """One stage: measured and modelled peak of saved tensors (bytes; equal), measured peak of everything live
+    (bytes, weights and optimizer state excluded: saved tensors, the forward working set, tensors swapped back in
+    or recomputed), the model's live peak (with output gradients) and without them (the part the ledger counts:
+    equal to the measured), torch's own count of the stage's allocated bytes at their peak (None: not asked; it
+    also sees gradients, the parameters' ``.grad``, communication buffers and temporaries, so it is at least the
+    measured live peak), swapped and recomputed, bytes sent."""
 
     stage: int
     units: list[int]
@@ -44,6 +46,7 @@ class StageCheck:
     measured_live_peak_bytes: int
     model_live_peak_bytes: int
     model_live_peak_no_grad_bytes: int
+    torch_peak_bytes: int | None
     swap_values: int
     recompute_values: int
     swapped_out_bytes: int
@@ -116,8 +119,10 @@ def run_check(
     micro_batches: int,
     data_seed: int = 1,
     timeout_s: float = 120.0,
+    torch_memory: bool = False,
 ) -> CheckOutcome:
-    """Run ``partition`` (its cuts and its swap/recompute plan) on ``len(partition.stages)`` processes.
+    """Run ``partition`` (its cuts and its swap/recompute plan) on ``len(partition.stages)`` processes
+    (``torch_memory``: each stage also counts its allocations with torch's profiler, which slows it).
 
     Raises WorkerFailed / WorkerTimeout (see :func:`~workbench.distributed.launch.run_workers`).
     """
@@ -128,6 +133,7 @@ def run_check(
         data_seed=data_seed,
         swap=tuple(s.swap for s in partition.stages),
         recompute=tuple(s.recompute for s in partition.stages),
+        torch_memory=torch_memory,
     )
     S = len(partition.stages)
     start = time.perf_counter()
@@ -155,6 +161,7 @@ def run_check(
                 measured_live_peak_bytes=int(r["live_peak_bytes"]),
                 model_live_peak_bytes=int(round(plan.peak_bytes - plan.static_bytes)),
                 model_live_peak_no_grad_bytes=_live_no_grad(graph, plan),
+                torch_peak_bytes=r.get("torch_peak_bytes"),
                 swap_values=len(plan.swap),
                 recompute_values=len(plan.recompute),
                 swapped_out_bytes=int(r["swapped_out_bytes"]),

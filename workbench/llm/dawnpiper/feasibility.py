@@ -18,6 +18,8 @@ micro-batches' saved tensors held (as the plan keeps them), and returns the larg
 there. It is a lower bound: every tensor is freed at its last use, a swapped one leaves the instant it is saved
 and comes back only for the units that saved it, a received value lives from the stage's start, gradients of a
 unit's inputs and allocator fragmentation are not counted. A plan whose lower bound exceeds the device cannot run.
+Without the output gradients it equals, to the byte, the real pipeline's ledger of what each stage keeps
+(:mod:`~workbench.llm.dawnpiper.pipeline`, tested per stage).
 Bytes throughout; the graph must record ``value_last_use`` (generated and traced graphs do).
 """
 

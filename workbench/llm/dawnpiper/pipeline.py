@@ -8,10 +8,13 @@ receives their gradients and sends those of its inputs. Values used two or more 
 Accounting (the measured memory, parameters excluded): every tensor an autograd node saves is held by a small
 *holder*; the ledger counts the bytes of the distinct storages that live holders keep on the device (its peak is
 compared with the model's ``k_x * act_x``), and, separately, of every storage the stage keeps a reference to: the
-saved ones, the forward working set (each value is dropped after its last reader in the stage, so the logits
-live beside the loss's buffer and then go), a swapped or recomputed value's storage from when backward brings it
-back (``_Slot.back``) until its last holder (or a recompute reading it) is done, and the received and sent values
-each micro-batch in flight keeps for its backward (the autograd roots and the inputs whose gradients are sent).
+saved ones, the forward working set (each value, received ones included, is dropped after its last reader in the
+stage, so the logits live beside the loss's buffer and then go), and a swapped or recomputed value's storage from
+when backward brings it back (``_Slot.back``) until its last holder (or a recompute reading it) is done. The stage
+frees what backward does not read, as a pipeline on a device must: a received value's storage after its last
+reader, a sent value's once its send is complete (the end of the micro-batch's forward), the loss's after it is
+read (:func:`_free` keeps each as an autograd root or leaf of no storage). Gradients are not counted (autograd
+makes and frees them inside backward), nor the gradients received and sent in backward.
 
 - swap: the saved storage is copied to a host buffer when it is saved and copied back the first time backward
   unpacks it (``Tensor.to``; on this CPU-only machine "host" and "device" are the same RAM, so the copies are real
@@ -36,7 +39,7 @@ from workbench.llm.dawnpiper.graph import NodeGraph
 from workbench.llm.dawnpiper.trace import TracedGPT, run_nodes, storage_key
 from workbench.llm.gpt import random_tokens
 
-__all__ = ["PipeSpec", "Ledger", "stage_values", "pipeline_worker", "schedule_order"]
+__all__ = ["PipeSpec", "Ledger", "stage_values", "pipeline_worker", "schedule_order", "allocation_peak"]
 
 PIPE_SCHEDULES = ("gpipe", "1f1b")
 
@@ -44,7 +47,7 @@ PIPE_SCHEDULES = ("gpipe", "1f1b")
 @dataclass(frozen=True)
 class PipeSpec:
     """What every rank runs: the cuts, the schedule, micro-batches, the data seed, and per stage the value ids
-    to swap and to recompute."""
+    to swap and to recompute; ``torch_memory``: also count the stage's allocations with torch's profiler."""
 
     cuts: tuple[int, ...]
     schedule: str
@@ -52,13 +55,14 @@ class PipeSpec:
     data_seed: int
     swap: tuple[tuple[int, ...], ...]
     recompute: tuple[tuple[int, ...], ...]
+    torch_memory: bool = False
 
 
 class Ledger:
     """Bytes of the distinct storages live on the device, with peaks: ``bytes``/``peak`` count those that live
     holders of saved tensors keep (the saved-tensor ledger); ``live_bytes``/``live_peak`` every storage this
-    stage keeps a reference to (saved tensors, the forward working set, tensors swapped back in or recomputed,
-    received and sent values kept for backward). Also host bytes and swap/recompute counters."""
+    stage keeps a reference to (saved tensors, the forward working set with the received and sent values, tensors
+    swapped back in or recomputed). Also host bytes and swap/recompute counters."""
 
     def __init__(self) -> None:
         self.refs: dict[int, list[int]] = {}  # storage key -> [saved refs, other refs, bytes]
@@ -100,7 +104,8 @@ class _Held:
     __slots__ = ("ledger", "key", "tensor")
 
     def __init__(self, ledger: Ledger, t: torch.Tensor) -> None:
-        self.ledger, self.tensor = ledger, t
+        # its own tensor object on the storage: freeing a sent or received value (:func:`_free`) leaves it intact
+        self.ledger, self.tensor = ledger, t.detach()
         self.key = ledger.hold(t)
 
     def get(self) -> torch.Tensor:
@@ -227,8 +232,25 @@ def _empty(node: fx.Node) -> torch.Tensor:
 def pipeline_worker(rank: int, world: int, comm: Comm, traced: TracedGPT, graph: NodeGraph, spec: PipeSpec) -> dict:
     """One stage of the pipeline (rank = stage): runs the schedule and returns its measurements and gradients:
     ``peak_bytes`` (saved tensors), ``live_peak_bytes`` (every storage the stage keeps, see :class:`Ledger`),
-    host and swap counters, the last stage's losses, the stage's parameter gradients, bytes sent, step seconds."""
-    return _StageRun(rank, world, comm, traced, graph, spec).run()
+    host and swap counters, the last stage's losses, the stage's parameter gradients, bytes sent, step seconds;
+    with ``spec.torch_memory`` also ``torch_peak_bytes``, the peak of the bytes torch allocated from the stage's
+    set-up on (its profiler's memory events: everything the ledger counts, and also gradients, the parameters'
+    ``.grad``, communication buffers and the ops' temporaries)."""
+    if not spec.torch_memory:
+        return _StageRun(rank, world, comm, traced, graph, spec).run()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        out = _StageRun(rank, world, comm, traced, graph, spec).run()
+    return {**out, "torch_peak_bytes": allocation_peak(prof)}
+
+
+def allocation_peak(prof: torch.profiler.profile) -> int:
+    """The largest sum of the bytes allocated minus freed, in time order, over ``prof``'s memory events (bytes)."""
+    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    total = peak = 0
+    for e in sorted(events, key=lambda e: e.start_ns()):
+        total += int(e.nbytes())
+        peak = max(peak, total)
+    return peak
 
 
 class _StageRun:
@@ -291,16 +313,16 @@ class _StageRun:
         traced, ledger = self.traced, self.ledger
         env: dict[str, Any] = {traced.inputs[0]: self.tokens[j], traced.inputs[1]: self.targets[j]}
         inputs = {}
-        kept: list[int] = []  # live keys of the received and sent values, kept for this micro-batch's backward
         if self.recv_nodes:
             bufs = [_empty(nd) for nd in self.recv_nodes]
             self.comm.p2p(recvs=[(b, self.rank - 1) for b in bufs]).wait()
-            for nd, b in zip(self.recv_nodes, bufs, strict=True):
-                env[nd.name] = inputs[nd.name] = b.requires_grad_(b.is_floating_point())
-                kept.append(ledger.hold(b, saved=False))
         slots: dict[int, _Slot] = {}
         cursor = [0, 0]  # unit, pack index within it
         working: dict[str, int] = {}  # env name -> live key of the value it holds (the forward working set)
+        if self.recv_nodes:
+            for nd, b in zip(self.recv_nodes, bufs, strict=True):
+                env[nd.name] = inputs[nd.name] = b.requires_grad_(b.is_floating_point())
+                working[nd.name] = ledger.hold(b, saved=False)
 
         def pack(t: torch.Tensor) -> Any:
             value = self.graph.pack_sequence[cursor[0]][cursor[1]]
@@ -316,24 +338,32 @@ class _StageRun:
                     if isinstance(out, torch.Tensor) and storage_key(out) not in self.param_keys:
                         working[nd.name] = ledger.hold(out, saved=False)
                 for name in self.drop_after.get(u, ()):  # the last reader in this stage has run
-                    env.pop(name, None)
+                    value = env.pop(name, None)
+                    if name in inputs:  # a received value: backward needs only its autograd leaf
+                        _free(value)
                     if name in working:
                         ledger.release(working.pop(name), saved=False)
         outs = [env[nd.name] for nd in self.send_nodes]
-        kept += [ledger.hold(o, saved=False) for o in outs]
-        for key in working.values():
-            ledger.release(key, saved=False)
         if self.send_nodes:
-            sends = [(o.detach().contiguous(), self.rank + 1) for o in outs]
-            self.pending_sends.append((self.comm.p2p(sends=sends), outs))
-            self.state[j] = (inputs, outs, None, kept)
+            # the send completes before the stage goes on (its buffer is the output's storage); backward needs
+            # only the outputs' autograd nodes, so their storage is freed then (what the next stage receives)
+            self.comm.p2p(sends=[(o.detach().contiguous(), self.rank + 1) for o in outs]).wait()
+            self.state[j] = (inputs, outs, None)
         else:
             loss = env[self.nodes[-1].name]
             self.losses.append(float(loss.detach()))
-            self.state[j] = (inputs, [], loss, kept)
+            self.state[j] = (inputs, [], loss)
+        for o in [*outs, *([] if self.send_nodes else [loss])]:
+            _free(o)
+        for key in working.values():
+            ledger.release(key, saved=False)
+        # autograd keeps the pack hook (this closure) with every saved tensor until its backward: empty what it
+        # reaches, so a slot lives only as long as its holders (and the recomputes that read it) need it
+        env.clear()
+        slots.clear()
 
     def backward(self, j: int) -> None:
-        inputs, outs, loss, kept = self.state.pop(j)
+        inputs, outs, loss = self.state.pop(j)
         if loss is not None:
             (loss / self.spec.micro_batches).backward()
         else:
@@ -346,8 +376,6 @@ class _StageRun:
             back = [inputs[nd.name] for nd in self.recv_nodes if inputs[nd.name].is_floating_point()]
             sends = [(t.grad if t.grad is not None else torch.zeros_like(t)).contiguous() for t in back]
             self.pending_sends.append((self.comm.p2p(sends=[(g, self.rank - 1) for g in sends]), sends))
-        for key in kept:
-            self.ledger.release(key, saved=False)
 
     def run(self) -> dict:
         self.comm.barrier()  # every stage starts the timed step together
@@ -398,6 +426,24 @@ def _drop_after(traced: TracedGPT, start: int, stop: int, keep: set[str]) -> dic
                 continue
             out.setdefault(max(here), []).append(nd.name)
     return out
+
+
+def _free(t: Any) -> None:
+    """Free a tensor's storage but keep its autograd identity (shape, dtype, ``grad_fn`` or leaf): its data
+    becomes a stride-0 view of a shared one-element placeholder, so a sent output can still be a backward root
+    and a received input still collects ``.grad`` (holders of saved tensors keep their own tensor objects)."""
+    if isinstance(t, torch.Tensor):
+        t.data = _placeholder(t.dtype, t.device).expand(t.shape)
+
+
+_PLACEHOLDERS: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}
+
+
+def _placeholder(dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    key = (dtype, device)
+    if key not in _PLACEHOLDERS:
+        _PLACEHOLDERS[key] = torch.zeros((), dtype=dtype, device=device)
+    return _PLACEHOLDERS[key]
 
 
 def _merge_args(node: fx.Node, held: list[_Held], params: list[torch.Tensor]) -> list[Any]:

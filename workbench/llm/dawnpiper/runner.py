@@ -203,7 +203,10 @@ def format_table(result: dict[str, Any]) -> str:
         for s in result["stages_check"]:
             lines.append(
                 f"  stage {s['stage']} units {s['units']}: measured peak {fmt_bytes(s['measured_peak_bytes'])} "
-                f"(model {fmt_bytes(s['model_peak_bytes'])}), swapped {fmt_bytes(s['swapped_out_bytes'])} "
+                f"(model {fmt_bytes(s['model_peak_bytes'])}), live {fmt_bytes(s['measured_live_peak_bytes'])} "
+                f"(model {fmt_bytes(s['model_live_peak_no_grad_bytes'])} + output gradients "
+                f"{fmt_bytes(s['model_live_peak_bytes'] - s['model_live_peak_no_grad_bytes'])}), "
+                f"swapped {fmt_bytes(s['swapped_out_bytes'])} "
                 f"(model {fmt_bytes(s['model_swap_bytes'])}), recomputed {s['recomputed']}"
             )
     if result.get("paper_point"):

@@ -214,106 +214,10 @@ def profile(traced: TracedGPT, *, repeats: int = 5, seed: int = 0) -> NodeGraph:
     """
     if repeats < 1:
         raise ValueError(f"repeats={repeats} is out of range: valid range is >= 1")
-    gm, units = traced.gm, traced.units
     tokens, targets = random_tokens(traced.config, traced.micro_batch, seed=seed)
     env: dict[str, Any] = {traced.inputs[0]: tokens, traced.inputs[1]: targets}
-    param_keys = {storage_key(p) for p in gm.parameters()}
-    # value bookkeeping: storage -> value id; value id -> (name, bytes, producer unit, savers)
-    value_of: dict[int, int] = {}
-    names: list[str] = []
-    nbytes: list[int] = []
-    producer: list[int] = []
-    savers: list[set[int]] = []
-    root_node: list[str | None] = []
-    node_value: dict[str, int] = {}  # fx node name -> the value of its storage (for views too)
-
-    def new_value(name: str, t: torch.Tensor, unit: int, node: str | None) -> int:
-        value_of[storage_key(t)] = len(names)
-        names.append(name)
-        nbytes.append(int(t.untyped_storage().nbytes()))
-        producer.append(unit)
-        savers.append(set())
-        root_node.append(node)
-        return len(names) - 1
-
-    for name in traced.inputs:
-        node_value[name] = new_value(name, env[name], -1, None)
-    current = [0]
-    private_count = [0]
-    sequence: list[list[int]] = [[] for _ in units]
-
-    def pack(t: torch.Tensor) -> torch.Tensor:
-        key = storage_key(t)
-        if key in param_keys:
-            sequence[current[0]].append(-1)
-            return t
-        if key not in value_of:
-            private_count[0] += 1
-            new_value(f"{traced.unit_names[current[0]]}:buf{private_count[0]}", t, current[0], None)
-        savers[value_of[key]].add(current[0])
-        sequence[current[0]].append(value_of[key])
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        for u, nodes in enumerate(units):
-            current[0] = u
-            private_count[0] = 0
-            for node in nodes:
-                before = len(names)
-                run_nodes([node], env, gm)
-                for t in _tensors(env[node.name])[:1]:
-                    key = storage_key(t)
-                    if key not in value_of and key not in param_keys:
-                        new_value(node.name, t, u, node.name)
-                    elif value_of.get(key, -1) >= before:  # the op saved its own output: a root, not private
-                        v = value_of[key]
-                        names[v], root_node[v] = node.name, node.name
-                        private_count[0] -= 1
-                    if key in value_of:
-                        node_value[node.name] = value_of[key]
-    loss = env[units[-1][-1].name]
-    loss.backward()  # frees the saved tensors (and checks the trace is differentiable end to end)
-    gm.zero_grad(set_to_none=True)
-
-    n = len(units)
-    node_unit = traced.node_unit()
-    # recompute inputs: a value made by a compute op whose tensor arguments are all root values (not views)
-    inputs_of: list[tuple[int, ...] | None] = []
-    for v, node_name in enumerate(root_node):
-        if node_name is None:
-            inputs_of.append(None)
-            continue
-        node = next(nd for nd in units[producer[v]] if nd.name == node_name)
-        ok, ids = node.target not in VIEW_OPS, []
-        for arg in node.all_input_nodes:
-            if arg.op == "get_attr":
-                continue
-            w = node_value.get(arg.name)
-            if w is None or root_node[w] != arg.name and arg.op != "placeholder":
-                ok = False
-                break
-            ids.append(w)
-        inputs_of.append(tuple(ids) if ok else None)
-    # bytes crossing each cut: fx values made in units <= i and used in units > i (graph inputs excluded)
-    crossing = np.zeros(max(n - 1, 0), dtype=np.int64)
-    for nodes in units:
-        for node in nodes:
-            u = node_unit[node.name]
-            last = max((node_unit[user.name] for user in node.users if user.name in node_unit), default=u)
-            if last > u:
-                size = sum(t.numel() * t.element_size() for t in _tensors(env[node.name]))
-                crossing[u:last] += size
-    # last forward use of each value: its producer, its savers, and the units of every fx node reading its storage
-    last_use = np.array([max([producer[v], *savers[v]]) for v in range(len(names))])
-    for node in gm.graph.nodes:
-        v = node_value.get(node.name)
-        if v is not None:
-            last_use[v] = max([int(last_use[v]), *(node_unit[u.name] for u in node.users if u.name in node_unit)])
-    # parameters per unit
-    pbytes = np.array(
-        [sum(gm.get_parameter(p).numel() * gm.get_parameter(p).element_size() for p in ps) for ps in traced.unit_params]
-    )
-    pcount = np.array([sum(gm.get_parameter(p).numel() for p in ps) for ps in traced.unit_params])
+    values = _record_forward(traced, env)
+    pbytes, pcount = _param_sizes(traced)
     # one intra-op thread, as every pipeline stage process runs (and a busy machine makes more threads stall)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -326,21 +230,149 @@ def profile(traced: TracedGPT, *, repeats: int = 5, seed: int = 0) -> NodeGraph:
         layer=np.array(traced.unit_layer),
         fwd_s=fwd,
         bwd_s=bwd,
-        param_bytes=pbytes.astype(np.int64),
-        param_count=pcount.astype(np.int64),
-        value_names=tuple(names),
-        value_bytes=np.array(nbytes, dtype=np.int64),
-        value_producer=np.array(producer),
-        value_savers=tuple(tuple(sorted(s)) for s in savers),
-        value_inputs=tuple(inputs_of),
-        crossing_bytes=crossing,
+        param_bytes=pbytes,
+        param_count=pcount,
+        value_names=tuple(values.names),
+        value_bytes=np.array(values.nbytes, dtype=np.int64),
+        value_producer=np.array(values.producer),
+        value_savers=tuple(tuple(sorted(s)) for s in values.savers),
+        value_inputs=_recompute_inputs(traced, values),
+        crossing_bytes=_crossing_bytes(traced, env),
         micro_batch=traced.micro_batch,
         source="traced",
         param_elem_bytes=traced.config.torch_dtype.itemsize,
-        pack_sequence=tuple(tuple(seq) for seq in sequence),
+        pack_sequence=tuple(tuple(seq) for seq in values.sequence),
         optimizer_bytes=_adam_state_bytes(traced),
-        value_last_use=last_use,
+        value_last_use=_last_use(traced, values),
     )
+
+
+class _Values:
+    """The values of one profiled forward: per value id its name, storage bytes, producer unit (-1: a graph
+    input), saving units and root fx node (None: an op's private buffer or a graph input); per storage its value
+    (``value_of``), per fx node the value of its storage (``node_value``, views too), and per unit the value id
+    of every tensor its autograd nodes save, in order (``sequence``; -1 a parameter)."""
+
+    def __init__(self, units: int) -> None:
+        self.value_of: dict[int, int] = {}
+        self.names: list[str] = []
+        self.nbytes: list[int] = []
+        self.producer: list[int] = []
+        self.savers: list[set[int]] = []
+        self.root_node: list[str | None] = []
+        self.node_value: dict[str, int] = {}
+        self.sequence: list[list[int]] = [[] for _ in range(units)]
+
+    def new(self, name: str, t: torch.Tensor, unit: int, node: str | None) -> int:
+        """Register ``t``'s storage as a new value; returns its id."""
+        self.value_of[storage_key(t)] = len(self.names)
+        self.names.append(name)
+        self.nbytes.append(int(t.untyped_storage().nbytes()))
+        self.producer.append(unit)
+        self.savers.append(set())
+        self.root_node.append(node)
+        return len(self.names) - 1
+
+
+def _record_forward(traced: TracedGPT, env: dict[str, Any]) -> _Values:
+    """One forward of the whole graph over ``env`` (the graph inputs; every fx node's output is left in it) under
+    saved-tensor hooks: which storages each unit's backward saves, and which fx node made each. Runs backward
+    once to free the saved tensors (and to check the trace is differentiable end to end)."""
+    gm, units = traced.gm, traced.units
+    param_keys = {storage_key(p) for p in gm.parameters()}
+    values = _Values(len(units))
+    for name in traced.inputs:
+        values.node_value[name] = values.new(name, env[name], -1, None)
+    current = [0, 0]  # unit, private buffers found in it
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        key = storage_key(t)
+        if key in param_keys:
+            values.sequence[current[0]].append(-1)
+            return t
+        if key not in values.value_of:
+            current[1] += 1
+            values.new(f"{traced.unit_names[current[0]]}:buf{current[1]}", t, current[0], None)
+        values.savers[values.value_of[key]].add(current[0])
+        values.sequence[current[0]].append(values.value_of[key])
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        for u, nodes in enumerate(units):
+            current[0], current[1] = u, 0
+            for node in nodes:
+                before = len(values.names)
+                run_nodes([node], env, gm)
+                for t in _tensors(env[node.name])[:1]:
+                    key = storage_key(t)
+                    if key not in values.value_of and key not in param_keys:
+                        values.new(node.name, t, u, node.name)
+                    elif values.value_of.get(key, -1) >= before:  # the op saved its own output: a root, not private
+                        v = values.value_of[key]
+                        values.names[v], values.root_node[v] = node.name, node.name
+                        current[1] -= 1
+                    if key in values.value_of:
+                        values.node_value[node.name] = values.value_of[key]
+    env[units[-1][-1].name].backward()
+    gm.zero_grad(set_to_none=True)
+    return values
+
+
+def _recompute_inputs(traced: TracedGPT, values: _Values) -> tuple[tuple[int, ...] | None, ...]:
+    """Per value, the value ids a recompute reads: a value made by a compute op whose tensor arguments are all
+    root values (not views) or graph inputs; None when it cannot be recomputed."""
+    out: list[tuple[int, ...] | None] = []
+    for v, node_name in enumerate(values.root_node):
+        if node_name is None:
+            out.append(None)
+            continue
+        node = next(nd for nd in traced.units[values.producer[v]] if nd.name == node_name)
+        ok, ids = node.target not in VIEW_OPS, []
+        for arg in node.all_input_nodes:
+            if arg.op == "get_attr":
+                continue
+            w = values.node_value.get(arg.name)
+            if w is None or values.root_node[w] != arg.name and arg.op != "placeholder":
+                ok = False
+                break
+            ids.append(w)
+        out.append(tuple(ids) if ok else None)
+    return tuple(out)
+
+
+def _crossing_bytes(traced: TracedGPT, env: dict[str, Any]) -> np.ndarray:
+    """Bytes crossing each cut (int64, n - 1): fx values made in units <= i and used in units > i (graph inputs
+    excluded), from the tensors of a forward left in ``env``."""
+    node_unit = traced.node_unit()
+    crossing = np.zeros(max(len(traced.units) - 1, 0), dtype=np.int64)
+    for nodes in traced.units:
+        for node in nodes:
+            u = node_unit[node.name]
+            last = max((node_unit[user.name] for user in node.users if user.name in node_unit), default=u)
+            if last > u:
+                crossing[u:last] += sum(t.numel() * t.element_size() for t in _tensors(env[node.name]))
+    return crossing
+
+
+def _last_use(traced: TracedGPT, values: _Values) -> np.ndarray:
+    """Per value, the last unit whose forward reads or saves it: its producer, its savers, and the units of every
+    fx node reading its storage."""
+    node_unit = traced.node_unit()
+    last_use = np.array([max([values.producer[v], *values.savers[v]]) for v in range(len(values.names))])
+    for node in traced.gm.graph.nodes:
+        v = values.node_value.get(node.name)
+        if v is not None:
+            last_use[v] = max([int(last_use[v]), *(node_unit[u.name] for u in node.users if u.name in node_unit)])
+    return last_use
+
+
+def _param_sizes(traced: TracedGPT) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes and elements (int64) of the parameters each unit owns."""
+    gm = traced.gm
+    pbytes = [sum(gm.get_parameter(p).numel() * gm.get_parameter(p).element_size() for p in ps)
+              for ps in traced.unit_params]  # fmt: skip
+    pcount = [sum(gm.get_parameter(p).numel() for p in ps) for ps in traced.unit_params]
+    return np.array(pbytes, dtype=np.int64), np.array(pcount, dtype=np.int64)
 
 
 def _adam_state_bytes(traced: TracedGPT) -> np.ndarray:
