@@ -121,3 +121,34 @@ def test_a_report_stopped_by_sigterm_says_so_in_one_line(tmp_path):
     while _session_alive(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _session_alive(proc.pid), "the notebook's kernel is still alive"
+
+
+def test_a_run_that_outlives_its_timeout_leaves_nothing_behind(tmp_path):
+    """``--timeout-s`` bounds the whole run: the command exits 2 with one line naming the flag, and the workers,
+    temporary files and cache entries go as after SIGTERM (mesh-attention's check: gloo worker processes)."""
+    cache, tmp = tmp_path / "cache", tmp_path / "tmp"
+    cache.mkdir()
+    tmp.mkdir()
+    env = {**os.environ, "WORKBENCH_CACHE": str(cache), "TMPDIR": str(tmp), "PYTHONPATH": str(REPO_ROOT)}
+    argv = ["--mode=check", "--gpus=4", "--seq=2048", "--heads=8", "--head-dim=64", "--timeout-s=2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "run", "mesh-attention", *argv],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    lines = [ln for ln in err.replace("\r", "\n").splitlines() if ln.strip() and not ln.startswith("progress:")]
+    assert proc.returncode == 2, err[-1500:]
+    assert "Traceback" not in err and len(lines) == 1, err[-1500:]
+    assert "--timeout-s=2" in lines[0] or "timeout_s=2" in lines[0], lines[0]
+    deadline = time.monotonic() + 10
+    while _session_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _session_alive(proc.pid), "worker processes of the run are still alive"
+    assert not _files(tmp), f"left temporary files: {sorted(_files(tmp))[:10]}"
+    debris = [p for p in _files(cache) if p.endswith(DEBRIS) or Path(p).name.startswith("run-")]
+    assert not debris, f"left half-written files: {debris[:10]}"

@@ -1,9 +1,11 @@
 """The ``workbench`` command: lab, list, run, claims, report, data.
 
 Every user error (bad parameter, missing file) prints ``error: <message>`` on stderr and exits 2, with no
-traceback. A fault of the run itself (a worker killed or stopped: ``WorkerFailed``; a full disk: ``WriteError``)
-prints its one line the same way and exits 1. Parameters of ``workbench run TECHNIQUE`` come from the technique's config class, so flags,
-defaults, units and ranges are the ones the panels and notebooks use.
+traceback; so does a run whose memory estimate (the technique's ``sizes.py``) exceeds what is available, and
+one that outlives its ``--timeout-s`` (``RunTimeout``). A fault of the run itself (a worker killed or stopped:
+``WorkerFailed``; a full disk: ``WriteError``) prints its one line the same way and exits 1. Parameters of
+``workbench run TECHNIQUE`` come from the technique's config class, so flags, defaults, units and ranges are the
+ones the panels and notebooks use.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from workbench.config import ParamSpec, add_config_flag
-from workbench.registry import AREAS, catalogue, get_technique, markdown_table
+from workbench.config import Config, ParamSpec, add_config_flag
+from workbench.memory import RunTimeout, check_estimate, deadline, progress
+from workbench.registry import AREAS, catalogue, entry, estimate, get_technique, markdown_table, run_limit
+from workbench.results import Result
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 USER_ERRORS = (ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
@@ -104,11 +108,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     ns = _technique_parser(args.technique).parse_args(args.rest)
     params = {k: v for k, v in vars(ns).items() if k != "json" and v is not None}
     try:
-        result = technique.run_dict(params)
+        result = run_sized(args.technique, technique.config.from_dict(params))
     except OSError as exc:
         raise path_error(exc, technique.config.specs(), params) from None
     print(json.dumps(result) if ns.json else technique.format_table(result))
     return 0
+
+
+def run_sized(name: str, config: Config) -> dict:
+    """Run technique ``name`` with ``config``, sized before it starts: refused (ValueError: exit 2, one line with
+    the estimate and the available memory) when its memory estimate cannot fit, with progress on stderr when it
+    is estimated over two seconds, and stopped (RunTimeout: exit 2) when it outlives its run limit
+    (``--timeout-s``), its in-process parts included. Returns the result's JSON object."""
+    est = estimate(name, config)
+    check_estimate(
+        est,
+        what=f"workbench run {name} with these settings",
+        hint=f"choose smaller sizes (estimated by {entry(name).sizes}.estimate)",
+    )
+    limit = run_limit(name, config)
+    with (
+        deadline(limit[0] if limit else None, what=f"{limit[1]}={limit[0]:g}" if limit else ""),
+        progress(est, what=f"workbench run {name}"),
+    ):
+        result = get_technique(name).run(config)
+    return result.to_json() if isinstance(result, Result) else result
 
 
 #: options `workbench lab` passes to JupyterLab (documented in `workbench lab --help`)
@@ -231,6 +255,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("rest", nargs=argparse.REMAINDER, help="technique parameters; `workbench run NAME --help`")
     p.set_defaults(func=cmd_run)
 
+    _add_claims_parser(sub)
+    _add_report_parser(sub)
+
+    from workbench.data.cli import add_data_subparser
+
+    add_data_subparser(sub)
+    return parser
+
+
+def _add_claims_parser(sub) -> None:
+    """``workbench claims``: the scoreboard (options of :func:`cmd_claims`)."""
     p = sub.add_parser(
         "claims",
         help="the scoreboard: every paper claim, our figure, the baseline and the computed verdict",
@@ -249,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_claims)
 
+
+def _add_report_parser(sub) -> None:
+    """``workbench report``: a notebook executed into an HTML/PDF report (options of :func:`cmd_report`)."""
     p = sub.add_parser("report", help="execute a notebook with parameters and write a self-contained HTML report")
     p.add_argument("notebook", nargs="?", help="path of the notebook, e.g. notebooks/llm/mesh_attention.ipynb")
     p.add_argument(
@@ -276,11 +314,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_report)
 
-    from workbench.data.cli import add_data_subparser
-
-    add_data_subparser(sub)
-    return parser
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
@@ -299,6 +332,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = exc.args[0] if isinstance(exc, ValueError) and exc.args else str(exc)
         print(f"error: {message}", file=sys.stderr)
         return 2
+    except RunTimeout as exc:  # a limit the user set ran out: the run unwound as after SIGTERM
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         if _TERMINATED:
             print("error: stopped by SIGTERM; the run was cleaned up", file=sys.stderr)

@@ -6,6 +6,10 @@ technique up here, so they share one config class (one validation) and one runne
 A technique module exposes a module-level ``TECHNIQUE = Technique(...)``; the catalogue below maps each of
 the workbench's eighteen techniques to that module, or to ``None`` while it is planned. Modules are imported
 only when asked for, so ``workbench list`` stays fast.
+
+Every ready technique also has a ``sizes.py`` beside its runner (:attr:`CatalogueEntry.sizes`) declaring
+``estimate(config) -> workbench.memory.Estimate`` from closed forms: what a run will take before it starts
+(:func:`estimate`; ``workbench run`` refuses what cannot fit and shows progress for long runs).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from workbench.config import Config
+from workbench.memory import Estimate
 from workbench.results import Result
 
 __all__ = [
@@ -25,7 +30,9 @@ __all__ = [
     "CatalogueEntry",
     "catalogue",
     "entry",
+    "estimate",
     "get_technique",
+    "run_limit",
     "import_area",
     "technique_names",
 ]
@@ -99,6 +106,12 @@ class CatalogueEntry:
     def package(self) -> str:
         """The technique's package name, e.g. ``mesh_attention`` (also its widget and notebook file name)."""
         return self.name.replace("-", "_")
+
+    @property
+    def sizes(self) -> str | None:
+        """The module declaring ``estimate(config) -> Estimate`` (``sizes.py`` beside the runner); None while
+        planned."""
+        return self.module.rpartition(".")[0] + ".sizes" if self.module else None
 
 
 _CATALOGUE = (
@@ -260,6 +273,30 @@ def get_technique(name: str) -> Technique:
             f"{', '.join(technique_names(ready_only=True))}"
         )
     return importlib.import_module(found.module).TECHNIQUE
+
+
+def estimate(name: str, config: Config) -> Estimate:
+    """What a run of technique ``name`` with ``config`` will take (peak bytes, seconds), from its ``sizes.py``."""
+    sizes = entry(name).sizes
+    if sizes is None:
+        raise ValueError(f"technique={name!r} is planned but not implemented yet: it has no size estimate")
+    found = importlib.import_module(sizes).estimate(config)
+    if not isinstance(found, Estimate):
+        raise TypeError(f"{sizes}.estimate returned {type(found).__name__}, not an Estimate")
+    return found
+
+
+def run_limit(name: str, config: Config) -> tuple[float, str] | None:
+    """The wall-clock limit of a whole run of ``name`` (seconds, and the flag that sets it), or None.
+
+    A technique's ``sizes.py`` names the config field that bounds its whole run in ``RUN_LIMIT`` (``"timeout_s"``);
+    a technique whose ``timeout_s`` bounds something else (QGAS: each request to the proposer) declares none.
+    """
+    sizes = entry(name).sizes
+    field_name = getattr(importlib.import_module(sizes), "RUN_LIMIT", None) if sizes else None
+    if field_name is None:
+        return None
+    return float(getattr(config, field_name)), "--" + field_name.replace("_", "-")
 
 
 def import_area(area: str) -> None:

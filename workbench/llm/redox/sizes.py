@@ -5,11 +5,19 @@ INFERRED stand-in for ImageNet-1k JPEG sizes (about 138 GB over 1,281,167 traini
 108 KB, a long right tail; public dataset facts, not from the Redox paper). The tail is cut at
 ``TAIL_FACTOR`` x the mean so a chunk of a few records always holds the largest one. ``uniform``: uniform on
 [mean/2, 3 mean/2]. ``fixed``: every record ``mean_bytes``.
+
+``estimate(config)`` (issue #29) sizes a run before it starts: every process (the parent and ``workers`` DataLoader
+or protocol ranks) holds up to ``resident`` chunks of ``chunk_kb``, the per-record index arrays (sizes, offsets,
+labels, the epoch's permutation) are ``records`` long, and the seconds are the dataset written once and read by
+each loader at about :data:`DISK_BYTES_PER_S`. Constants marked *measured* come from the smoke run's peak RSS.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from workbench.config import Config
+from workbench.memory import MB, PROCESS_BYTES, Estimate
 
 DISTRIBUTIONS = ("imagenet", "uniform", "fixed")
 #: log-space standard deviation of the ImageNet-like sizes (inferred)
@@ -52,3 +60,30 @@ def max_record_bytes(mean_bytes: float, distribution: str) -> float:
     if distribution == "uniform":
         return 1.5 * mean_bytes
     return float(mean_bytes)
+
+
+#: the whole run is bounded by this config field (``--timeout-s``)
+RUN_LIMIT = "timeout_s"
+#: measured: the parent's fixed overhead at the smoke settings (lazy imports, the loaders' buffers)
+BASE_BYTES = 80 * MB
+#: bytes per record of the index arrays held at once (sizes, offsets, labels, permutations, seen-sets)
+INDEX_BYTES = 96
+#: throughput of writing and reading the dataset through the page cache (bytes/s), a laptop's order of magnitude
+DISK_BYTES_PER_S = 300e6
+#: passes over the dataset in check mode: written once, then read by each loader and the P-process protocol
+CHECK_PASSES = 6
+
+
+def estimate(config: Config) -> Estimate:
+    """Peak bytes and seconds of ``workbench run redox`` with ``config`` (a ``RedoxConfig``: this module is imported
+    by the config, so it names only the base class)."""
+    dataset = config.records * config.record_kb * 1024
+    index = config.records * INDEX_BYTES
+    if config.mode == "generate":
+        return Estimate(BASE_BYTES + index + 2 * config.chunk_kb * 1024, 1.0 + dataset / DISK_BYTES_PER_S,
+                        own_progress=True)  # fmt: skip
+    resident = config.resident * config.chunk_kb * 1024
+    batch = config.batch * max_record_bytes(config.record_kb * 1024, config.sizes) * 2
+    per_process = resident + batch + index
+    need = BASE_BYTES + per_process + config.workers * (PROCESS_BYTES + per_process)
+    return Estimate(need, 3.0 + config.workers + CHECK_PASSES * dataset / DISK_BYTES_PER_S)
