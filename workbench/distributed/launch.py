@@ -236,12 +236,7 @@ def run_workers(
         >>> run_workers(lambda rank, world, comm: rank * 10, 3)
         [0, 10, 20]
     """
-    if isinstance(world_size, bool) or not isinstance(world_size, int) or not 1 <= world_size <= MAX_WORKERS:
-        raise ValueError(f"world_size={world_size!r} is out of range: valid range is 1..{MAX_WORKERS}")
-    if backend not in ("gloo", "nccl"):
-        raise ValueError(f"backend={backend!r} is unknown: valid values are ('gloo', 'nccl')")
-    if not timeout_s > 0:
-        raise ValueError(f"timeout_s={timeout_s!r} must be > 0 seconds")
+    _check_run_args(world_size, backend, timeout_s)
     fault_text = os.environ.get(FAULT_ENV_VAR, "")
     fault = parse_fault(fault_text) if fault_text else None
     # autograd imports this (and sympy) on the first backward with an explicit gradient; importing it once
@@ -261,19 +256,7 @@ def run_workers(
     try:
         for proc in procs:
             proc.start()
-        while True:
-            codes = [proc.exitcode for proc in procs]
-            if all(code == 0 for code in codes):
-                break
-            if any(code not in (None, 0) for code in codes):
-                codes = _settle(procs, codes)
-                raise _with_worker_stderr(
-                    _failure(codes, workdir, world_size, time.monotonic() - start, oom_hint), workdir, world_size
-                )
-            if time.monotonic() - start > timeout_s:
-                raise _with_worker_stderr(_timeout(procs, world_size, timeout_s), workdir, world_size)
-            alive = [proc.sentinel for proc in procs if proc.exitcode is None]
-            multiprocessing.connection.wait(alive, timeout=min(0.5, max(0.01, start + timeout_s - time.monotonic())))
+        _wait_for_workers(procs, workdir, start, timeout_s, oom_hint)
         for rank in range(world_size):  # what the workers printed (warnings), as if they had printed it here
             sys.stderr.write(_worker_stderr(workdir, rank))
         return [pickle.loads((workdir / f"result_{rank}.pkl").read_bytes()) for rank in range(world_size)]
@@ -285,6 +268,35 @@ def run_workers(
             if proc.pid is not None:
                 proc.join()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _check_run_args(world_size: int, backend: str, timeout_s: float) -> None:
+    """ValueError naming the first of :func:`run_workers`'s arguments that is out of its range."""
+    if isinstance(world_size, bool) or not isinstance(world_size, int) or not 1 <= world_size <= MAX_WORKERS:
+        raise ValueError(f"world_size={world_size!r} is out of range: valid range is 1..{MAX_WORKERS}")
+    if backend not in ("gloo", "nccl"):
+        raise ValueError(f"backend={backend!r} is unknown: valid values are ('gloo', 'nccl')")
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s={timeout_s!r} must be > 0 seconds")
+
+
+def _wait_for_workers(procs: list, workdir: Path, start: float, timeout_s: float, oom_hint: str) -> None:
+    """Return once every worker has exited with 0; raise the first failure (as :func:`run_workers` documents)
+    as soon as one exits otherwise, or WorkerTimeout ``timeout_s`` seconds after ``start`` (monotonic)."""
+    world_size = len(procs)
+    while True:
+        codes = [proc.exitcode for proc in procs]
+        if all(code == 0 for code in codes):
+            return
+        if any(code not in (None, 0) for code in codes):
+            codes = _settle(procs, codes)
+            raise _with_worker_stderr(
+                _failure(codes, workdir, world_size, time.monotonic() - start, oom_hint), workdir, world_size
+            )
+        if time.monotonic() - start > timeout_s:
+            raise _with_worker_stderr(_timeout(procs, world_size, timeout_s), workdir, world_size)
+        alive = [proc.sentinel for proc in procs if proc.exitcode is None]
+        multiprocessing.connection.wait(alive, timeout=min(0.5, max(0.01, start + timeout_s - time.monotonic())))
 
 
 def _worker_stderr(workdir: Path, rank: int) -> str:

@@ -255,74 +255,93 @@ def decompositions(
         connected = pattern.is_connected(cut_set)
         for cut in component_orders(pattern, (), cut_set) if connected else _bridge_orders(pattern, cut_set):
             restrictions = _restrictions(group, cut)
-            cut_binds: list[Bind] = []
-            bound: list[int] = []
             prefix = cut if connected else cut[:-1]
-            for v in prefix:
-                cut_binds.append(Bind(v) if not bound else vertex_bind(pattern, v, bound, restrictions))
-                bound.append(v)
-            bridges = (
-                [None]
-                if connected
-                else [i for i, cls in enumerate(classes) if any(pattern.has_edge(cut[-1], u) for u in cls[0])]
-            )
-            for bridge_cls in bridges:
-                for bridge_order in (
-                    [()] if bridge_cls is None else component_orders(pattern, prefix, classes[bridge_cls][0])
-                ):
-                    if bridge_cls is not None and not bridge_order:
-                        continue
-                    bridge_binds = []
-                    b_bound = list(prefix)
-                    for v in bridge_order:
-                        bridge_binds.append(vertex_bind(pattern, v, b_bound))
-                        b_bound.append(v)
-                    if bridge_order:
-                        bridge_binds.append(vertex_bind(pattern, cut[-1], b_bound, restrictions))
-                    others = sorted((cls for i, cls in enumerate(classes) if i != bridge_cls), key=lambda c: len(c[0]))
-                    options = [
-                        [
-                            (order, len(cls), table)
-                            for order in component_orders(pattern, cut, cls[0])
-                            for table in ((False, True) if _parents(pattern, cut, order) >= 2 else (False,))
-                        ]
-                        for cls in others
-                    ]
-                    base = KernelPlan(
-                        cut=tuple(cut_binds),
-                        bridge=tuple(bridge_binds),
-                        bridge_power=len(classes[bridge_cls]) if bridge_cls is not None else 0,
+            cut_binds = _prefix_binds(pattern, prefix, restrictions)
+            for bridge_cls, bridge_order, bridge_binds in _bridges(pattern, cut, classes, connected, restrictions):
+                base = KernelPlan(
+                    cut=cut_binds,
+                    bridge=bridge_binds,
+                    bridge_power=len(classes[bridge_cls]) if bridge_cls is not None else 0,
+                )
+                others = sorted((cls for i, cls in enumerate(classes) if i != bridge_cls), key=lambda c: len(c[0]))
+                for choice in itertools.product(*_factor_options(pattern, cut, others, base, factor_cost)):
+                    factors = tuple(_factor(pattern, cut, order, power, table) for order, power, table in choice)
+                    yield Decomposition(
+                        pattern,
+                        cut,
+                        tuple(bridge_order),
+                        tuple((order, power) for order, power, _ in choice),
+                        restrictions,
+                        len(group),
+                        shrink,
+                        dataclasses.replace(base, factors=factors),
                     )
-                    if factor_cost is not None:
-                        options = [
-                            [
-                                min(
-                                    opts,
-                                    key=lambda o: factor_cost(
-                                        dataclasses.replace(base, factors=(_factor(pattern, cut, *o),))
-                                    ),
-                                )
-                            ]
-                            for opts in options
-                        ]
-                    for choice in itertools.product(*options):
-                        factors = tuple(_factor(pattern, cut, order, power, table) for order, power, table in choice)
-                        kernel = KernelPlan(
-                            cut=tuple(cut_binds),
-                            factors=factors,
-                            bridge=tuple(bridge_binds),
-                            bridge_power=len(classes[bridge_cls]) if bridge_cls is not None else 0,
-                        )
-                        yield Decomposition(
-                            pattern,
-                            cut,
-                            tuple(bridge_order),
-                            tuple((order, power) for order, power, _ in choice),
-                            restrictions,
-                            len(group),
-                            shrink,
-                            kernel,
-                        )
+
+
+def _prefix_binds(
+    pattern: Pattern, prefix: tuple[int, ...], restrictions: tuple[tuple[int, int], ...]
+) -> tuple[Bind, ...]:
+    """Binds of the cut vertices bound by intersection (all of the cut, or all but a bridged last vertex)."""
+    cut_binds: list[Bind] = []
+    bound: list[int] = []
+    for v in prefix:
+        cut_binds.append(Bind(v) if not bound else vertex_bind(pattern, v, bound, restrictions))
+        bound.append(v)
+    return tuple(cut_binds)
+
+
+_Bridge = tuple[int | None, tuple[int, ...], tuple[Bind, ...]]
+
+
+def _bridges(
+    pattern: Pattern,
+    cut: tuple[int, ...],
+    classes: list[list[tuple[int, ...]]],
+    connected: bool,
+    restrictions: tuple[tuple[int, int], ...],
+) -> Iterator[_Bridge]:
+    """Bridge choices of one cut order: (component class, its vertex order, binds ending with the bridged cut
+    vertex). A connected p[C] has one choice, no bridge: (None, (), ())."""
+    if connected:
+        yield None, (), ()
+        return
+    prefix = cut[:-1]
+    for bridge_cls in [i for i, cls in enumerate(classes) if any(pattern.has_edge(cut[-1], u) for u in cls[0])]:
+        for bridge_order in component_orders(pattern, prefix, classes[bridge_cls][0]):
+            if not bridge_order:
+                continue
+            bridge_binds = []
+            b_bound = list(prefix)
+            for v in bridge_order:
+                bridge_binds.append(vertex_bind(pattern, v, b_bound))
+                b_bound.append(v)
+            bridge_binds.append(vertex_bind(pattern, cut[-1], b_bound, restrictions))
+            yield bridge_cls, bridge_order, tuple(bridge_binds)
+
+
+def _factor_options(
+    pattern: Pattern,
+    cut: tuple[int, ...],
+    others: list[list[tuple[int, ...]]],
+    base: KernelPlan,
+    factor_cost: Callable[[KernelPlan], float] | None,
+) -> list[list[tuple[tuple[int, ...], int, bool]]]:
+    """Per other component class, the (vertex order, multiplicity, count table) choices: all of them, or with
+    ``factor_cost`` the single one of least cost (a kernel ``base`` with only that component)."""
+    options = [
+        [
+            (order, len(cls), table)
+            for order in component_orders(pattern, cut, cls[0])
+            for table in ((False, True) if _parents(pattern, cut, order) >= 2 else (False,))
+        ]
+        for cls in others
+    ]
+    if factor_cost is None:
+        return options
+    return [
+        [min(opts, key=lambda o: factor_cost(dataclasses.replace(base, factors=(_factor(pattern, cut, *o),))))]
+        for opts in options
+    ]
 
 
 def _bridge_orders(pattern: Pattern, cut_set: tuple[int, ...]) -> list[tuple[int, ...]]:

@@ -157,18 +157,83 @@ def cg(
         res = res_new
         history.append(res)
         k += 1
-    message = {
-        "converged": f"converged in {k} iterations",
-        "max_iter": f"no convergence in {k} iterations",
-        "diverged": f"diverged (residual became {res}) at iteration {k}",
-        "breakdown": f"breakdown at iteration {k + 1}: p^T A p = 0",
-    }[status]
+    message = _message(status, k, res, "p^T A p = 0")
     if indefinite_at is not None:
         message += f"; p^T A p <= 0 first at iteration {indefinite_at} (matrix not positive definite)"
     log.debug("cg: %s", message)
     return SolveResult(
         x=x, iterations=k, status=status, residuals=np.array(history), indefinite_at=indefinite_at, message=message
     )
+
+
+@dataclass
+class _BiCGState:
+    """BiCGSTAB's recurrence, carried from one iteration to the next: vectors (n,) float64 (``p`` quantised)
+    and the scalars of the previous iteration."""
+
+    x: np.ndarray
+    r: np.ndarray
+    r_tilde: np.ndarray
+    p: np.ndarray | None = None
+    v: np.ndarray | None = None
+    rho_prev: float = 1.0
+    alpha: float = 1.0
+    omega: float = 1.0
+
+
+def _bicgstab_iteration(
+    st: _BiCGState, matvec: Matvec, q_fn: Callable[[np.ndarray], np.ndarray], done, first: bool
+) -> tuple[float | None, Status | None, str]:
+    """One BiCGSTAB iteration on ``st``, in place (scipy's operations, in scipy's order).
+
+    Returns (``||r||^2`` after it, or None if it broke down before completing; the status that ends the run,
+    None to go on; the breakdown's reason). The half-step exit (``s`` meets the criterion) completes the
+    iteration with ``x += alpha p`` and status converged."""
+    rho = float(st.r_tilde @ st.r)
+    if rho == 0.0:
+        return None, "breakdown", "r~ . r = 0"
+    if first:
+        st.p = st.r.copy()
+    else:
+        beta = (rho / st.rho_prev) * (st.alpha / st.omega)
+        st.p -= st.omega * st.v
+        st.p *= beta
+        st.p += st.r  # p = r + beta (p - omega v), scipy's order
+    st.p = q_fn(st.p)
+    st.v = matvec(st.p)
+    rv = float(st.r_tilde @ st.v)
+    if rv == 0.0:
+        return None, "breakdown", "r~ . A p = 0"
+    st.alpha = rho / rv
+    s = st.r - st.alpha * st.v
+    res_s = float(s @ s)
+    if np.isfinite(res_s) and done(res_s):  # half-step exit, as scipy
+        st.x += st.alpha * st.p
+        return res_s, "converged", ""
+    s = q_fn(s)
+    t = matvec(s)
+    tt = float(t @ t)
+    if tt == 0.0:
+        return None, "breakdown", "t . t = 0"
+    st.omega = float(t @ s) / tt
+    st.x += st.alpha * st.p
+    st.x += st.omega * s
+    st.r = s - st.omega * t
+    st.rho_prev = rho
+    res = float(st.r @ st.r)
+    if st.omega == 0.0 and not done(res):
+        return res, "breakdown", "omega = 0"
+    return res, None, ""
+
+
+def _message(status: Status, k: int, res: float, breakdown: str) -> str:
+    """One line for humans: how a solve ended after ``k`` iterations (``breakdown``: the zero denominator)."""
+    return {
+        "converged": f"converged in {k} iterations",
+        "max_iter": f"no convergence in {k} iterations",
+        "diverged": f"diverged (residual became {res}) at iteration {k}",
+        "breakdown": f"breakdown at iteration {k + 1}: {breakdown}",
+    }[status]
 
 
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")
@@ -190,12 +255,8 @@ def bicgstab(
     b = _check(b, max_iter)
     done = _stop_test(b, criterion, threshold, rtol)
     q_fn = quantise or (lambda v: v)
-    x = np.zeros_like(b)
-    r = b.copy()
-    r_tilde = r.copy()
-    p = v = None
-    rho_prev = alpha = omega = 1.0
-    res = float(r @ r)
+    st = _BiCGState(x=np.zeros_like(b), r=b.copy(), r_tilde=b.copy())
+    res = float(st.r @ st.r)
     history = [res]
     status: Status = "max_iter"
     why = ""
@@ -205,55 +266,14 @@ def bicgstab(
         if stop is not None:
             status = stop
             break
-        rho = float(r_tilde @ r)
-        if rho == 0.0:
-            status, why = "breakdown", "r~ . r = 0"
-            break
-        if k == 0:
-            p = r.copy()
-        else:
-            beta = (rho / rho_prev) * (alpha / omega)
-            p -= omega * v
-            p *= beta
-            p += r  # p = r + beta (p - omega v), scipy's order
-        p = q_fn(p)
-        v = matvec(p)
-        rv = float(r_tilde @ v)
-        if rv == 0.0:
-            status, why = "breakdown", "r~ . A p = 0"
-            break
-        alpha = rho / rv
-        s = r - alpha * v
-        res_s = float(s @ s)
-        if np.isfinite(res_s) and done(res_s):  # half-step exit, as scipy
-            x += alpha * p
-            res = res_s
+        res_k, end, why = _bicgstab_iteration(st, matvec, q_fn, done, first=k == 0)
+        if res_k is not None:  # the iteration completed (possibly by the half step)
+            res = res_k
             history.append(res)
             k += 1
-            status = "converged"
+        if end is not None:
+            status = end
             break
-        s = q_fn(s)
-        t = matvec(s)
-        tt = float(t @ t)
-        if tt == 0.0:
-            status, why = "breakdown", "t . t = 0"
-            break
-        omega = float(t @ s) / tt
-        x += alpha * p
-        x += omega * s
-        r = s - omega * t
-        rho_prev = rho
-        res = float(r @ r)
-        history.append(res)
-        k += 1
-        if omega == 0.0 and not done(res):
-            status, why = "breakdown", "omega = 0"
-            break
-    message = {
-        "converged": f"converged in {k} iterations",
-        "max_iter": f"no convergence in {k} iterations",
-        "diverged": f"diverged (residual became {res}) at iteration {k}",
-        "breakdown": f"breakdown at iteration {k + 1}: {why}",
-    }[status]
+    message = _message(status, k, res, why)
     log.debug("bicgstab: %s", message)
-    return SolveResult(x=x, iterations=k, status=status, residuals=np.array(history), message=message)
+    return SolveResult(x=st.x, iterations=k, status=status, residuals=np.array(history), message=message)

@@ -252,21 +252,9 @@ def mesh_backward(
         plan.a, plan.b, row=my_row, col=my_col, backward=True, rotate=rotate, schedule=schedule, comm_blocks=comm_blocks
     )
     delta = (dout * out).sum(-1)  # [B, H, L]
-    shape, rows_shape = q.shape, q.shape[:-1]
-    n, m = q.numel(), delta.numel()
-    # Q-side package: q, dout (N each), lse, delta (M each) flattened into one message
-    q_pack = torch.cat([q.reshape(-1), dout.reshape(-1), lse.reshape(-1), delta.reshape(-1)])
+    q_pack = _pack_q_side(q, dout, lse, delta)
     kv = torch.stack([k, v])  # [2, B, H, L, D]
     pending, index, q_bufs, kv_bufs = _post_fetches(comm, plan, steps, q_pack, kv, q_pack, kv)
-
-    def unpack(pack: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        return (
-            pack[:n].view(shape),
-            pack[n : 2 * n].view(shape),
-            pack[2 * n : 2 * n + m].view(rows_shape),
-            pack[2 * n + m :].view(rows_shape),
-        )
-
     q_of = {my_row: (q, dout, lse, delta)}
     kv_of = {my_col: kv}
     dq_acc: dict[int, torch.Tensor] = {}
@@ -276,28 +264,14 @@ def mesh_backward(
         if step.op == "wait":
             pending.wait_recv(index[(step.kind, step.row if step.kind == "q" else step.col)])
             if step.kind == "q":
-                q_of[step.row] = unpack(q_bufs[step.row])
+                q_of[step.row] = _unpack_q_side(q_bufs[step.row], q.shape)
             else:
                 kv_of[step.col] = kv_bufs[step.col]
         elif step.op == "compute":
             r, c = step.row, step.col
-            q_r, dout_r, lse_r, delta_r = q_of[r]
-            kv_c = kv_of[c]
-            g_q, g_k, g_v = attend_ranges_backward(
-                dout_r,
-                q_r,
-                kv_c[0],
-                kv_c[1],
-                delta_r,
-                lse_r,
-                ranges[rows[r]],
-                ranges[cols[c]],
-                scale=scale,
-                causal=causal,
-                seq_len=seq_len,
-            )
+            q_range, kv_range = ranges[rows[r]], ranges[cols[c]]
+            g_q, g_kv = _block_grads(q_of[r], kv_of[c], q_range, kv_range, scale=scale, causal=causal, seq_len=seq_len)
             dq_acc[r] = g_q if r not in dq_acc else dq_acc[r] + g_q
-            g_kv = torch.stack([g_k, g_v])
             dkv_acc[c] = g_kv if c not in dkv_acc else dkv_acc[c] + g_kv
         elif step.op == "send" and step.kind == "dq":  # row complete: its dq partial leaves now
             returns.post(rows, my_row, step.row, dq_acc[step.row], q)
@@ -311,6 +285,43 @@ def mesh_backward(
     for buf in dkv_bufs:
         dkv = dkv + buf
     return dq, dkv[0], dkv[1]
+
+
+def _pack_q_side(q: torch.Tensor, dout: torch.Tensor, lse: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
+    """The backward Q-side package as one message: q, dout (N elements each), lse, delta (M each), flat."""
+    return torch.cat([q.reshape(-1), dout.reshape(-1), lse.reshape(-1), delta.reshape(-1)])
+
+
+def _unpack_q_side(pack: torch.Tensor, shape: torch.Size) -> tuple[torch.Tensor, ...]:
+    """Views (q, dout [B, H, L, D], lse, delta [B, H, L]) of a package built by :func:`_pack_q_side`."""
+    rows_shape = shape[:-1]
+    n, m = shape.numel(), rows_shape.numel()
+    return (
+        pack[:n].view(shape),
+        pack[n : 2 * n].view(shape),
+        pack[2 * n : 2 * n + m].view(rows_shape),
+        pack[2 * n + m :].view(rows_shape),
+    )
+
+
+def _block_grads(
+    q_side: tuple[torch.Tensor, ...],
+    kv: torch.Tensor,
+    q_range: Ranges,
+    kv_range: Ranges,
+    *,
+    scale: float,
+    causal: bool,
+    seq_len: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradients of one (Q_r, KV_c) block: dq [B, H, L, D] and the stacked dk+dv [2, B, H, L, D].
+
+    ``q_side`` = (q, dout, lse, delta) of row r, ``kv`` = the stacked [2, B, H, L, D] k+v of column c."""
+    q_r, dout_r, lse_r, delta_r = q_side
+    g_q, g_k, g_v = attend_ranges_backward(
+        dout_r, q_r, kv[0], kv[1], delta_r, lse_r, q_range, kv_range, scale=scale, causal=causal, seq_len=seq_len
+    )
+    return g_q, torch.stack([g_k, g_v])
 
 
 class _MeshFn(torch.autograd.Function):

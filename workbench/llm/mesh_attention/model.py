@@ -521,25 +521,43 @@ def model_attention(
     """
     v = _check_inputs(method, gpus, seq, heads, head_dim, batch, causal, dtype_bytes, cluster, topology_aware)
     check_schedule(schedule)
-    gpus, seq, heads, head_dim, batch = v["gpus"], v["seq"], v["heads"], v["head_dim"], v["batch"]
-    tile = _check_method_tile(method, tile, gpus)
-    g = cluster.gpus_per_node
-    length = local_length(seq, gpus, resolve_order(None, causal))
-    n = batch * heads * length * head_dim
-    shape = _Shape(n=n, m=batch * heads * length, e=dtype_bytes)
+    tile = _check_method_tile(method, tile, v["gpus"])
+    shape, blk_f, blk_b = _step_shape(v, causal, dtype_bytes, cluster)
+    if method == "startrail":
+        return _best_startrail(v, causal, team_size, shape, blk_f, blk_b, cluster)
+    layout = (tile, ulysses_degree, topology_aware, schedule)
+    return _model_fixed_layout(method, v, causal, layout, shape, blk_f, blk_b, cluster)
+
+
+def _step_shape(
+    v: Mapping[str, int], causal: bool, dtype_bytes: int, cluster: ClusterSpec
+) -> tuple[_Shape, float, float]:
+    """Chunk sizes of one rank (local length L of the padded, zigzag-ordered sequence) and the seconds of one
+    (Q_i, KV_j) block forward and backward."""
+    gpus, batch, heads, head_dim = v["gpus"], v["batch"], v["heads"], v["head_dim"]
+    length = local_length(v["seq"], gpus, resolve_order(None, causal))
+    shape = _Shape(n=batch * heads * length * head_dim, m=batch * heads * length, e=dtype_bytes)
     blk_f = cluster.compute_seconds(
         block_flops(batch=batch, heads=heads, local_len=length, head_dim=head_dim, causal=causal, gpus=gpus)
     )
-    blk_b = BACKWARD_FLOP_FACTOR * blk_f
+    return shape, blk_f, BACKWARD_FLOP_FACTOR * blk_f
 
-    if method == "startrail":
-        sizes = startrail_team_sizes(gpus, g) if team_size is None else [check_team_size(team_size, gpus, g)]
-        options = [
-            _model_startrail(gpus, cc, shape, blk_f, blk_b, cluster, seq, heads, head_dim, batch, causal)
-            for cc in sizes
-        ]
-        return min(options, key=lambda res: res.total_seconds)  # ties: the smaller C (listed first)
 
+def _best_startrail(v: Mapping[str, int], causal: bool, team_size, shape: _Shape, blk_f, blk_b, cluster):
+    """StarTrail at the given team size C, or the fastest valid C when ``team_size`` is None."""
+    gpus, g = v["gpus"], cluster.gpus_per_node
+    sizes = startrail_team_sizes(gpus, g) if team_size is None else [check_team_size(team_size, gpus, g)]
+    args = (v["seq"], v["heads"], v["head_dim"], v["batch"], causal)
+    options = [_model_startrail(gpus, cc, shape, blk_f, blk_b, cluster, *args) for cc in sizes]
+    return min(options, key=lambda res: res.total_seconds)  # ties: the smaller C (listed first)
+
+
+def _model_fixed_layout(method, v: Mapping[str, int], causal: bool, layout, shape: _Shape, blk_f, blk_b, cluster):
+    """Ring, Ulysses, USP, Mesh and node-level Mesh: resolve the tile / Ulysses degree, count the bytes, time
+    both passes. ``layout`` = (tile, ulysses_degree, topology_aware, schedule) as given to model_attention."""
+    tile, ulysses_degree, topology_aware, schedule = layout
+    gpus, heads, head_dim = v["gpus"], v["heads"], v["head_dim"]
+    g = cluster.gpus_per_node
     place_g = g if (method not in ("mesh", "node_mesh") or topology_aware) else None
     with_u = method in ("usp", "node_mesh")
     tile_ab, u = _resolve(method, gpus, heads, tile, ulysses_degree if with_u else None, g, head_dim)
@@ -548,12 +566,12 @@ def model_attention(
     vol = predict_bytes_per_rank(
         method,
         gpus=gpus,
-        seq=seq,
+        seq=v["seq"],
         heads=heads,
         head_dim=head_dim,
         causal=causal,
-        dtype_bytes=dtype_bytes,
-        batch=batch,
+        dtype_bytes=shape.e,
+        batch=v["batch"],
         tile=tile_ab if method in ("mesh", "node_mesh") else None,
         ulysses_degree=u if with_u else None,
         gpus_per_node=g,

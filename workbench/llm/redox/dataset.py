@@ -177,25 +177,13 @@ def generate(
     if classes < 1:
         raise ValueError(f"classes={classes} is out of range: valid range is >= 1")
     if payloads is not None:
-        if labels is None or len(labels) != len(payloads):
-            raise ValueError("payloads need labels of the same length")
+        lengths, label_arr = _given_records(payloads, labels)
         records = len(payloads)
-        sizes_of = getattr(payloads, "sizes", None)  # a lazy sequence (a packed folder) knows its sizes
-        lengths = np.array(
-            [n + HEADER.size for n in sizes_of] if sizes_of is not None else [len(p) + HEADER.size for p in payloads],
-            dtype=np.int64,
-        )
-        label_arr = np.asarray(labels, dtype=np.int64)
     else:
         lengths = record_sizes(records, max(record_bytes, MIN_RECORD), sizes, seed=seed)
         label_arr = make_labels(records, classes, layout, seed)
-    chunk_of = pack_chunks(lengths, chunk_bytes)
+    chunk_of, starts, offsets = _chunk_layout(lengths, chunk_bytes)
     n_chunks = int(chunk_of[-1]) + 1
-    offsets = np.zeros(records, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, chunk_of[1:] != chunk_of[:-1]])
-    for a, b in zip(starts, np.r_[starts[1:], records]):
-        offsets[a:b] = np.r_[0, np.cumsum(lengths[a : b - 1])]
-    chunk_size = np.bincount(chunk_of, weights=lengths, minlength=n_chunks).astype(np.int64)
 
     root.mkdir(parents=True, exist_ok=True)
     (root / INDEX_NAME).unlink(missing_ok=True)  # from here on the folder is incomplete until the index lands
@@ -218,7 +206,7 @@ def generate(
         offset=offsets,
         length=lengths,
         label=label_arr,
-        chunk_size=chunk_size,
+        chunk_size=np.bincount(chunk_of, weights=lengths, minlength=n_chunks).astype(np.int64),
         chunk_crc=crc,
         record_crc=record_crc,
         meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
@@ -233,6 +221,30 @@ def generate(
         mean_record_bytes=float(lengths.mean()),
         max_record_bytes=int(lengths.max()),
     )
+
+
+def _given_records(payloads: Sequence[bytes], labels: Sequence[int] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Lengths (payload + 16-byte header, B) and labels of given payloads (ValueError if the labels do not match)."""
+    if labels is None or len(labels) != len(payloads):
+        raise ValueError("payloads need labels of the same length")
+    sizes_of = getattr(payloads, "sizes", None)  # a lazy sequence (a packed folder) knows its sizes
+    lengths = np.array(
+        [n + HEADER.size for n in sizes_of] if sizes_of is not None else [len(p) + HEADER.size for p in payloads],
+        dtype=np.int64,
+    )
+    return lengths, np.asarray(labels, dtype=np.int64)
+
+
+def _chunk_layout(lengths: np.ndarray, chunk_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Records packed greedily into chunks (:func:`pack_chunks`): the chunk of every record, the first record of
+    every chunk and every record's byte offset in its chunk."""
+    records = len(lengths)
+    chunk_of = pack_chunks(lengths, chunk_bytes)
+    offsets = np.zeros(records, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, chunk_of[1:] != chunk_of[:-1]])
+    for a, b in zip(starts, np.r_[starts[1:], records]):
+        offsets[a:b] = np.r_[0, np.cumsum(lengths[a : b - 1])]
+    return chunk_of, starts, offsets
 
 
 def pack_folder(

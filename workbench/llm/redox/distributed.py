@@ -28,6 +28,7 @@ from workbench.llm.redox.dataset import HEADER, RedoxStore
 from workbench.llm.redox.io import ColdReader, drop_cache, proc_read_bytes
 from workbench.llm.redox.redox import (
     EpochServer,
+    Plan,
     epoch_seed,
     first_request_order,
     partition_chunks,
@@ -102,11 +103,10 @@ def _exchange_headers(comm, me: int, step: Step, outgoing: dict[int, list[tuple[
     return {peer: t.numpy() for peer, t in ids.items()}
 
 
-def epoch_worker(
-    rank: int, world: int, comm, root: str, resident: int, batch: int, seed: int, epoch: int, cold: bool
-) -> dict:
-    """One rank's epoch (run by :func:`workbench.distributed.run_workers`); returns what it served and read."""
-    store = RedoxStore(root)
+def _own_plan(
+    store: RedoxStore, rank: int, world: int, resident: int, seed: int, epoch: int
+) -> tuple[np.ndarray, Plan]:
+    """This rank's chunks (array of chunk ids) and the local protocol's plan over the requests they hold."""
     requests = request_stream(store.n, seed, epoch)
     mine = partition_chunks(first_request_order(requests, store.chunk), world)[rank]
     own_chunk = np.zeros(store.n_chunks, dtype=bool)
@@ -117,12 +117,44 @@ def epoch_worker(
         resident,
         epoch_seed(seed, epoch) ^ (0xD15 + 7919 * rank),
     )
+    return mine, plan
+
+
+def _agreed_schedule(
+    comm, store: RedoxStore, rank: int, world: int, batch: int, seed: int, epoch: int, root: str
+) -> list[Step]:
+    """The epoch's :func:`schedule`, after an all-gather has checked that every rank counts the same records
+    (ValueError otherwise: the ranks would derive different schedules)."""
     counts = torch.tensor(owned_counts(store, world, seed, epoch), dtype=torch.int64)
     gathered = torch.empty((world, world), dtype=torch.int64)
     comm.all_gather(gathered, counts)  # every rank must derive the same schedule
     if not all(torch.equal(gathered[r], counts) for r in range(world)):
         raise ValueError(f"rank {rank}: the ranks disagree on the record counts (different datasets at root={root}?)")
-    steps = schedule(counts.tolist(), batch)
+    return schedule(counts.tolist(), batch)
+
+
+def _received_ids(store: RedoxStore, lengths: dict[int, np.ndarray], bufs: dict[int, torch.Tensor]) -> list[int]:
+    """Record ids of one exchange's received payloads (peers in rank order), each checked against the index.
+
+    ``lengths[peer]``: [x, 2] (record id, bytes) rows; ``bufs[peer]``: the concatenated records (uint8)."""
+    got = []
+    for peer, meta in sorted(lengths.items()):
+        data = bufs[peer].numpy().tobytes()
+        off = 0
+        for i, n in meta.tolist():
+            store.check_record(data[off : off + n], int(i), store.root / f"(from rank {peer})")
+            got.append(int(i))
+            off += n
+    return got
+
+
+def epoch_worker(
+    rank: int, world: int, comm, root: str, resident: int, batch: int, seed: int, epoch: int, cold: bool
+) -> dict:
+    """One rank's epoch (run by :func:`workbench.distributed.run_workers`); returns what it served and read."""
+    store = RedoxStore(root)
+    mine, plan = _own_plan(store, rank, world, resident, seed, epoch)
+    steps = _agreed_schedule(comm, store, rank, world, batch, seed, epoch, root)
     if cold:
         drop_cache(store.chunk_path(int(c)) for c in mine)
     reader = ColdReader(cold=cold)
@@ -150,26 +182,17 @@ def epoch_worker(
     try:
         inflight = start_exchange(0) if steps else None
         for s in range(len(steps)):
-            step = steps[s]
-            mine_now = [i for i, _ in take(step.own[rank])]
+            mine_now = [i for i, _ in take(steps[s].own[rank])]
             assert inflight is not None  # started before step 0, restarted for every next step
             pending, bufs, lengths, sent = inflight
             remote_out += sent
             nxt = start_exchange(s + 1) if s + 1 < len(steps) else None  # remote prefetch for the next step
             pending.wait()
-            got = []
-            for peer, meta in sorted(lengths.items()):
-                data = bufs[peer].numpy().tobytes()
-                off = 0
-                for i, n in meta.tolist():
-                    store.check_record(data[off : off + n], int(i), store.root / f"(from rank {peer})")
-                    got.append(int(i))
-                    off += n
+            got = _received_ids(store, lengths, bufs)
             remote_in += len(got)
             served_steps.append(mine_now + got)
             tally = torch.tensor([len(served_steps[-1])], dtype=torch.int64)
-            every = torch.empty((world, 1), dtype=torch.int64)
-            comm.all_gather(every, tally)  # the global batch of this step is complete on every rank
+            comm.all_gather(torch.empty((world, 1), dtype=torch.int64), tally)  # the step's global batch is done
             inflight = nxt
     finally:
         server.close()

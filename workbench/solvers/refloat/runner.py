@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.registry import Technique
-from workbench.results import Result
+from workbench.results import Result, to_plain
 from workbench.solvers.refloat.config import RefloatConfig
-from workbench.solvers.refloat.experiment import FormatRun, format_of, prepare, solve_format, speedup
+from workbench.solvers.refloat.experiment import FormatRun, Problem, format_of, prepare, solve_format, speedup
 from workbench.solvers.refloat.model import FORMULA
 
 
@@ -36,77 +36,87 @@ def solve(config: RefloatConfig, format_name: str | None = None) -> FormatRun:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Bits:
-    """The widths the run is priced at (matrix e, f; vector e, f)."""
-
-    e_m: int
-    f_m: int
-    e_v: int
-    f_v: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class Modelled:
-    """The ReRAM model's account of the run: engines, cycles per MVM, rounds, SpMVs and seconds per SpMV."""
-
-    engines: int
-    cycles_per_mvm: int
-    rounds: int
-    spmvs: int
-    spmv_seconds: float
-    formula: str
-
-
-@dataclass(frozen=True, kw_only=True)
 class RefloatResult(Result):
-    """What ``workbench run refloat --json`` prints (field order = JSON key order).
+    """One ``workbench run refloat``: the experiment's solve in the chosen format (``solved``) and the same solve
+    in the baseline format (``baseline``; the same object when the chosen format is the baseline), each the
+    :class:`~workbench.solvers.refloat.experiment.FormatRun` the study and the panel show too (iterate, stored
+    matrix, modelled time), on ``problem`` as ``config`` describes it.
 
-    Keys of the issue's schema: technique, matrix, solver, format, iterations, converged, final_residual
-    (``||r||^2`` of the recursive residual, what the stopping rule tests), modelled_seconds,
-    speedup_vs_baseline (baseline modelled seconds / this run's; null when this run did not converge).
+    :meth:`to_json` is what ``--json`` prints, a flat view of these. Keys of the issue's schema first: technique,
+    matrix, solver, format, iterations, converged, final_residual (``||r||^2`` of the recursive residual, what the
+    stopping rule tests), modelled_seconds, speedup_vs_baseline (baseline modelled seconds / this run's; null
+    when this run did not converge).
 
     converged means the right answer: the solver stopped on its rule *and* the original system's residual
     true_residual (``||b - A x||^2`` with the unquantised A) meets the same criterion. stopped_on_quantised is
     the solver's own stop (its recursive residual met the rule on the stored, possibly quantised, matrix);
     stopped_on_quantised without converged is status ``wrong_solution``. stored_residual: ``||b - A_q x||^2``.
 
-    Extra keys: status, message, the criterion (threshold for absolute, rtol for relative, the other null),
-    sizes, blocks, the bits priced, saturation shares, the CG indefiniteness iteration, the true residual, the
-    model's terms, the baseline's iterations, convergence (same meaning) and time, and the per-SpMV speed-up.
+    Then: status, message, the criterion (threshold for absolute, rtol for relative, the other null),
+    precondition, sizes (n, nnz, bsize, blocks), the bits priced (matrix e, f; vector e, f), the base rule,
+    saturation shares, the CG indefiniteness iteration, the true residual, the model's terms (engines, cycles per
+    MVM, rounds, SpMVs, seconds per SpMV, formula), the baseline's iterations, convergence (same meaning) and
+    modelled time, the per-SpMV speed-up, stopped_on_quantised and stored_residual.
     """
 
     technique: str = "refloat"
-    matrix: str
-    solver: str
-    format: str
-    iterations: int
-    converged: bool
-    final_residual: float
-    modelled_seconds: float
-    speedup_vs_baseline: float | None
-    status: str
-    message: str
-    criterion: str
-    threshold: float | None
-    rtol: float | None
-    precondition: str
-    n: int
-    nnz: int
-    bsize: int
-    blocks: int
-    bits: Bits
-    base: str
-    saturated_up: float
-    saturated_down: float
-    indefinite_at: int | None
-    true_residual: float
-    modelled: Modelled
-    baseline_iterations: int
-    baseline_converged: bool
-    baseline_modelled_seconds: float
-    speedup_per_spmv: float
-    stopped_on_quantised: bool
-    stored_residual: float
+    config: RefloatConfig
+    problem: Problem
+    solved: FormatRun
+    baseline: FormatRun
+
+    @property
+    def speedup_vs_baseline(self) -> float | None:
+        """Modelled time to solution, baseline / this run (None: this run did not converge)."""
+        s = speedup(self.solved, self.baseline)
+        return None if s is None else float(s)
+
+    def to_json(self) -> dict[str, Any]:
+        config, run_, base = self.config, self.solved, self.baseline
+        fmt, res, timing, stored = run_.format, run_.result, run_.timing, run_.stored
+        return to_plain(
+            {
+                "technique": self.technique,
+                "matrix": self.problem.name,
+                "solver": config.solver,
+                "format": config.format,
+                "iterations": int(res.iterations),
+                "converged": bool(run_.converged),
+                "final_residual": float(res.final_residual),
+                "modelled_seconds": float(timing.total_seconds),
+                "speedup_vs_baseline": self.speedup_vs_baseline,
+                "status": run_.status,
+                "message": run_.message,
+                "criterion": config.criterion,
+                "threshold": config.threshold if config.criterion == "absolute" else None,
+                "rtol": config.rtol if config.criterion == "relative" else None,
+                "precondition": config.precondition,
+                "n": int(self.problem.A.shape[0]),
+                "nnz": int(self.problem.A.nnz),
+                "bsize": fmt.bsize,
+                "blocks": stored.num_blocks,
+                "bits": {"e_m": fmt.e_m, "f_m": fmt.f_m, "e_v": fmt.e_v, "f_v": fmt.f_v},
+                "base": config.base,
+                "saturated_up": float(stored.saturated_up.mean()) if stored.matrix.nnz else 0.0,
+                "saturated_down": float(stored.saturated_down.mean()) if stored.matrix.nnz else 0.0,
+                "indefinite_at": res.indefinite_at,
+                "true_residual": float(run_.true_residual),
+                "modelled": {
+                    "engines": timing.engines,
+                    "cycles_per_mvm": timing.cycles,
+                    "rounds": timing.rounds,
+                    "spmvs": timing.spmvs,
+                    "spmv_seconds": timing.spmv_seconds,
+                    "formula": FORMULA,
+                },
+                "baseline_iterations": int(base.iterations),
+                "baseline_converged": bool(base.converged),
+                "baseline_modelled_seconds": float(base.timing.total_seconds),
+                "speedup_per_spmv": float(base.timing.spmv_seconds / timing.spmv_seconds),
+                "stopped_on_quantised": bool(run_.stopped_on_quantised),
+                "stored_residual": float(run_.stored_residual),
+            }
+        )
 
 
 def run(config: RefloatConfig) -> RefloatResult:
@@ -114,52 +124,10 @@ def run(config: RefloatConfig) -> RefloatResult:
 
     Raises ValueError / FileNotFoundError as :func:`solve`.
     """
-    run_ = solve(config)
-    base = run_ if config.format == "baseline" else solve(config, "baseline")
-    fmt, res, timing = run_.format, run_.result, run_.timing
-    s = speedup(run_, base)
+    solved = solve(config)
+    baseline = solved if config.format == "baseline" else solve(config, "baseline")
     problem = prepare(config.matrix, precondition=config.precondition, seed=config.seed)
-    stored = run_.stored
-    return RefloatResult(
-        matrix=problem.name,
-        solver=config.solver,
-        format=config.format,
-        iterations=int(res.iterations),
-        converged=bool(run_.converged),
-        final_residual=float(res.final_residual),
-        modelled_seconds=float(timing.total_seconds),
-        speedup_vs_baseline=None if s is None else float(s),
-        status=run_.status,
-        message=run_.message,
-        criterion=config.criterion,
-        threshold=config.threshold if config.criterion == "absolute" else None,
-        rtol=config.rtol if config.criterion == "relative" else None,
-        precondition=config.precondition,
-        n=int(problem.A.shape[0]),
-        nnz=int(problem.A.nnz),
-        bsize=fmt.bsize,
-        blocks=stored.num_blocks,
-        bits=Bits(e_m=fmt.e_m, f_m=fmt.f_m, e_v=fmt.e_v, f_v=fmt.f_v),
-        base=config.base,
-        saturated_up=float(stored.saturated_up.mean()) if stored.matrix.nnz else 0.0,
-        saturated_down=float(stored.saturated_down.mean()) if stored.matrix.nnz else 0.0,
-        indefinite_at=res.indefinite_at,
-        true_residual=float(run_.true_residual),
-        modelled=Modelled(
-            engines=timing.engines,
-            cycles_per_mvm=timing.cycles,
-            rounds=timing.rounds,
-            spmvs=timing.spmvs,
-            spmv_seconds=timing.spmv_seconds,
-            formula=FORMULA,
-        ),
-        baseline_iterations=int(base.iterations),
-        baseline_converged=bool(base.converged),
-        baseline_modelled_seconds=float(base.timing.total_seconds),
-        speedup_per_spmv=float(base.timing.spmv_seconds / timing.spmv_seconds),
-        stopped_on_quantised=bool(run_.stopped_on_quantised),
-        stored_residual=float(run_.stored_residual),
-    )
+    return RefloatResult(config=config, problem=problem, solved=solved, baseline=baseline)
 
 
 def format_table(result: dict[str, Any]) -> str:
