@@ -16,8 +16,10 @@ import torch
 
 from benchmarks.common import Section, Table
 from benchmarks.machine import load_average
+from workbench.quantum.device import get_device
 from workbench.quantum.quest.batching import NormalizedSet
 from workbench.quantum.quest.checkpoint import SHIPPED, load_checkpoint
+from workbench.quantum.quest.config import SPEED_DEVICE
 from workbench.quantum.quest.dataset import DatasetSpec, QuestDataset, generate
 from workbench.quantum.quest.experiment import fidelity_check, targets
 from workbench.quantum.quest.speed import speed_comparison, width_sweep
@@ -67,7 +69,7 @@ def _fresh_set(ckpt, quick: bool) -> tuple[QuestDataset, dict, float]:
 def _width_rows(ckpt, quick: bool) -> list[dict]:
     """Batched aer vs batched QuEst at fixed widths (:func:`~workbench.quantum.quest.speed.width_sweep`)."""
     plan = ((5, 2), (8, 2)) if quick else ((5, 4), (8, 4), (10, 2))
-    return [width_sweep(ckpt, (w,), count=n)[0] for w, n in plan]
+    return [width_sweep(ckpt, (w,), count=n, device=get_device("fake_guadalupe"))[0] for w, n in plan]
 
 
 def _width_table(rows: list[dict]) -> Table:
@@ -144,7 +146,7 @@ def run(*, quick: bool) -> Section:
     recorded = ckpt.metrics
     fresh, measured, gen_seconds = _fresh_set(ckpt, quick)
     log.info("quest: speed")
-    speed = speed_comparison(ckpt, count=8 if quick else 128)
+    speed = speed_comparison(ckpt, count=8 if quick else 128, device=get_device(SPEED_DEVICE))
     log.info("quest: speed against width")
     widths = _width_rows(ckpt, quick)
 

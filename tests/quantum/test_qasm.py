@@ -32,6 +32,17 @@ def _nested_gates(levels: int, version: int = 3) -> str:
     return "\n".join(lines)
 
 
+def _controlled_chain(levels: int) -> str:
+    """Gate g_k is ``ctrl @ g_{k-1}`` on one more qubit: qiskit unrolls and controls each level's body, ~8x per
+    level (6 levels: 466 bytes of OpenQASM 3 that took 70 s to parse before the reader counted controls)."""
+    lines = [H3 + f"qubit[{levels + 1}] q;\ngate g0 a {{ h a; t a; h a; }}"]
+    for i in range(1, levels + 1):
+        wires = ", ".join(f"a{j}" for j in range(i + 1))
+        lines.append(f"gate g{i} {wires} {{ ctrl @ g{i - 1} {wires}; }}")
+    lines.append(f"g{levels} " + ", ".join(f"q[{j}]" for j in range(levels + 1)) + ";")
+    return "\n".join(lines)
+
+
 # name: (text, reason, message pattern)
 REFUSED = {
     "size-hex": (H3 + "qubit[0x5F5E100] q;", "size", r"\[0x5F5E100\] = 100000000 is too large: valid sizes .* 0\.\.1024"),
@@ -48,6 +59,7 @@ REFUSED = {
     "nesting": (H3 + "qubit[1] q;\nrx(" + "(" * 300 + "1" + ")" * 300 + ") q[0];", "nesting", r"nest 301 deep"),
     "expansion-3": (_nested_gates(30), "expansion", r"gate 'g14' expands to 16384 gate applications: valid range is 1\.\.10000"),
     "expansion-2": (_nested_gates(30, 2), "expansion", r"gate 'g14' expands to 16384"),
+    "expansion-ctrl": (_controlled_chain(6), "expansion", r"gate 'g4' expands to 12288 gate applications: valid range is 1\.\.10000 \(.*a ctrl @ on a custom gate counts x8\)"),
     "expansion-pow": (H3 + "qubit[1] q;\npow(1000000) @ x q[0];", "expansion", r"program expands to 1000000 gate applications: valid range is 1\.\.10000"),
     "comment": ("OPENQASM 2.0;\n" + "/* x\n" * 30_000, "comment", r"the /\* comment at line 2 is never closed"),
     "too_long": (H2 + "qreg q[1];\n" + "x q[0];\n" * 30_000, "too_long", r"has \d+ characters: valid range is 1\.\.200000"),
@@ -111,6 +123,8 @@ VALID = {
     + "qubit[3] q;\nh q[0];\ncx q[0], q[1];\n"
     "cx q[1], q[2];",
     "qasm3-custom-gate": H3 + "gate mine(t) a, b { cx a, b; rz(t) b; cx a, b; }\nqubit[2] q;\nmine(0.4) q[0], q[1];",
+    "qasm3-controlled-custom": H3 + "gate g0 a { h a; t a; }\ngate g1 a, b { ctrl @ g0 a, b; }\nqubit[3] q;\n"
+    "ctrl @ g1 q[0], q[1], q[2];\nctrl(2) @ x q[0], q[1], q[2];",
     "qasm3-sizes": H3 + "qubit[0x2] q;\nqubit[0b1_1] r;\nbit[2*2] c;\nh q[1];\ncx q[0], r[2];\nc[3] = measure r[2];",
 }
 
@@ -178,7 +192,9 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["size-hex", "size-product", "expansion-3", "comment", "redefine-2", "if-2"])
+@pytest.mark.parametrize(
+    "case", ["size-hex", "size-product", "expansion-3", "expansion-ctrl", "comment", "redefine-2", "if-2"]
+)
 def test_quest_cli_refuses_each_case_with_exit_2_and_one_line(case, tmp_path):
     text, _, message = REFUSED[case]
     path = tmp_path / "c.qasm"

@@ -12,6 +12,7 @@ from qiskit.circuit.library import MCXGate
 
 from workbench.quantum import NoiseSpec, density_matrix, probabilities, statevector
 from workbench.quantum.circuits import transpile_to_device
+from workbench.quantum.device import get_device
 from workbench.quantum.gates import gate_matrix
 
 
@@ -58,7 +59,7 @@ def test_circuit_wider_than_device():
     with pytest.raises(ValueError, match=r"circuit has 6 qubits but device fake_lima has 5: valid widths are 1..5"):
         probabilities(_circuit(6), noise="fake_lima")
     with pytest.raises(ValueError, match=r"circuit has 9 qubits but device fake_jakarta has 7"):
-        transpile_to_device(_circuit(9), "fake_jakarta")
+        transpile_to_device(_circuit(9), get_device("fake_jakarta"))
 
 
 def test_device_noise_needs_a_transpiled_circuit():
@@ -68,7 +69,7 @@ def test_device_noise_needs_a_transpiled_circuit():
         r"to the device first, or use strict=False",
     ):
         probabilities(_circuit(2), noise="fake_lima")
-    probabilities(_circuit(2), noise=NoiseSpec.device("fake_lima", strict=False))  # allowed when asked
+    probabilities(_circuit(2), noise=NoiseSpec.device(get_device("fake_lima"), strict=False))  # allowed when asked
 
 
 @pytest.mark.parametrize(
@@ -93,9 +94,13 @@ def test_bad_noise_parameters(kwargs, message):
 
 def test_device_noise_does_not_mix_with_uniform_rates_and_unknown_device():
     with pytest.raises(ValueError, match="a device calibration sets depolarizing, T1/T2 and readout itself"):
-        NoiseSpec.device("fake_lima").replace(depolarizing=0.01)
+        NoiseSpec.device(get_device("fake_lima")).replace(depolarizing=0.01)
     with pytest.raises(ValueError, match=r"device='fake_nowhere' is unknown: valid devices are .*fake_jakarta"):
-        NoiseSpec.device("fake_nowhere")
+        get_device("fake_nowhere")
+    with pytest.raises(TypeError, match=r"NoiseSpec.device\('fake_lima'\): pass a Device or a DeviceCalibration"):
+        NoiseSpec.device("fake_lima")  # a name is resolved at the config boundary, not by the noise model
+    with pytest.raises(TypeError, match=r"device='fake_jakarta' is a str: pass a Device"):
+        transpile_to_device(_circuit(2), "fake_jakarta")
     with pytest.raises(TypeError, match="noise must be a NoiseSpec, a device name or None"):
         probabilities(_circuit(), noise=0.1)
 

@@ -25,6 +25,7 @@ from workbench.quantum import NoiseSpec, density_matrix, probabilities
 from workbench.quantum.aer import aer_counts, aer_density_matrix, aer_probabilities, exact_noise_model
 from workbench.quantum.calibration import fake_backend
 from workbench.quantum.circuits import family_circuit, mirror, transpile_to_device
+from workbench.quantum.device import get_device
 from workbench.quantum.noise import _aer_device_errors
 
 TOL = 1e-8
@@ -81,7 +82,7 @@ def test_device_noise_equals_aer_from_backend(device):
     """Scale 1: our channels from the snapshot vs aer's own device model (readout compared separately: aer's
     from_backend uses the symmetric mean readout error, we keep the snapshot's asymmetric P(1|0), P(0|1))."""
     tq = _device_circuit(device, seed=3)  # full device width: aer's model is per physical qubit
-    ours = probabilities(tq, noise=NoiseSpec.device(device, readout=False)).numpy()
+    ours = probabilities(tq, noise=NoiseSpec.device(get_device(device), readout=False)).numpy()
     ref = aer_probabilities(tq, exact_noise_model(NoiseModel.from_backend(fake_backend(device))), readout=False)
     assert np.abs(ours - ref).max() <= TOL
 
@@ -90,7 +91,7 @@ def test_device_noise_equals_aer_from_backend(device):
 @pytest.mark.parametrize("scale", [0.5, 1.0, 3.0])
 @pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_device_noise_at_scales_equals_aer(device, scale):
-    dc = transpile_to_device(family_circuit("qft", 4), device, seed=2)
+    dc = transpile_to_device(family_circuit("qft", 4), get_device(device), seed=2)
     circuit = mirror(dc.circuit, 2)
     spec = NoiseSpec.device(dc.calibration, scale=scale)
     ours = probabilities(circuit, noise=spec).numpy()
@@ -101,7 +102,7 @@ def test_device_noise_at_scales_equals_aer(device, scale):
 def test_large_device_compacted_equals_from_backend():
     """127-qubit device: the compacted circuit with the calibration subset equals aer's from_backend model
     restricted to the same physical qubits (readout excluded, see above)."""
-    dc = transpile_to_device(family_circuit("ghz", 4), "fake_sherbrooke", seed=1)
+    dc = transpile_to_device(family_circuit("ghz", 4), get_device("fake_sherbrooke"), seed=1)
     model = NoiseModel.from_backend(fake_backend("fake_sherbrooke"))
     from qiskit import QuantumCircuit
 
@@ -126,7 +127,7 @@ def test_large_device_compacted_equals_from_backend():
 def test_channels_equal_aer_superops_and_mixture_form_loses_trace(device, scale):
     """Our channel of every calibrated instruction equals aer's ``SuperOp`` of aer's own error to 1e-13; aer's
     run of the mixture form loses trace (its probabilities sum to < 1), ours keeps it to round-off."""
-    dc = transpile_to_device(family_circuit("qft", 4), device, seed=2)
+    dc = transpile_to_device(family_circuit("qft", 4), get_device(device), seed=2)
     spec = NoiseSpec.device(dc.calibration, scale=scale, readout=False)
     d = {1: 2, 2: 4}
     for (name, qubits), error in _aer_device_errors(spec, spec.scaled_calibration).items():
@@ -155,12 +156,12 @@ def test_readout_semantics_match_aer_shots():
 
 
 def test_device_readout_is_asymmetric_and_clipped():
-    spec = NoiseSpec.device("fake_jakarta")
+    spec = NoiseSpec.device(get_device("fake_jakarta"))
     a = spec.readout_matrices(7)
     assert a.shape == (7, 2, 2) and np.allclose(a.sum(1), 1)
     assert a[0, 1, 0] == pytest.approx(0.0064) and a[0, 0, 1] == pytest.approx(0.0356)  # props_jakarta.json
     cal = spec.calibration
-    clipped = NoiseSpec.device("fake_jakarta", scale=50).readout_matrices(7)
+    clipped = NoiseSpec.device(get_device("fake_jakarta"), scale=50).readout_matrices(7)
     assert np.allclose(clipped[:, 1, 0], np.minimum(np.array(cal.readout_p01) * 50, 0.5))  # P(1|0), capped at 0.5
     assert np.allclose(clipped[:, 0, 1], np.minimum(np.array(cal.readout_p10) * 50, 0.5))
 

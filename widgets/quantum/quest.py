@@ -31,7 +31,7 @@ from widgets.quantum.quest_figures import (
     label_colors,
     training_curves_figure,
 )
-from workbench.quantum.calibration import load_calibration
+from workbench.quantum.device import get_device
 from workbench.quantum.quest.net import MODELS
 from workbench.quantum.quest.study import (
     SCALES,
@@ -238,7 +238,7 @@ class QuestPanel(Panel):
     def _set_ranges(self, device: str, family: str, keep: int | None = None) -> None:
         """Width slider over the family's widths on ``device`` (``keep``: widen it to hold that start value, so
         a bad notebook parameter shows in the status line instead of being moved silently)."""
-        lo, hi = width_range(family, load_calibration(device).num_qubits)
+        lo, hi = width_range(family, get_device(device).num_qubits)  # a control's name: the panel's boundary
         width = self.controls["width"]
         if keep is not None:
             lo, hi = min(lo, keep), max(hi, keep)
@@ -293,7 +293,7 @@ class QuestPanel(Panel):
 
     def _draw_device(self, fig: Any, view: QuestView, values: dict[str, Any]) -> None:
         c, cal, placed = view.config, view.device, view.placement
-        pos = device_layout(c.device)
+        pos = device_layout(c.resolved_device())
         pairs, err = coupler_errors(cal)
         # errors span decades (a dead coupler reports 1): colour by log10, ticks in plain numbers
         log_err = np.log10(np.maximum(err, 1e-6))

@@ -14,7 +14,7 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from widgets.base import Action, Panel, Progress
-from workbench.quantum.calibration import load_calibration
+from workbench.quantum.device import get_device
 from workbench.quantum.topgen.config import TopgenViewConfig
 from workbench.quantum.topgen.model import LABEL
 from workbench.quantum.topgen.study import (
@@ -216,5 +216,5 @@ class TopgenPanel(Panel):
 
 
 def device_qubits(name: str) -> int:
-    """Qubits of a device (for notebook text)."""
-    return load_calibration(name).num_qubits
+    """Qubits of a device (for notebook text and the width control): a control's device name, resolved here."""
+    return get_device(name).num_qubits

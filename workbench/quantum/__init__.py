@@ -32,6 +32,7 @@ from torch import Tensor
 from workbench.quantum.calibration import DeviceCalibration, device_names, list_devices, load_calibration
 from workbench.quantum.circuit import Program, Step, bind, from_qiskit, resolve_params
 from workbench.quantum.density import apply_readout, diagonal, run_density, run_density_circuits
+from workbench.quantum.device import get_device
 from workbench.quantum.noise import IDEAL, NoiseSpec
 from workbench.quantum.observables import expectation_from_density, expectation_from_state
 from workbench.quantum.statevector import run_statevector, simulate_statevector
@@ -63,8 +64,8 @@ Noise = NoiseSpec | str | None
 def _noise(noise: Noise) -> NoiseSpec | None:
     if noise is None:
         return None
-    if isinstance(noise, str):
-        return NoiseSpec.device(noise)
+    if isinstance(noise, str):  # the public entry's boundary: a user's device name, resolved once here
+        return get_device(noise).noise()
     if not isinstance(noise, NoiseSpec):
         raise TypeError(f"noise must be a NoiseSpec, a device name or None, got {type(noise).__name__}")
     return None if noise.is_ideal else noise

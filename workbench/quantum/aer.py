@@ -35,7 +35,7 @@ def aer_noise_model(noise: NoiseSpec | Any | None, circuits: Sequence[Any] = ())
     if noise is None or (isinstance(noise, NoiseSpec) and noise.is_ideal):
         return None
     if isinstance(noise, str):
-        noise = NoiseSpec.device(noise)
+        raise TypeError(f"noise={noise!r}: pass a NoiseSpec (get_device(name).noise()) or an aer NoiseModel")
     if isinstance(noise, NoiseSpec):
         names = {inst.operation.name for c in circuits for inst in c.data} or None
         return noise.to_aer(gate_names=names)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from workbench.quantum.calibration import DeviceCalibration, calibration_subset
-from workbench.quantum.device import Device, get_device
+from workbench.quantum.device import Device, require_device
 
 __all__ = [
     "ghz",
@@ -144,17 +144,15 @@ class DeviceCircuit:
     calibration: DeviceCalibration
 
 
-def transpile_to_device(
-    circuit: Any, device: str | Device, *, seed: int = 0, optimization_level: int = 1
-) -> DeviceCircuit:
-    """Transpile ``circuit`` to ``device`` (a :class:`~workbench.quantum.device.Device` or its name; its basis,
-    coupling map and noise-aware layout) and compact it.
+def transpile_to_device(circuit: Any, device: Device, *, seed: int = 0, optimization_level: int = 1) -> DeviceCircuit:
+    """Transpile ``circuit`` to ``device`` (a :class:`~workbench.quantum.device.Device`, resolved from its name at
+    the caller's config boundary; its basis, coupling map and noise-aware layout) and compact it.
 
     Raises ValueError when the circuit is wider than the device.
     """
     from qiskit import transpile
 
-    dev = get_device(device)
+    dev = require_device(device, "device")
     cal = dev.calibration
     if circuit.num_qubits > cal.num_qubits:
         raise ValueError(

@@ -1,8 +1,11 @@
 """One quantum device, resolved once by name and passed down: calibration, backend, coupling map, Hamiltonian.
 
-A technique's config holds the device's *name* (``fake_jakarta``); its runner or study resolves it once with
+A technique's config holds the device's *name* (``fake_jakarta``); the config boundary resolves it once
+(:meth:`OnDevice.resolved_device` on the technique's ``Config``, or a claim that pins a named device) with
 :func:`get_device` (memoised per device: ``get_device("jakarta") is get_device("fake_jakarta")``) and hands the
-:class:`Device` to its kernels. Every part loads lazily, on first use, and is kept on the object:
+:class:`Device` down: kernels, studies' inner functions and panels take the Device (or its calibration), never a
+name (``tests/quantum/test_device_boundary.py`` greps for lookups elsewhere). Every part loads lazily, on first
+use, and is kept on the object:
 
 - ``calibration``: the :class:`~workbench.quantum.calibration.DeviceCalibration` snapshot (T1/T2, gate errors
   and durations, readout, coupling map, basis gates);
@@ -21,7 +24,7 @@ import functools
 import inspect
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +45,10 @@ if TYPE_CHECKING:
 __all__ = [
     "Device",
     "Hamiltonian",
+    "OnDevice",
     "get_device",
+    "all_devices",
+    "require_device",
     "pulse_device_names",
     "load_pulse_device",
     "conf_path",
@@ -226,6 +232,34 @@ def get_device(name: str | Device) -> Device:
     return _named(resolve_device(name)[0])
 
 
+class OnDevice:
+    """Mixin of a technique's ``Config`` whose ``device`` field names a snapshot: :meth:`resolved_device` is the
+    config boundary, the one place a run, a study view or a panel turns that name into a :class:`Device`; the
+    kernels below it take the Device (or its calibration), never the name."""
+
+    def resolved_device(self) -> Device:
+        """The :class:`Device` of this config's ``device`` name (memoised: one object per device)."""
+        return get_device(self.device)  # type: ignore[attr-defined]
+
+
+def all_devices() -> Iterator[Device]:
+    """Every device snapshot of the installed qiskit-ibm-runtime, as :class:`Device` objects (sorted by name; each
+    part still loads lazily): the catalogue, for code that searches it (devices with a given topology, widths)."""
+    for name in device_names():
+        yield get_device(name)
+
+
+def require_device(device: Any, what: str = "device") -> Device:
+    """``device`` itself when it is a :class:`Device`; TypeError naming ``what`` otherwise (a kernel takes the
+    Device its caller resolved once at the config boundary, never a name)."""
+    if not isinstance(device, Device):
+        raise TypeError(
+            f"{what}={device!r} is a {type(device).__name__}: pass a Device (resolve a name once at the config "
+            "boundary with workbench.quantum.device.get_device)"
+        )
+    return device
+
+
 @functools.lru_cache(maxsize=1)
 def pulse_device_names() -> tuple[str, ...]:
     """Device snapshots whose configuration carries a transmon Hamiltonian (sorted)."""
@@ -239,7 +273,7 @@ def pulse_device_names() -> tuple[str, ...]:
     return tuple(out)
 
 
-# ---- by-name helpers for configs (the config boundary): each resolves through get_device -------------------
+# ---- by-name helpers (the resolver's own: for tests, benchmarks and notebooks); each resolves through get_device
 def conf_path(device: str | Device) -> str:
     """The ``conf_*.json`` file of ``device`` inside the installed qiskit-ibm-runtime."""
     return get_device(device).conf_path

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from workbench.quantum import channels as ch
-from workbench.quantum.calibration import DeviceCalibration, load_calibration
+from workbench.quantum.calibration import DeviceCalibration
 from workbench.quantum.gates import GATES, VIRTUAL_GATES, gate_matrix
 
 
@@ -75,7 +75,7 @@ def _check(name: str, value: float, lo: float, hi: float, unit: str = "") -> Non
 @dataclass(frozen=True, kw_only=True)
 class NoiseSpec:
     """A noise description (see the module docstring). Build with the class methods, e.g.
-    ``NoiseSpec.device("fake_jakarta", scale=2)`` or ``NoiseSpec.thermal(t1=50e-6, t2=70e-6)``, and
+    ``NoiseSpec.device(get_device("fake_jakarta"), scale=2)`` or ``NoiseSpec.thermal(t1=50e-6, t2=70e-6)``, and
     combine with :meth:`replace`. Times in seconds, angles in radians, probabilities in 0..1."""
 
     depolarizing: float = 0.0
@@ -154,21 +154,25 @@ class NoiseSpec:
     @classmethod
     def device(
         cls,
-        name: str | _HasCalibration | DeviceCalibration,
+        device: _HasCalibration | DeviceCalibration,
         *,
         scale: float = 1.0,
         scale_relaxation: bool = True,
         readout: bool = True,
         strict: bool = True,
     ) -> NoiseSpec:
-        """A device snapshot (name such as ``fake_jakarta``, a :class:`~workbench.quantum.device.Device` or a
-        :class:`DeviceCalibration`) times ``scale``."""
-        if isinstance(name, DeviceCalibration):
-            cal = name
-        elif isinstance(name, str):  # a name: resolved by the loader the Device itself uses
-            cal = load_calibration(name)
+        """A device snapshot (a :class:`~workbench.quantum.device.Device` or a :class:`DeviceCalibration`) times
+        ``scale``. A name is resolved to a Device at the config boundary (``get_device(name).noise()``), not here:
+        TypeError for a string."""
+        if isinstance(device, DeviceCalibration):
+            cal = device
+        elif isinstance(device, str) or not hasattr(device, "calibration"):
+            raise TypeError(
+                f"NoiseSpec.device({device!r}): pass a Device or a DeviceCalibration (a name resolves with "
+                "workbench.quantum.device.get_device(name).noise())"
+            )
         else:  # a Device (not imported here: device.py builds NoiseSpecs)
-            cal = name.calibration
+            cal = device.calibration
         return cls(calibration=cal, scale=scale, scale_relaxation=scale_relaxation, readout=readout, strict=strict)
 
     def replace(self, **changes: Any) -> NoiseSpec:

@@ -17,6 +17,7 @@ from quantum_cases import random_circuit
 from workbench.quantum import NoiseSpec, density_matrix, expectation, statevector
 from workbench.quantum.calibration import calibration_subset, device_names, list_devices, load_calibration
 from workbench.quantum.circuits import family_circuit, mirror, native_inverse, transpile_to_device
+from workbench.quantum.device import get_device
 from workbench.registry import get_technique
 
 # worker processes, subprocesses or whole CLI runs: the slow lane
@@ -61,7 +62,7 @@ def test_scaled_randomized_and_subset_calibrations():
 
 
 def test_transpiled_family_and_mirror_keep_the_ideal_state():
-    dc = transpile_to_device(family_circuit("qft", 4), "fake_sherbrooke", seed=3)
+    dc = transpile_to_device(family_circuit("qft", 4), get_device("fake_sherbrooke"), seed=3)
     assert dc.circuit.num_qubits == 4 and len(dc.physical) == 4
     assert set(dc.circuit.count_ops()) <= {"rz", "sx", "x", "ecr", "barrier"}
     psi = statevector(dc.circuit)

@@ -15,6 +15,7 @@ import pytest
 import torch
 from qiskit.quantum_info import SparsePauliOp, Statevector
 
+from workbench.quantum.device import get_device
 from workbench.quantum.qgas.ansatze import excitation_generators, hardware_efficient, qaoa, uccsd
 from workbench.quantum.qgas.problems import get_problem
 from workbench.quantum.qgas.vqe import _with_idle, noisy_energy, permute_terms, train
@@ -70,11 +71,11 @@ def test_noisy_energy_without_noise_is_the_trained_energy_and_noise_raises_it():
     p = get_problem("maxcut")  # 5 qubits on the 7-qubit fake_jakarta: layout and permutation matter
     circuit = hardware_efficient(5, reps=1)
     out = train(circuit, p.matrix(), steps=20, restarts=2)
-    clean = noisy_energy(circuit, out.params, p.terms, "fake_jakarta", scale=0.0)
+    clean = noisy_energy(circuit, out.params, p.terms, get_device("fake_jakarta"), scale=0.0)
     assert clean.energy == pytest.approx(out.energy, abs=1e-9)
     assert clean.two_qubit_gates >= 4 and clean.depth >= 1
     assert clean.settings == 1 and clean.executions == 0  # MaxCut is diagonal: one Z setting, exact: uncounted
-    noisy = noisy_energy(circuit, out.params, p.terms, "fake_jakarta").energy
+    noisy = noisy_energy(circuit, out.params, p.terms, get_device("fake_jakarta")).energy
     assert noisy > out.energy + 1e-3
 
 
@@ -88,9 +89,9 @@ def test_bad_training_arguments():
         train(hardware_efficient(4), np.eye(4), steps=3)
     with pytest.raises(ValueError, match=r"shots=0 is out of range: valid values are None \(exact\) or integers >= 1"):
         ansatz = hardware_efficient(4)
-        noisy_energy(ansatz, [0.0] * ansatz.num_parameters, p.terms, "fake_jakarta", shots=0)
+        noisy_energy(ansatz, [0.0] * ansatz.num_parameters, p.terms, get_device("fake_jakarta"), shots=0)
     with pytest.raises(ValueError, match=r"circuit has 4 qubits but device fake_armonk has 1: valid widths are 1..1"):
-        noisy_energy(hardware_efficient(4), [0.0] * 8, p.terms, "fake_armonk")
+        noisy_energy(hardware_efficient(4), [0.0] * 8, p.terms, get_device("fake_armonk"))
 
 
 def _reference_noisy_energy(circuit, params, terms, device, *, seed=0, scale=1.0):
@@ -140,11 +141,11 @@ def test_noisy_energy_on_the_machine_equals_the_density_matrix_expectation(devic
         "qaoa": lambda: qaoa(p.terms, p.num_qubits, layers=1),
     }[ansatz]()
     params = np.random.default_rng(seed).uniform(-np.pi, np.pi, circuit.num_parameters).tolist()
-    ours = noisy_energy(circuit, params, p.terms, device, seed=seed)
+    ours = noisy_energy(circuit, params, p.terms, get_device(device), seed=seed)
     ref = _reference_noisy_energy(circuit, params, p.terms, device, seed=seed)
     assert ours.energy == pytest.approx(ref, abs=1e-9)
     assert ours.executions == 0 and ours.settings >= 1
-    half = noisy_energy(circuit, params, p.terms, device, seed=seed, scale=0.5).energy
+    half = noisy_energy(circuit, params, p.terms, get_device(device), seed=seed, scale=0.5).energy
     assert half == pytest.approx(
         _reference_noisy_energy(circuit, params, p.terms, device, seed=seed, scale=0.5), abs=1e-9
     )
@@ -156,10 +157,10 @@ def test_sampled_noisy_energy_is_counted_seeded_and_within_the_multinomial_sprea
     p = get_problem("h2")
     circuit = uccsd(4, p.hint)
     params = [0.3, -0.2, 0.1]
-    exact = noisy_energy(circuit, params, p.terms, "fake_jakarta")
+    exact = noisy_energy(circuit, params, p.terms, get_device("fake_jakarta"))
     shots = 20_000
-    a = noisy_energy(circuit, params, p.terms, "fake_jakarta", shots=shots, seed=4)
-    b = noisy_energy(circuit, params, p.terms, "fake_jakarta", shots=shots, seed=4)
+    a = noisy_energy(circuit, params, p.terms, get_device("fake_jakarta"), shots=shots, seed=4)
+    b = noisy_energy(circuit, params, p.terms, get_device("fake_jakarta"), shots=shots, seed=4)
     assert isinstance(a, NoisyScore) and a == b  # seeded
     assert exact.settings == a.settings == 5  # Z..Z, and the four XXYY-type terms of H2 apart
     assert a.executions == 5 * shots and exact.executions == 0

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from workbench.quantum.calibration import load_calibration
+from workbench.quantum.device import get_device
 from workbench.quantum.quest.algorithms import ALGORITHMS, algorithm_circuit
 from workbench.quantum.quest.dataset import FAMILIES, DatasetSpec, _jobs, connected_qubits, generate, load_or_generate
 from workbench.quantum.quest.experiment import dataset_summary
@@ -74,7 +75,7 @@ def test_algorithm_circuits_transpile_to_device_basis(family):
     from workbench.quantum.circuits import transpile_to_device
 
     width = 3
-    placed = transpile_to_device(algorithm_circuit(family, width, seed=1), "fake_jakarta")
+    placed = transpile_to_device(algorithm_circuit(family, width, seed=1), get_device("fake_jakarta"))
     names = {inst.operation.name for inst in placed.circuit.data} - {"barrier"}
     assert names <= {"rz", "sx", "x", "cx"}
     assert placed.circuit.num_qubits <= 7
@@ -86,7 +87,7 @@ def test_wide_devices_place_a_few_qubits(device, gate):
     from workbench.quantum.circuits import transpile_to_device
     from workbench.quantum.quest.encoding import encode
 
-    placed = transpile_to_device(algorithm_circuit("qft", 4, seed=1), device, seed=1)
+    placed = transpile_to_device(algorithm_circuit("qft", 4, seed=1), get_device(device), seed=1)
     names = {inst.operation.name for inst in placed.circuit.data} - {"barrier"}
     assert names <= {"rz", "sx", "x", gate} and gate in names
     assert placed.circuit.num_qubits <= 6 and max(placed.physical) < load_calibration(device).num_qubits

@@ -76,8 +76,8 @@ def test_width_sweep_times_both_sides_and_refuses_widths_past_the_device():
     from workbench.quantum.quest.checkpoint import load_checkpoint
     from workbench.quantum.quest.speed import width_sweep
 
-    (row,) = width_sweep(load_checkpoint(), (2,), count=2, gates=10, repeats=1)
+    (row,) = width_sweep(load_checkpoint(), (2,), count=2, gates=10, repeats=1, device=get_device("fake_guadalupe"))
     assert row["width"] == 2 and row["circuits"] == 2
     assert row["aer"] > 0 and row["predict"] > 0 and row["speedup"] == pytest.approx(row["aer"] / row["predict"])
     with pytest.raises(ValueError, match="widths=.*valid widths are 1..16"):
-        width_sweep(load_checkpoint(), (17,), count=1)
+        width_sweep(load_checkpoint(), (17,), count=1, device=get_device("fake_guadalupe"))

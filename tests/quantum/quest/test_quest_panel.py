@@ -11,6 +11,7 @@ import pytest
 
 from widgets.live_figure import LiveFigure
 from widgets.quantum.quest import EDGE_BINS, QuestPanel
+from workbench.quantum.device import get_device
 from workbench.quantum.quest import study as quest_study
 from workbench.quantum.quest.algorithms import algorithm_circuit
 from workbench.quantum.quest.checkpoint import load_checkpoint
@@ -57,7 +58,7 @@ def test_panel_draws_the_checkpoint_numbers(panel, ckpt):
         assert list(curves.data[3 * col + 1].y) == list(history["train_rmse"])
         assert list(curves.data[3 * col + 2].x) == [history["best_epoch"]]
     # the live curve: the kernel's own placement and prediction at every scale
-    placed = [place(algorithm_circuit("qft", 3, 0), "fake_lima", noise_scale=s, seed=0) for s in SCALES]
+    placed = [place(algorithm_circuit("qft", 3, 0), get_device("fake_lima"), noise_scale=s, seed=0) for s in SCALES]
     expected = predict_pst(ckpt, [p.circuit for p in placed], [p.calibration for p in placed], models=MODELS)
     for i, model in enumerate(MODELS):
         assert list(sweep.data[i].x) == list(SCALES)
@@ -117,9 +118,9 @@ def test_simulate_button_fills_the_aer_traces_and_they_agree(monkeypatch):
     by_width = dict(zip(sweep.data[8].x, sweep.data[8].y))
     assert sorted(by_scale) == list(SCALES) and sorted(by_width) == list(range(2, 6))
     for scale in (0.25, 1.0, 8.0):
-        placed = place(algorithm_circuit("ghz", 2, 0), "fake_lima", noise_scale=scale, seed=0)
+        placed = place(algorithm_circuit("ghz", 2, 0), get_device("fake_lima"), noise_scale=scale, seed=0)
         assert by_scale[scale] == pytest.approx(simulate_pst(placed.circuit, placed.calibration), abs=1e-9)
-    placed = place(algorithm_circuit("ghz", 4, 0), "fake_lima", noise_scale=1.0, seed=0)
+    placed = place(algorithm_circuit("ghz", 4, 0), get_device("fake_lima"), noise_scale=1.0, seed=0)
     assert by_width[4] == pytest.approx(simulate_pst(placed.circuit, placed.calibration), abs=1e-9)
     assert "qiskit-aer" in panel.status.value and "RMSE vs aer" in panel.status.value
 
@@ -191,10 +192,10 @@ def test_static_mode():
 def test_device_map_draws_the_study_layout_and_errors():
     panel = make(device="fake_jakarta", family="ghz", width=3)
     device = panel.figures[3]
-    pos = quest_study.device_layout("fake_jakarta")
+    pos = quest_study.device_layout(get_device("fake_jakarta"))
     nodes = device.data[EDGE_BINS + 2]
     assert np.allclose(nodes.x, pos[:, 0]) and np.allclose(nodes.y, pos[:, 1])
-    cal = quest_study.device_noise("fake_jakarta", "calibrated", 0, 1.0)
+    cal = quest_study.device_noise(get_device("fake_jakarta"), "calibrated", 0, 1.0)
     assert list(nodes.marker.color) == quest_study.qubit_values(cal, "readout error")
     pairs, err = quest_study.coupler_errors(cal)
     mids = device.data[EDGE_BINS + 1]

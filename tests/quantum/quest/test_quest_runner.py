@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
+from workbench.quantum.device import get_device
 from workbench.quantum.quest.checkpoint import SHIPPED, load_checkpoint
 from workbench.quantum.quest.config import QuestConfig
 from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simulate_pst
@@ -204,7 +205,7 @@ def test_predict_qasm2_and_qasm3_with_simulation(trained, tmp_path, capsys):
         assert_schema(out, "predict_simulate")
         assert isinstance(out["predicted_pst"], float) and set(out["baselines"]) == {"global", "liu"}
         assert len(out["physical_qubits"]) == width
-        placed = place(read_qasm(path), device)
+        placed = place(read_qasm(path), get_device(device))
         assert out["simulated_pst"] == pytest.approx(simulate_pst(placed.circuit, placed.calibration), abs=1e-9)
         assert 0.5 < out["simulated_pst"] < 1
 
@@ -277,7 +278,7 @@ def test_smoke_predicts_the_example_with_the_shipped_checkpoint():
     assert (out["mode"], out["device"], out["qasm"]) == ("predict", "fake_lima", EXAMPLE_QASM)
     assert out["physical_qubits"] and 0.0 <= out["predicted_pst"] <= 1.0
     # the same number as placing and predicting by hand (the shipped checkpoint is deterministic in eval mode)
-    placed = place(read_qasm(EXAMPLE_QASM), "fake_lima")
+    placed = place(read_qasm(EXAMPLE_QASM), get_device("fake_lima"))
     expected = predict_pst(load_checkpoint(None), [placed.circuit], [placed.calibration])["transformer"][0]
     assert out["predicted_pst"] == pytest.approx(float(expected), abs=1e-6)
     assert "predicted PST" in technique.format_table(out)
@@ -332,7 +333,7 @@ def test_todays_devices_predict(device, gate):
 
     assert device in quest_devices()
     repo = Path(__file__).resolve().parents[3]
-    placed = place(read_qasm(repo / "examples" / "qft4.qasm"), device, seed=0)
+    placed = place(read_qasm(repo / "examples" / "qft4.qasm"), get_device(device), seed=0)
     assert gate in placed.circuit.count_ops() and placed.circuit.num_qubits <= 6
     predicted = predict_pst(load_checkpoint(), [placed.circuit], [placed.calibration])["transformer"][0]
     # fake_toronto's 7-14 us cx make this pair relaxation-dominated, the hardest regime: the shipped checkpoint
@@ -349,8 +350,8 @@ def test_a_circuit_already_on_the_device_is_not_transpiled_again():
     qc.sx(3)
     qc.cx(3, 4)  # fake_lima's coupling map has (3, 4)
     qc.rz(0.25, 4)
-    assert on_device(qc, "fake_lima")
-    placed = place(qc, "fake_lima")
+    assert on_device(qc, get_device("fake_lima"))
+    placed = place(qc, get_device("fake_lima"))
     assert placed.physical == (3, 4)
     assert [(i.name, [placed.circuit.find_bit(q).index for q in i.qubits]) for i in placed.circuit.data] == [
         ("sx", [0]),
@@ -359,4 +360,4 @@ def test_a_circuit_already_on_the_device_is_not_transpiled_again():
     ]
     h = QuantumCircuit(5)
     h.h(0)
-    assert not on_device(h, "fake_lima")
+    assert not on_device(h, get_device("fake_lima"))

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from workbench.quantum.calibration import load_calibration
+from workbench.quantum.device import get_device
 from workbench.quantum.quest import study
 from workbench.quantum.quest.algorithms import algorithm_circuit
 from workbench.quantum.quest.checkpoint import load_checkpoint
@@ -45,16 +46,16 @@ def ckpt():
 def test_view_predicts_the_kernel_placements_along_both_sweeps(ckpt):
     view = quest_view(QuestViewConfig(device="fake_lima", family="qft", width=3, depth=1))
     assert view.scales == SCALES and view.widths == (2, 3, 4, 5) and view.checkpoint is ckpt
-    placed = [place(algorithm_circuit("qft", 3, 0), "fake_lima", noise_scale=s, seed=0) for s in SCALES]
+    placed = [place(algorithm_circuit("qft", 3, 0), get_device("fake_lima"), noise_scale=s, seed=0) for s in SCALES]
     expected = predict_pst(ckpt, [p.circuit for p in placed], [p.calibration for p in placed], models=MODELS)
     for model in MODELS:
         # float32 forward pass: one batch vs another of different size agrees to ~1e-7
         assert np.allclose(view.by_scale[model], expected[model], atol=1e-5)
         assert view.current[model] == pytest.approx(float(expected[model][SCALES.index(1.0)]), abs=1e-5)
-    placed = place(algorithm_circuit("qft", 5, 0), "fake_lima", seed=0)
+    placed = place(algorithm_circuit("qft", 5, 0), get_device("fake_lima"), seed=0)
     wide = predict_pst(ckpt, [placed.circuit], [placed.calibration], models=MODELS)
     assert view.by_width["transformer"][-1] == pytest.approx(float(wide["transformer"][0]), abs=1e-5)
-    assert view.current_key == PointKey("fake_lima", "qft", 3, 1, 0, "calibrated", 1.0)
+    assert view.current_key == PointKey(get_device("fake_lima"), "qft", 3, 1, 0, "calibrated", 1.0)
     assert len(view.keys) == len(SCALES) + 4 - 1  # the current point lies on both sweeps
     # memoised per setting; the qubit colouring does not enter the view
     assert quest_view(QuestViewConfig(device="fake_lima", family="qft", width=3, qubit_color="T1")) is view
@@ -68,27 +69,29 @@ def test_an_off_grid_scale_joins_the_scale_sweep():
 
 def test_placements_random_and_mirrored():
     cal = load_calibration("fake_lima")
-    p = placement("fake_lima", "random", 3, 40, 5)
+    p = placement(get_device("fake_lima"), "random", 3, 40, 5)
     assert p.gates == 40 and len(p.physical) == 3 and len(set(p.physical)) == 3
     coupled = {tuple(sorted(e)) for e in cal.coupling_map}
     assert set(p.cx_pairs) <= coupled and p.cx == sum(i.operation.name == "cx" for i in p.circuit.data)
-    one, three = placement("fake_lima", "ghz", 3, 1, 0), placement("fake_lima", "ghz", 3, 3, 0)
+    one, three = placement(get_device("fake_lima"), "ghz", 3, 1, 0), placement(get_device("fake_lima"), "ghz", 3, 3, 0)
     assert one.physical == three.physical and three.cx == 5 * one.cx  # U (U^dag U)^2
-    circuit, sub = point(PointKey("fake_lima", "ghz", 3, 1, 0, "calibrated", 2.0))
+    circuit, sub = point(PointKey(get_device("fake_lima"), "ghz", 3, 1, 0, "calibrated", 2.0))
     assert circuit is one.circuit and sub.num_qubits == 3
     assert sub.readout_p01[0] == pytest.approx(2 * cal.readout_p01[one.physical[0]])
     assert sub.t1[0] == cal.t1[one.physical[0]]  # T1/T2 kept
-    drawn = point(PointKey("fake_lima", "ghz", 3, 1, 0, "randomized", 1.0))[1]
-    assert drawn.t1 != sub.t1 and drawn == point(PointKey("fake_lima", "ghz", 3, 1, 0, "randomized", 1.0))[1]
+    drawn = point(PointKey(get_device("fake_lima"), "ghz", 3, 1, 0, "randomized", 1.0))[1]
+    assert (
+        drawn.t1 != sub.t1 and drawn == point(PointKey(get_device("fake_lima"), "ghz", 3, 1, 0, "randomized", 1.0))[1]
+    )
 
 
 def test_simulated_points_match_aer_and_are_memoised(monkeypatch):
-    keys = [PointKey("fake_lima", "ghz", 2, 1, 0, "calibrated", s) for s in (0.5, 2.0)]
+    keys = [PointKey(get_device("fake_lima"), "ghz", 2, 1, 0, "calibrated", s) for s in (0.5, 2.0)]
     steps = []
     simulated = simulate_points(keys, on_step=steps.append)
     assert steps == [1, 2]
     for key in keys:
-        placed = place(algorithm_circuit("ghz", 2, 0), "fake_lima", noise_scale=key.scale, seed=0)
+        placed = place(algorithm_circuit("ghz", 2, 0), get_device("fake_lima"), noise_scale=key.scale, seed=0)
         assert simulated[key] == pytest.approx(simulate_pst(placed.circuit, placed.calibration), abs=1e-9)
 
     def no_aer(*args):
@@ -152,7 +155,7 @@ def test_ranges_and_choices():
 
 def test_device_layout_and_coupler_errors():
     cal = load_calibration("fake_jakarta")
-    pos = device_layout("fake_jakarta")
+    pos = device_layout(get_device("fake_jakarta"))
     assert pos.shape == (7, 2)
     coupled = [np.linalg.norm(pos[a] - pos[b]) for a, b in cal.coupling_map]
     apart = [np.linalg.norm(pos[a] - pos[b]) for a in range(7) for b in range(a) if (a, b) not in cal.coupling_map]

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from workbench.quantum.calibration import calibration_subset, load_calibration
+from workbench.quantum.device import get_device
 from workbench.quantum.noise import NoiseSpec
 from workbench.quantum.variational import (
     SPSA,
@@ -145,7 +146,7 @@ def test_machine_bad_input() -> None:
         Machine(a.circuit(), shots=0)
     wide = Ansatz(num_qubits=6, edges=((0, 1),), blocks=1)
     with pytest.raises(ValueError, match="circuit has 6 qubits but device fake_lima has 5"):
-        Machine(wide.circuit(), noise=NoiseSpec.device("fake_lima"))
+        Machine(wide.circuit(), noise=NoiseSpec.device(get_device("fake_lima")))
     with pytest.raises(ValueError, match="coherent_strength=-1"):
         CoherentErrors.draw(2, ((0, 1),), strength=-1, seed=0)
 

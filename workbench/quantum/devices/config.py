@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from workbench.config import Config, param
 from workbench.quantum.calibration import device_names
-from workbench.quantum.device import get_device
+from workbench.quantum.device import OnDevice
 
 #: the density-matrix sweeps of the fidelity mode stay below a second per point on 2 cores up to here
 MAX_FIDELITY_WIDTH = 8
@@ -15,7 +15,7 @@ NOISE_MODELS = ("device", "device-no-readout", "depolarizing", "thermal", "coher
 
 
 @dataclass(frozen=True, kw_only=True)
-class DevicesConfig(Config):
+class DevicesConfig(OnDevice, Config):
     """``mode="list"``: every snapshot (qubits, coupling map, median errors); ``mode="fidelity"``: GHZ/QFT
     fidelity vs width (2..width) and vs depth (1..depth) on ``device`` under ``noise_model`` x ``noise_scale``."""
 
@@ -69,7 +69,7 @@ class DevicesConfig(Config):
         if self.mode == "fidelity" and self.device == "all":
             raise ValueError("device='all' is only for mode='list': valid values in fidelity mode are device names")
         if self.device != "all":
-            qubits = get_device(self.device).num_qubits
+            qubits = self.resolved_device().num_qubits
             if self.mode == "fidelity" and qubits < 2:
                 raise ValueError(
                     f"device={self.device!r} has {qubits} qubit: fidelity mode needs a device with at least 2 qubits"

@@ -25,6 +25,7 @@ import torch
 
 from workbench.quantum.calibration import DeviceCalibration
 from workbench.quantum.circuits import DeviceCircuit, family_circuit, mirror, transpile_to_device
+from workbench.quantum.device import Device, get_device
 from workbench.quantum.devices.config import NOISE_MODELS
 from workbench.quantum.noise import NoiseSpec
 
@@ -67,7 +68,7 @@ def noise_for(model: str, calibration: DeviceCalibration, scale: float) -> Noise
 
 
 @functools.lru_cache(maxsize=256)
-def device_circuit(device: str, family: str, width: int, seed: int = 0) -> DeviceCircuit:
+def device_circuit(device: Device, family: str, width: int, seed: int = 0) -> DeviceCircuit:
     """``family`` on ``width`` qubits transpiled to ``device`` (optimisation level 1, ``seed``), compacted."""
     return transpile_to_device(family_circuit(family, width), device, seed=seed)
 
@@ -98,7 +99,7 @@ def _gates(circuit: Any) -> tuple[int, int]:
 
 
 def fidelity_points(
-    device: str,
+    device: str | Device,
     family: str,
     noise_model: str,
     scale: float,
@@ -108,11 +109,13 @@ def fidelity_points(
     engine: Engine = "ours",
     seed: int = 0,
 ) -> list[FidelityPoint]:
-    """Fidelities of every (width, depth) pair (see the module docstring), widths outer, depths inner."""
+    """Fidelities of every (width, depth) pair (see the module docstring), widths outer, depths inner. A notebook's
+    entry: a device name is resolved here, once."""
     from workbench.quantum import density_matrix, statevector
     from workbench.quantum.aer import aer_density_matrix, aer_noise_model, readout_from_model
     from workbench.quantum.density import apply_readout
 
+    device = get_device(device)  # the notebook's boundary (a Device passes through)
     out = []
     for width in widths:
         dc = device_circuit(device, family, int(width), seed)
@@ -149,7 +152,7 @@ def fidelity_points(
 
 
 def fidelity_vs_scale(
-    device: str,
+    device: str | Device,
     family: str,
     noise_model: str,
     scales: Sequence[float],
@@ -160,7 +163,8 @@ def fidelity_vs_scale(
     seed: int = 0,
 ) -> list[FidelityPoint]:
     """Fidelity of one circuit (``width``, ``depth``) at each noise scale; ours runs all scales in one batch
-    (same circuit, a different noise per row)."""
+    (same circuit, a different noise per row). A notebook's entry: a device name is resolved here, once."""
+    device = get_device(device)  # the notebook's boundary (a Device passes through)
     if engine == "aer":
         return [
             fidelity_points(device, family, noise_model, s, [width], [depth], engine="aer", seed=seed)[0]

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.quantum.calibration import device_summary, list_devices
-from workbench.quantum.device import get_device
 from workbench.quantum.devices.config import DevicesConfig
 from workbench.quantum.devices.experiment import FidelityPoint, fidelity_points
 from workbench.registry import Technique
@@ -94,7 +93,7 @@ def run(config: DevicesConfig) -> DevicesResult:
         if config.device == "all":
             devices = list_devices(min_qubits=config.min_qubits, max_qubits=config.max_qubits, coupling=config.coupling)
         else:
-            devices = [device_summary(get_device(config.device).calibration, coupling=config.coupling)]
+            devices = [device_summary(config.resolved_device().calibration, coupling=config.coupling)]
         return DevicesResult(mode="list", count=len(devices), devices=tuple(devices))
     engines = ("ours", "aer") if config.engine == "both" else (config.engine,)
     sweeps = {engine: _sweeps(config, engine) for engine in engines}
@@ -113,7 +112,7 @@ def run(config: DevicesConfig) -> DevicesResult:
     return DevicesResult(
         mode="fidelity",
         engine=config.engine,
-        devices=(device_summary(get_device(config.device).calibration, coupling=config.coupling),),
+        devices=(device_summary(config.resolved_device().calibration, coupling=config.coupling),),
         fidelity=fidelity,
     )
 

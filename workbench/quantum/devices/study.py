@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.quantum.device import Device
 from workbench.quantum.devices.experiment import (
     Engine,
     FidelityPoint,
@@ -51,7 +52,7 @@ class SweepKey:
     """Everything a sweep of one setting depends on (calibrations come from qiskit-ibm-runtime's snapshots, not
     from the data directory, so no directory enters the key)."""
 
-    device: str
+    device: Device
     family: str
     width: int
     depth: int
@@ -63,7 +64,7 @@ class SweepKey:
     def of(cls, config: Any) -> SweepKey:
         """The key of a :class:`~workbench.quantum.devices.config.DevicesConfig` (or any object with its fields)."""
         return cls(
-            config.device,
+            config.resolved_device(),
             config.family,
             int(config.width),
             int(config.depth),

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.device import get_device, pulse_device_names
+from workbench.quantum.device import OnDevice, pulse_device_names
 from workbench.quantum.hybrid_qaoa.maxcut import Graph, parse_graph
 
 
 @dataclass(frozen=True, kw_only=True)
-class HybridQaoaConfig(Config):
+class HybridQaoaConfig(OnDevice, Config):
     """Gate QAOA vs hybrid (gate cost layer, pulse mixer) on ``graph`` with ``p`` layers on ``device``."""
 
     graph: str = param(
@@ -33,7 +33,7 @@ class HybridQaoaConfig(Config):
 
     def check_combination(self) -> None:
         g = self.parsed_graph()
-        qubits = get_device(self.device).require_hamiltonian().num_qubits
+        qubits = self.resolved_device().require_hamiltonian().num_qubits
         if g.n > qubits:
             raise ValueError(f"graph={self.graph!r} has {g.n} nodes: valid range on {self.device} is 2..{qubits}")
         if g.n > 7:

@@ -15,7 +15,6 @@ import numpy as np
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
-from workbench.quantum.device import get_device
 from workbench.quantum.hybrid_qaoa.circuits import qaoa_layout
 from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
 from workbench.quantum.hybrid_qaoa.maxcut import max_cut
@@ -61,7 +60,7 @@ class Comparison:
 
 def evaluator(config: HybridQaoaConfig) -> Evaluator:
     """The evaluator of ``config``'s transpiled instance (noise as configured)."""
-    layout = qaoa_layout(config.parsed_graph(), config.p, get_device(config.device), seed_transpiler=config.seed,
+    layout = qaoa_layout(config.parsed_graph(), config.p, config.resolved_device(), seed_transpiler=config.seed,
                          optimization_level=config.optimization_level)  # fmt: skip
     return Evaluator(layout, config.noise == "device", config.mixer_dt)
 

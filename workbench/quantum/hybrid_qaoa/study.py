@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from workbench.quantum.device import get_device
 from workbench.quantum.hybrid_qaoa import experiment
 from workbench.quantum.hybrid_qaoa.circuits import qaoa_layout
 from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
@@ -69,7 +68,7 @@ class MixerView:
 @functools.lru_cache(maxsize=64)
 def mixer_view(config: HybridQaoaConfig, theta: float = np.pi / 2) -> MixerView:
     """Cheap (no training): what each mixer plays for one layer."""
-    device = get_device(config.device)
+    device = config.resolved_device()
     layout = qaoa_layout(config.parsed_graph(), config.p, device, seed_transpiler=config.seed,
                          optimization_level=config.optimization_level)  # fmt: skip
     q = layout.active[0]

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.device import coupled_qubits, device_qubit_count, pulse_device_names
+from workbench.quantum.device import OnDevice, pulse_device_names
 from workbench.quantum.napa.ansatz import STARTS
 from workbench.quantum.napa.hamiltonians import MOLECULES, bond_lengths
 from workbench.quantum.napa.train import OPTIMISERS
 
 
 @dataclass(frozen=True, kw_only=True)
-class NapaConfig(Config):
+class NapaConfig(OnDevice, Config):
     """VQE with NAPA's native-pulse ansatz on two coupled transmons (``control`` drives the CR on ``target``)."""
 
     molecule: str = param("H2", choices=tuple(MOLECULES), label="molecule", help="2-qubit reduced Hamiltonian")
@@ -52,13 +52,13 @@ class NapaConfig(Config):
                 f"bond_length={self.bond_length} is not shipped for {self.molecule}: valid values are "
                 f"{', '.join(f'{b:g}' for b in lengths)}"
             )
-        count = device_qubit_count(self.device)
+        count = self.resolved_device().require_hamiltonian().num_qubits
         for name in ("control", "target"):
             if getattr(self, name) >= count:
                 raise ValueError(f"{name}={getattr(self, name)} is out of range for {self.device}: valid range is "
                                  f"0..{count - 1}")  # fmt: skip
-        if self.target not in coupled_qubits(self.device, self.control):
+        if self.target not in self.resolved_device().coupled_qubits(self.control):
             raise ValueError(
                 f"target={self.target} is not coupled to control={self.control} on {self.device}: valid targets are "
-                f"{', '.join(map(str, coupled_qubits(self.device, self.control)))}"
+                f"{', '.join(map(str, self.resolved_device().coupled_qubits(self.control)))}"
             )

@@ -21,7 +21,6 @@ import numpy as np
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
-from workbench.quantum.device import get_device
 from workbench.quantum.napa.ansatz import PulseAnsatz
 from workbench.quantum.napa.baselines import GateAnsatz, hea_circuit, uccsd_circuit
 from workbench.quantum.napa.config import NapaConfig
@@ -101,7 +100,7 @@ class VqeRun:
 
 def device_and_natives(config: NapaConfig) -> tuple[PulseDevice, NativeGates]:
     """``config``'s pulse device (noiseless, or its T1/T2 scaled by ``noise_scale``) and calibrated natives."""
-    natives = calibrated_natives(get_device(config.device), config.control, config.target, 3)
+    natives = calibrated_natives(config.resolved_device(), config.control, config.target, 3)
     dev = natives.device
     if config.noise == "none":
         dev = dev.noiseless()

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from workbench.quantum.device import get_device
 from workbench.quantum.napa.ansatz import PulseAnsatz
 from workbench.quantum.napa.config import NapaConfig
 from workbench.quantum.napa.experiment import VqeRun, baseline, cached, clear_caches, vqe
@@ -77,7 +76,7 @@ def panel_view(config: NapaConfig) -> NapaView:
     """The NAPA panel's view of ``config`` (reads the run caches only: :func:`vqe` and :func:`baseline` compute)."""
     lengths = bond_lengths(config.molecule)
     runs = {kind: cached(kind, config) for kind in KINDS}
-    natives = calibrated_natives(get_device(config.device), config.control, config.target, 3)
+    natives = calibrated_natives(config.resolved_device(), config.control, config.target, 3)
     ansatz = PulseAnsatz(natives, config.layers, config.trainable_frequency)
     napa = runs["napa"]
     x = np.array(napa.params) if napa is not None else ansatz.initial(config.seed, scale=0.5)

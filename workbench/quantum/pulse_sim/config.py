@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.device import coupled_qubits, device_qubit_count, pulse_device_names
+from workbench.quantum.device import OnDevice, pulse_device_names
 
 SHAPES = ("gaussian", "drag", "gaussian_square", "constant")
 
 
 @dataclass(frozen=True, kw_only=True)
-class PulseSimConfig(Config):
+class PulseSimConfig(OnDevice, Config):
     """``mode="pulse"``: play one pulse on ``qubit`` from |0> and follow the populations; ``mode="check"``:
     compare with qutip, calibrate X/SX on ``qubit`` and the ECR/CX from ``qubit`` to ``target``."""
 
@@ -44,15 +44,15 @@ class PulseSimConfig(Config):
     )  # fmt: skip
 
     def check_combination(self) -> None:
-        count = device_qubit_count(self.device)
+        count = self.resolved_device().require_hamiltonian().num_qubits
         for name in ("qubit", "target"):
             value = getattr(self, name)
             if value >= count:
                 raise ValueError(f"{name}={value} is out of range for {self.device}: valid range is 0..{count - 1}")
         if self.shape == "gaussian_square" and self.width > self.duration:
             raise ValueError(f"width={self.width:g} is out of range: valid range is 0..duration={self.duration}")
-        if self.mode == "check" and self.target not in coupled_qubits(self.device, self.qubit):
+        if self.mode == "check" and self.target not in self.resolved_device().coupled_qubits(self.qubit):
             raise ValueError(
                 f"target={self.target} is not coupled to qubit={self.qubit} on {self.device}: valid targets are "
-                f"{', '.join(map(str, coupled_qubits(self.device, self.qubit)))}"
+                f"{', '.join(map(str, self.resolved_device().coupled_qubits(self.qubit)))}"
             )

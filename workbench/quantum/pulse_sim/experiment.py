@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from workbench.quantum.device import Device, get_device
+from workbench.quantum.device import Device
 from workbench.quantum.pulse.accuracy import SubstepChoice, substeps_for
 from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.fidelity import average_gate_fidelity, from_qiskit
@@ -62,7 +62,7 @@ def pulse_of(config: PulseSimConfig, amp: float | None = None) -> torch.Tensor:
 
 
 def single_transmon(config: PulseSimConfig) -> PulseDevice:
-    dev = get_device(config.device).transmons((config.qubit,), levels=config.levels)
+    dev = config.resolved_device().transmons((config.qubit,), levels=config.levels)
     return dev.scaled_noise(config.noise_scale) if config.noise_scale else dev.noiseless()
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.quantum.device import get_device
 from workbench.quantum.pulse.accuracy import substeps_for
 from workbench.quantum.pulse.calibrated import calibrated_natives
 from workbench.quantum.pulse.natives import X_DURATION, calibration_warnings
@@ -109,7 +108,7 @@ def run(config: PulseSimConfig) -> PulseSimResult:
     """Check the simulator and calibrate (``check``) or play one pulse (``pulse``)."""
     if config.mode == "pulse":
         return _pulse(config)
-    device = get_device(config.device)
+    device = config.resolved_device()
     pair = device.transmons((config.qubit, config.target), levels=config.levels)
     choice = substeps_for(pair, check_schedule(), config.tolerance)
     k = config.substeps or choice.substeps

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import torch
 
-from workbench.quantum.device import Device, get_device
+from workbench.quantum.device import Device
 from workbench.quantum.pulse.calibrated import cached_natives, clear_calibration_cache
 from workbench.quantum.pulse.fidelity import average_gate_fidelity, from_qiskit, leakage
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
@@ -106,7 +106,7 @@ def calibration_notes(config: PulseSimConfig) -> tuple[str, ...]:
     """Warnings of the pair ``qubit -> target``'s calibration (ECR below its fidelity target), when it has been
     calibrated before (cheap: nothing is calibrated here)."""
     try:
-        natives = cached_natives(get_device(config.device), config.qubit, config.target, config.levels)
+        natives = cached_natives(config.resolved_device(), config.qubit, config.target, config.levels)
     except ValueError:  # not a coupled pair, or a qubit outside the Hamiltonian
         return ()
     return calibration_warnings(natives) if natives is not None else ()

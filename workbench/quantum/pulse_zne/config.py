@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.device import coupled_qubits, device_qubit_count, pulse_device_names
+from workbench.quantum.device import OnDevice, pulse_device_names
 from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS
 from workbench.quantum.pulse_zne.reversal import check_fold_factors, check_stretch_factors
 
@@ -26,7 +26,7 @@ def parse_scale_factors(text: str) -> tuple[float, ...]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PulseZneConfig(Config):
+class PulseZneConfig(OnDevice, Config):
     """Pulse ZNE of a noiselessly trained NAPA ansatz for ``molecule`` on transmons ``qubit`` ->
     ``target`` of ``device``, under T1/T2 divided by ``noise_scale``."""
 
@@ -61,15 +61,15 @@ class PulseZneConfig(Config):
         return values
 
     def check_combination(self) -> None:
-        count = device_qubit_count(self.device)
+        count = self.resolved_device().require_hamiltonian().num_qubits
         for name in ("qubit", "target"):
             value = getattr(self, name)
             if value >= count:
                 raise ValueError(f"{name}={value} is out of range for {self.device}: valid range is 0..{count - 1}")
-        if self.target not in coupled_qubits(self.device, self.qubit):
+        if self.target not in self.resolved_device().coupled_qubits(self.qubit):
             raise ValueError(
                 f"target={self.target} is not coupled to qubit={self.qubit} on {self.device}: valid targets are "
-                f"{', '.join(map(str, coupled_qubits(self.device, self.qubit)))}"
+                f"{', '.join(map(str, self.resolved_device().coupled_qubits(self.qubit)))}"
             )
         factors = self.factors()
         if self.extrapolation == "exponential" and len(factors) < 3:

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
-from workbench.quantum.device import get_device
 from workbench.quantum.napa.hamiltonians import load
 from workbench.quantum.pulse.calibrated import calibrated_natives
 from workbench.quantum.pulse.device import PulseDevice
@@ -45,7 +44,7 @@ SWEEP_VERSION = 2
 
 def pulse_problem(config: PulseZneConfig):
     """``(calibrated natives of the device pair, molecular Hamiltonian)`` of ``config``."""
-    natives = calibrated_natives(get_device(config.device), config.qubit, config.target)
+    natives = calibrated_natives(config.resolved_device(), config.qubit, config.target)
     ham = load(config.molecule, config.bond_length)
     return natives, ham
 

@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from workbench.quantum.device import Device, get_device
+from workbench.quantum.device import Device
 from workbench.quantum.pulse.calibrated import cached_natives
 from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
@@ -157,7 +157,7 @@ def echo_decay_scan(device: Device, noise: tuple[float, ...] = (10.0, 30.0, 100.
 
 def calibration_notes(config: PulseZneConfig) -> tuple[str, ...]:
     """Warnings of the ansatz pair's calibration (ECR below its fidelity target), if calibrated before (cheap)."""
-    natives = cached_natives(get_device(config.device), config.qubit, config.target, 3)
+    natives = cached_natives(config.resolved_device(), config.qubit, config.target, 3)
     return calibration_warnings(natives) if natives is not None else ()
 
 

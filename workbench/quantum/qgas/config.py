@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
+from workbench.quantum.device import Device, get_device
 from workbench.quantum.qgas.prompt import GUIDELINES
 
 PROBLEM_CHOICES = ("lih", "h2", "maxcut", "portfolio")
@@ -94,6 +95,19 @@ class QgasConfig(Config):
             names = device_names()
             if self.device not in names:
                 raise ValueError(f"device={self.device!r} is not allowed: valid values are none, {', '.join(names)}")
+
+    def resolved_device(self) -> Device:
+        """The :class:`Device` scoring proposals (ValueError for ``device='none'``: noiseless, no device)."""
+        dev = scored_device(self.device)
+        if dev is None:
+            raise ValueError("device='none' has no device: the noisy score needs a device snapshot")
+        return dev
+
+
+def scored_device(device: str) -> Device | None:
+    """The :class:`Device` whose calibrated noise scores proposals, None for ``device='none'`` (noiseless only):
+    the config boundary of the study's entries, which take the device's name as :class:`QgasConfig` does."""
+    return None if device == "none" else get_device(device)
 
 
 @dataclass(frozen=True, kw_only=True)

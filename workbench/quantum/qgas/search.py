@@ -152,7 +152,7 @@ def score(
     if config.device != "none":
         shots = config.shots or None
         scored = noisy_energy(
-            ansatz.circuit, trained.params, problem.terms, config.device, seed=config.seed, shots=shots
+            ansatz.circuit, trained.params, problem.terms, config.resolved_device(), seed=config.seed, shots=shots
         )
         noisy, noisy_error = scored.energy, scored.energy - problem.exact
         if shots is not None:

@@ -31,9 +31,10 @@ from typing import Any
 import numpy as np
 
 from workbench.atomic import write_text
+from workbench.quantum.device import Device
 from workbench.quantum.qasm import Limits, parse_qasm
 from workbench.quantum.qgas.ansatze import hardware_efficient, qaoa, uccsd
-from workbench.quantum.qgas.config import SEARCHERS, STUDY, QgasConfig, QgasViewConfig
+from workbench.quantum.qgas.config import SEARCHERS, STUDY, QgasConfig, QgasViewConfig, scored_device
 from workbench.quantum.qgas.problems import Problem, get_problem
 from workbench.quantum.qgas.prompt import Record
 from workbench.quantum.qgas.qasm import circuit_stats
@@ -174,13 +175,22 @@ def _disk_memo(kind: str, key: dict[str, Any], compute: Callable[[], Any]) -> An
 
 
 @functools.lru_cache(maxsize=32)
-def _references(problem: str, bond_length: float, device: str, steps: int, restarts: int) -> tuple[Reference, ...]:
-    key = {"problem": problem, "bond_length": bond_length, "device": device, "steps": steps, "restarts": restarts}
-    rows = _disk_memo("references", key, lambda: [r.__dict__ for r in _train_references(*key.values())])
+def _references(
+    problem: str, bond_length: float, device: Device | None, steps: int, restarts: int
+) -> tuple[Reference, ...]:
+    name = device.name if device is not None else "none"
+    key = {"problem": problem, "bond_length": bond_length, "device": name, "steps": steps, "restarts": restarts}
+    rows = _disk_memo(
+        "references",
+        key,
+        lambda: [r.__dict__ for r in _train_references(problem, bond_length, device, steps, restarts)],
+    )
     return tuple(Reference(**r) for r in rows)
 
 
-def _train_references(problem: str, bond_length: float, device: str, steps: int, restarts: int) -> list[Reference]:
+def _train_references(
+    problem: str, bond_length: float, device: Device | None, steps: int, restarts: int
+) -> list[Reference]:
     p = get_problem(problem, bond_length)
     out = []
     for name, circuit in _reference_circuits(p):
@@ -189,29 +199,34 @@ def _train_references(problem: str, bond_length: float, device: str, steps: int,
         if any(inst.name == "rzz" for inst in circuit.data):  # QAOA's rzz = 2 CNOTs
             cnots += 2 * sum(inst.name == "rzz" for inst in circuit.data)
         noisy = None
-        if device != "none":
+        if device is not None:
             noisy = noisy_energy(circuit, trained.params, p.terms, device).energy - p.exact
         out.append(Reference(name, depth, cnots, circuit.num_parameters, trained.energy - p.exact, noisy))
     return out
 
 
 def references(problem: str, *, bond_length: float = 0.0, device: str = STUDY["device"]) -> tuple[Reference, ...]:
-    """The fixed reference ansaetze trained on ``problem`` (memoised)."""
-    return _references(problem, bond_length, device, STUDY["train_steps"], STUDY["restarts"])
+    """The fixed reference ansaetze trained on ``problem`` (memoised); ``device``: a snapshot's name or 'none'."""
+    return _references(problem, bond_length, scored_device(device), STUDY["train_steps"], STUDY["restarts"])
 
 
 @functools.lru_cache(maxsize=128)
-def _noisy(transcript: str, problem: str, bond_length: float, device: str) -> dict[int, float]:
+def _noisy(transcript: str, problem: str, bond_length: float, device: Device) -> dict[int, float]:
     from workbench.atomic import sha256_of
 
-    key = {"transcript_sha256": sha256_of(transcript), "problem": problem, "bond_length": bond_length, "device": device}
+    key = {
+        "transcript_sha256": sha256_of(transcript),
+        "problem": problem,
+        "bond_length": bond_length,
+        "device": device.name,
+    }
     value = _disk_memo(
         "noisy", key, lambda: {str(k): v for k, v in _score_noisy(transcript, problem, bond_length, device).items()}
     )
     return {int(k): v for k, v in value.items()}
 
 
-def _score_noisy(transcript: str, problem: str, bond_length: float, device: str) -> dict[int, float]:
+def _score_noisy(transcript: str, problem: str, bond_length: float, device: Device) -> dict[int, float]:
     p = get_problem(problem, bond_length)
     limits = Limits(max_qubits=max(64, p.num_qubits), max_clbits=0, measurements=False, version=3)
     out = {}
@@ -224,10 +239,11 @@ def _score_noisy(transcript: str, problem: str, bond_length: float, device: str)
 
 def noisy_errors(run: SearchRun, device: str, bond_length: float = 0.0) -> dict[int, float]:
     """Energy error of every valid proposal of ``run`` under ``device`` noise (its noiselessly trained
-    parameters), by iteration (memoised)."""
-    if device == "none":
+    parameters), by iteration (memoised); ``device``: a snapshot's name or 'none' (no noisy score)."""
+    dev = scored_device(device)
+    if dev is None:
         return {}
-    return _noisy(run.transcript, run.problem.name, bond_length, device)
+    return _noisy(run.transcript, run.problem.name, bond_length, dev)
 
 
 _DONE: set[tuple] = set()

@@ -105,7 +105,7 @@ def noisy_energy(
     circuit: Any,
     params: Any,
     terms,
-    device: str | Device,
+    device: Device,
     *,
     seed: int = 0,
     scale: float = 1.0,
@@ -119,10 +119,10 @@ def noisy_energy(
     from qiskit import transpile
 
     from workbench.quantum.circuits import compact
-    from workbench.quantum.device import get_device
+    from workbench.quantum.device import require_device
     from workbench.quantum.variational.machine import Machine
 
-    dev = get_device(device)
+    dev = require_device(device)
     cal = dev.calibration
     if circuit.num_qubits > cal.num_qubits:
         raise ValueError(

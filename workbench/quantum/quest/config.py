@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from workbench.config import Config, param
 from workbench.quantum.calibration import device_basis, device_names
-from workbench.quantum.device import get_device
+from workbench.quantum.device import Device, OnDevice, get_device
 from workbench.quantum.quest.dataset import FAMILIES, FAMILY_WIDTHS, GATE_COUNTS
 from workbench.quantum.quest.encoding import ONE_QUBIT_GATES, TWO_QUBIT_GATES
 
@@ -24,9 +24,12 @@ __all__ = [
     "QUBIT_COLORS",
     "width_range",
     "QuestViewConfig",
+    "SPEED_DEVICE",
 ]
 
 MODES = ("generate", "train", "evaluate", "predict")
+#: evaluate: the device of the prediction-vs-simulation timing (5 qubits, in the data set; fixed)
+SPEED_DEVICE = "fake_lima"
 
 
 @functools.lru_cache(maxsize=1)
@@ -59,7 +62,7 @@ def check_device(device: str) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class QuestConfig(Config):
+class QuestConfig(OnDevice, Config):
     """``generate``: simulate and cache the dataset; ``train``: train QuEst and both baselines, save a checkpoint;
     ``evaluate``: a checkpoint's held-out metrics and its speed against simulation; ``predict``: one circuit."""
 
@@ -102,6 +105,10 @@ class QuestConfig(Config):
         64, lo=1, hi=10_000, unit="circuits", help="evaluate: circuits of the prediction-vs-simulation timing"
     )
 
+    def speed_device(self) -> Device:
+        """evaluate: the :class:`Device` of the speed comparison (:data:`SPEED_DEVICE`)."""
+        return get_device(SPEED_DEVICE)
+
     def check_combination(self) -> None:
         if self.random_samples + self.algorithm_samples == 0:
             raise ValueError("random_samples=0 and algorithm_samples=0: valid datasets have at least one sample")
@@ -126,7 +133,7 @@ def width_range(family: str, num_qubits: int) -> tuple[int, int]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class QuestViewConfig(Config):
+class QuestViewConfig(OnDevice, Config):
     """The view's parameters (the panel's controls); ``QuestConfig`` is the CLI's (generate / train / evaluate /
     predict)."""
 
@@ -167,7 +174,7 @@ class QuestViewConfig(Config):
 
     def check_combination(self) -> None:
         check_device(self.device)
-        cal = get_device(self.device).calibration
+        cal = self.resolved_device().calibration
         lo, hi = width_range(self.family, cal.num_qubits)
         if not lo <= self.width <= hi:
             why = (

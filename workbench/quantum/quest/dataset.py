@@ -54,7 +54,7 @@ import torch
 
 from workbench.atomic import atomic_write, verify_zip
 from workbench.quantum.calibration import DeviceCalibration, calibration_subset
-from workbench.quantum.device import get_device
+from workbench.quantum.device import Device, get_device
 from workbench.quantum.quest.encoding import ENCODING_VERSION, CircuitGraph, encode, gate_count
 
 __all__ = [
@@ -178,7 +178,7 @@ class DatasetSpec:
 class _Job:
     kind: str  # "random" | "algorithm"
     index: int
-    device: str
+    device: Device  # resolved once from the dataset's device table (pickles as its name)
     family: str
     width: int
     gates: int  # random: gate count; algorithm: 0
@@ -186,12 +186,13 @@ class _Job:
     seed: Any  # SeedSequence
 
 
-def _pick_device(plan: np.random.Generator, unseen_fraction: float, min_qubits: int) -> str:
-    """A kind of two-qubit gate uniformly, then a device of that kind (unseen with ``unseen_fraction``)."""
+def _pick_device(plan: np.random.Generator, unseen_fraction: float, min_qubits: int) -> Device:
+    """A kind of two-qubit gate uniformly, then a device of that kind (unseen with ``unseen_fraction``): the
+    dataset spec's boundary, where a name of its device table becomes a :class:`Device`."""
     kind = DEVICE_KINDS[int(plan.integers(len(DEVICE_KINDS)))]
     unseen = bool(plan.random() < unseen_fraction)
     pool = sorted(d for d, (k, n, u) in DEVICES.items() if k == kind and u == unseen and n >= min_qubits)
-    return pool[int(plan.integers(len(pool)))]
+    return get_device(pool[int(plan.integers(len(pool)))])
 
 
 def _jobs(spec: DatasetSpec) -> list[_Job]:
@@ -274,14 +275,14 @@ def _sample_row(
     structure: int,
     noise: int,
 ) -> dict[str, Any]:
-    kind, _, unseen = DEVICES[job.device]
+    kind, _, unseen = DEVICES[job.device.name]
     return {
         "graph": graph,
         "pst": pst,
         "fidelity": fidelity,
         "kind": KINDS.index(job.kind),
         "family": FAMILIES.index(job.family),
-        "device": job.device,
+        "device": job.device.name,
         "width": job.width,
         "gates": gates,
         "scale": scale,
@@ -304,12 +305,12 @@ def _run_job(
     rng = np.random.default_rng(job.seed)
     rows = []
     if job.kind == "random":
-        cal = get_device(job.device).calibration
+        cal = job.device.calibration
         physical = connected_qubits(cal, job.width, rng)
         noisy = effective_calibration(calibration_subset(cal, physical), rng, 1.0, duration_log2_max)
         model = noise_model(noisy)
         mix = None if rng.random() < 0.5 else rng.dirichlet(np.ones(4))
-        two = DEVICES[job.device][0]
+        two = DEVICES[job.device.name][0]
         circuits = [
             random_device_circuit(job.width, job.gates, noisy.coupling_map, rng, two_qubit_gate=two, mix=mix)
             for _ in range(job.count)

@@ -194,54 +194,102 @@ def encode(
             f"circuit has {circuit.num_qubits} qubits but the calibration {calibration.name} has "
             f"{calibration.num_qubits}: valid widths are 1..{calibration.num_qubits}"
         )
+    w = _wires(circuit, calibration.num_qubits)
+    tables = _device_arrays(calibration) if _tables is None else _tables
+    noise = _gate_noise(w, tables)
+    x = _node_features(w, tables, noise)
+    return CircuitGraph(x, _wire_edges(w.a, w.b, w.remap, w.width, w.gates), *_global_features(w, tables, noise))
+
+
+@dataclass(frozen=True, eq=False)
+class _Wires:
+    """A circuit's gate list (``kind``, qubits ``a``, ``b`` (-1: one-qubit gate), ``angles``: ``[G]``), its depth,
+    and its used wires: ``phys[w]`` the physical qubit of renumbered wire w, ``remap`` the inverse ``[Q]``."""
+
+    kind: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    angles: np.ndarray
+    depth: int
+    phys: np.ndarray
+    remap: np.ndarray
+
+    @property
+    def two(self) -> np.ndarray:
+        return self.b >= 0
+
+    @property
+    def width(self) -> int:
+        return len(self.phys)
+
+    @property
+    def gates(self) -> int:
+        return len(self.kind)
+
+
+def _wires(circuit: Any, num_qubits: int) -> _Wires:
+    """The gate list of ``circuit`` and its wires in first-use order (a gate's qubit a before its qubit b)."""
     kinds, qa, qb, angles, depth = _gate_list(circuit)
     kind = np.asarray(kinds, dtype=np.int64)
     a = np.asarray(qa, dtype=np.int64)
     b = np.asarray(qb, dtype=np.int64)
     if not len(kind):
         raise ValueError("circuit has no gates: QuEst needs at least one rz, x, sx, cx, ecr or cz gate")
-    two = b >= 0
-    # wires in first-use order: a gate's qubit a is used before its qubit b
     events = np.stack([a, b], axis=1).reshape(-1)
     events = events[events >= 0]
     used, first_at = np.unique(events, return_index=True)
     phys = used[np.argsort(first_at)]  # physical qubit of renumbered wire w
-    width = len(phys)
-    if width > MAX_QUBITS:
+    if len(phys) > MAX_QUBITS:
         raise ValueError(
-            f"circuit uses {width} qubits: QuEst's encoding holds at most {MAX_QUBITS} (valid range 1..{MAX_QUBITS})"
+            f"circuit uses {len(phys)} qubits: QuEst's encoding holds at most {MAX_QUBITS} "
+            f"(valid range 1..{MAX_QUBITS})"
         )
-    gates = len(kind)
-    n = 2 * width + gates
-    remap = np.full(calibration.num_qubits, -1, dtype=np.int64)
-    remap[phys] = np.arange(width)
+    remap = np.full(num_qubits, -1, dtype=np.int64)
+    remap[phys] = np.arange(len(phys))
+    return _Wires(kind, a, b, np.asarray(angles), depth, phys, remap)
 
-    if _tables is None:
-        t1_s, t2_s = _times(calibration)
-        t1, t2 = np.minimum(t1_s * 1e6, _T_CAP_US), np.minimum(t2_s * 1e6, _T_CAP_US)
-        p10 = np.asarray(calibration.readout_p10, dtype=np.float64)
-        p01 = np.asarray(calibration.readout_p01, dtype=np.float64)
-        errors, durations = _gate_tables(calibration)
-    else:  # the same arrays, kept per calibration by _device_tables
-        t1_s, t2_s, t1, t2, p10, p01, errors, durations = _tables
-    b_or_a = np.where(two, b, a)
-    error = errors[kind, a, b_or_a]  # [G]
-    duration = durations[kind, a, b_or_a]  # [G] seconds
+
+def _device_arrays(calibration: DeviceCalibration) -> tuple[np.ndarray, ...]:
+    """T1/T2 (s, and us capped), readout p10/p01 ``[Q]`` and the gate error/duration tables of ``calibration``
+    (the tuple :func:`_device_tables` keeps per calibration)."""
+    t1_s, t2_s = _times(calibration)
+    t1, t2 = np.minimum(t1_s * 1e6, _T_CAP_US), np.minimum(t2_s * 1e6, _T_CAP_US)
+    p10 = np.asarray(calibration.readout_p10, dtype=np.float64)
+    p01 = np.asarray(calibration.readout_p01, dtype=np.float64)
+    errors, durations = _gate_tables(calibration)
+    return t1_s, t2_s, t1, t2, p10, p01, errors, durations
+
+
+def _gate_noise(w: _Wires, tables: tuple[np.ndarray, ...]) -> dict[str, np.ndarray]:
+    """Per gate ``[G]``: calibrated ``error``, ``duration`` (s), relaxation infidelity ``relax``, ``effective``
+    (the larger of the two) and the ``echo`` column."""
+    t1_s, t2_s, _, _, _, _, errors, durations = tables
+    a, two = w.a, w.two
+    b_or_a = np.where(two, w.b, a)
+    error = errors[w.kind, a, b_or_a]  # [G]
+    duration = durations[w.kind, a, b_or_a]  # [G] seconds
     relax = _relaxation_infidelity(
         duration, t1_s[a], t2_s[a], np.where(two, t1_s[b_or_a], np.inf), np.where(two, t2_s[b_or_a], np.inf), two
     )  # [G]
-    effective = np.maximum(error, relax)
     echo = _echo_column(
-        kind, remap[a], np.where(two, remap[b_or_a], -1), np.asarray(angles), duration, error, relax,
-        (t1_s[a], t2_s[a]), (t1_s[b_or_a], t2_s[b_or_a]), np.array([0, gates]), np.array([width]),
+        w.kind, w.remap[a], np.where(two, w.remap[b_or_a], -1), w.angles, duration, error, relax,
+        (t1_s[a], t2_s[a]), (t1_s[b_or_a], t2_s[b_or_a]), np.array([0, w.gates]), np.array([w.width]),
     )  # fmt: skip
+    return {"error": error, "duration": duration, "relax": relax, "effective": np.maximum(error, relax), "echo": echo}
 
+
+def _node_features(w: _Wires, tables: tuple[np.ndarray, ...], noise: dict[str, np.ndarray]) -> np.ndarray:
+    """Node features ``[2 * width + G, NODE_FEATURES]``: in-nodes, gate nodes, out-nodes (see the module
+    docstring for the columns)."""
+    _, _, t1, t2, p10, p01, _, _ = tables
+    a, b, two, phys, remap, width, gates = w.a, w.b, w.two, w.phys, w.remap, w.width, w.gates
+    n = 2 * width + gates
     x = np.zeros((n, NODE_FEATURES), dtype=np.float32)
     ins, outs, ops = np.arange(width), np.arange(width + gates, n), np.arange(width, width + gates)
     q0, p0 = QUBIT_COLUMN, PHYSICAL_COLUMN
     x[ins, 0] = 1
     x[outs, 1] = 1
-    x[ops, 2 + kind] = 1
+    x[ops, 2 + w.kind] = 1
     for nodes in (ins, outs):
         x[nodes, q0 + np.arange(width)] = 1
         x[nodes, p0], x[nodes, p0 + 1] = t1[phys], t2[phys]
@@ -250,25 +298,35 @@ def encode(
     x[ops[two], q0 + remap[b[two]]] = 1
     x[ops, p0], x[ops, p0 + 1] = t1[a], t2[a]
     x[ops[two], p0 + 2], x[ops[two], p0 + 3] = t1[b[two]], t2[b[two]]
-    x[ops, p0 + 4] = error
+    x[ops, p0 + 4] = noise["error"]
     x[ops, p0 + 5], x[ops, p0 + 6] = p10[a], p01[a]
-    x[ops, p0 + 7] = duration * 1e9
-    x[ops, p0 + 8] = relax
-    x[ops, p0 + 9] = effective
+    x[ops, p0 + 7] = noise["duration"] * 1e9
+    x[ops, p0 + 8] = noise["relax"]
+    x[ops, p0 + 9] = noise["effective"]
     x[:, p0 + 10] = np.arange(n)
-    x[ops, p0 + 11] = echo
+    x[ops, p0 + 11] = noise["echo"]
+    return x
 
-    counts = np.bincount(kind, minlength=len(GATE_TYPES))
-    gate_log = float(-np.log1p(-np.minimum(effective, 0.999)).sum())
-    readout_log = float(-np.log1p(-np.minimum(p01[phys], 0.5)).sum())
+
+def _global_features(
+    w: _Wires, tables: tuple[np.ndarray, ...], noise: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The global features (depth, width, gate counts, summed log-errors, echo) and Liu et al.'s gate counts per
+    wire and wire pair."""
+    p01 = tables[5]
+    a, b, two = w.a, w.b, w.two
+    counts = np.bincount(w.kind, minlength=len(GATE_TYPES))
+    gate_log = float(-np.log1p(-np.minimum(noise["effective"], 0.999)).sum())
+    readout_log = float(-np.log1p(-np.minimum(p01[w.phys], 0.5)).sum())
     globals_ = np.array(
-        [depth, width, counts[0], counts[1], counts[2], counts[3:].sum(), gate_log, readout_log, echo.sum()],
+        [w.depth, w.width, counts[0], counts[1], counts[2], counts[3:].sum(), gate_log, readout_log,
+         noise["echo"].sum()],
         dtype=np.float32,
-    )
+    )  # fmt: skip
     liu = np.zeros(LIU_FEATURES, dtype=np.float32)
-    np.add.at(liu, remap[a[~two]], 1)
-    np.add.at(liu, MAX_QUBITS + remap[a[two]] * MAX_QUBITS + remap[b[two]], 1)
-    return CircuitGraph(x, _wire_edges(a, b, remap, width, gates), globals_, liu)
+    np.add.at(liu, w.remap[a[~two]], 1)
+    np.add.at(liu, MAX_QUBITS + w.remap[a[two]] * MAX_QUBITS + w.remap[b[two]], 1)
+    return globals_, liu
 
 
 def _relaxation_infidelity(
@@ -387,26 +445,15 @@ def clear_device_tables() -> None:
 
 
 def _device_tables(calibration: DeviceCalibration) -> tuple[np.ndarray, ...]:
-    """``(t1_s, t2_s, t1_us, t2_us, p10, p01, errors, durations)`` (as :func:`encode` computes them) of a calibration, built once
-    per calibration object (calibrations are frozen) and kept while it lives."""
+    """``(t1_s, t2_s, t1_us, t2_us, p10, p01, errors, durations)`` (:func:`_device_arrays`) of a calibration, built
+    once per calibration object (calibrations are frozen) and kept while it lives."""
     import weakref
 
     key = id(calibration)
     hit = _TABLES.get(key)
     if hit is not None and hit[0]() is calibration:
         return hit[1]
-    t1_s, t2_s = _times(calibration)
-    errors, durations = _gate_tables(calibration)
-    tables = (
-        t1_s,
-        t2_s,
-        np.minimum(t1_s * 1e6, _T_CAP_US),
-        np.minimum(t2_s * 1e6, _T_CAP_US),
-        np.asarray(calibration.readout_p10, dtype=np.float64),
-        np.asarray(calibration.readout_p01, dtype=np.float64),
-        errors,
-        durations,
-    )
+    tables = _device_arrays(calibration)
     if len(_TABLES) > 4096:
         _TABLES.clear()
     try:

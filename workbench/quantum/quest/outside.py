@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.quantum.device import get_device
+from workbench.quantum.device import Device, get_device
 from workbench.quantum.quest.checkpoint import Checkpoint
 from workbench.quantum.quest.dataset import DEVICES, TRAIN_DEVICES, UNSEEN_DEVICES
 from workbench.quantum.quest.encoding import PHYSICAL_COLUMN, TWO_QUBIT_GATES, encode
@@ -58,17 +58,22 @@ def outside_programs(folder: str | Path = EXAMPLES) -> dict[str, Path]:
 
 
 def outside_check(
-    ckpt: Checkpoint, programs: dict[str, Any] | None = None, devices: Sequence[str] = UNSEEN_DEVICES, *, seed: int = 0
+    ckpt: Checkpoint,
+    programs: dict[str, Any] | None = None,
+    devices: Sequence[str | Device] = UNSEEN_DEVICES,
+    *,
+    seed: int = 0,
 ) -> dict[str, Any]:
-    """Predicted and simulated PST of every program on every device; ``rows`` (one per pair), and per kind of
-    device, per device, per regime (``relaxation-dominated``: relaxation makes more than half the circuit's summed
-    gate infidelity, see :data:`RELAXATION_DOMINATED`; ``error-dominated``) and overall: ``n``, ``rmse``,
+    """Predicted and simulated PST of every program on every device (default :data:`UNSEEN_DEVICES`; names are
+    resolved here, the notebook's entry); ``rows`` (one per pair), and per kind of device, per device, per regime (``relaxation-dominated``: relaxation
+    makes more than half the circuit's summed gate infidelity, see :data:`RELAXATION_DOMINATED`; ``error-dominated``) and overall: ``n``, ``rmse``,
     ``worst`` (largest |error|), ``bias`` (mean predicted - simulated), and whether the targets are met overall.
     Each row also carries its ``relaxation_share`` and ``longest_gate_ns``.
 
     programs: name -> OpenQASM file path or program text (default :func:`outside_programs`).
     """
     programs = outside_programs() if programs is None else programs
+    devices = [get_device(d) for d in devices]  # the notebook's boundary (Devices pass through)
     rows: list[dict[str, Any]] = []
     for name, source in programs.items():
         circuit = read_qasm(source)
@@ -83,9 +88,9 @@ def outside_check(
             rows.append(
                 {
                     "circuit": name,
-                    "device": device,
-                    "kind": DEVICES[device][0] if device in DEVICES else "",
-                    "seen": device in DEVICES and not DEVICES[device][2],
+                    "device": device.name,
+                    "kind": DEVICES[device.name][0] if device.name in DEVICES else "",
+                    "seen": device.name in DEVICES and not DEVICES[device.name][2],
                     "qubits": [int(q) for q in placed.physical],
                     "gates": len(placed.circuit.data),
                     "predicted": predicted,
@@ -126,19 +131,20 @@ def outside_check(
     }
 
 
-def duration_coverage(devices: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Per device (default: every device of :data:`~workbench.quantum.quest.dataset.DEVICES`): kind, whether it
+def duration_coverage(devices: Sequence[str | Device] | None = None) -> list[dict[str, Any]]:
+    """Per device (default: every device of :data:`~workbench.quantum.quest.dataset.DEVICES`; names are resolved
+    here, the notebook's entry): kind, whether it
     is kept out of training, and the median and largest calibrated two-qubit gate duration (ns), from the
     snapshots themselves. Shows what range of gate durations (and so of relaxation per gate) training covers."""
     out = []
-    for device in devices if devices is not None else tuple(DEVICES):
-        cal = get_device(device).calibration
+    for device in [get_device(d) for d in (devices if devices is not None else tuple(DEVICES))]:
+        cal, name = device.calibration, device.name
         durations = [g.duration * 1e9 for g in cal.gates if g.name in TWO_QUBIT_GATES and len(g.qubits) == 2]
         out.append(
             {
-                "device": device,
-                "kind": DEVICES[device][0] if device in DEVICES else "",
-                "in_training": device in TRAIN_DEVICES,
+                "device": name,
+                "kind": DEVICES[name][0] if name in DEVICES else "",
+                "in_training": name in TRAIN_DEVICES,
                 "median_ns": float(np.median(durations)) if durations else math.nan,
                 "max_ns": float(np.max(durations)) if durations else math.nan,
             }
@@ -149,16 +155,17 @@ def duration_coverage(devices: Sequence[str] | None = None) -> list[dict[str, An
 def duration_counterfactual(
     ckpt: Checkpoint,
     programs: dict[str, Any] | None = None,
-    device: str = "fake_toronto",
+    device: str | Device = "fake_toronto",
     factors: Sequence[float] = (1, 4, 8, 16),
     *,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
-    """The programs placed on ``device``, then every gate duration of its calibration divided by each factor (T1,
+    """The programs placed on ``device`` (a name is resolved here, the notebook's entry), then every gate duration of its calibration divided by each factor (T1,
     T2 and errors kept), predicted and simulated again: per factor ``longest_gate_ns``, ``rmse``, ``worst`` and
     the ``errors``. When the error falls as the durations come into the training devices' range, the miss on the
     device is extrapolation in gate duration, not the circuits or the other features."""
     programs = outside_programs() if programs is None else programs
+    device = get_device(device)  # the notebook's boundary (a Device passes through)
     placed = [place(read_qasm(source), device, seed=seed) for source in programs.values()]
     out = []
     for factor in factors:

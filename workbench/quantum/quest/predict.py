@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from workbench.quantum.calibration import DeviceCalibration, calibration_subset, device_basis
+from workbench.quantum.calibration import DeviceCalibration, calibration_subset
 from workbench.quantum.circuits import DeviceCircuit, compact, transpile_to_device
-from workbench.quantum.device import get_device
+from workbench.quantum.device import Device, require_device
 from workbench.quantum.qasm import read_qasm as read_program
 from workbench.quantum.quest.batching import encoded_batch
 from workbench.quantum.quest.checkpoint import Checkpoint
@@ -37,13 +37,13 @@ def read_qasm(source: str | Path) -> Any:
     return read_program(source, what="qasm")
 
 
-def on_device(circuit: Any, device: str) -> bool:
+def on_device(circuit: Any, device: Device) -> bool:
     """Whether ``circuit`` (over the device's qubits, ``circuit.num_qubits == device qubits``) is already in the
     device's basis with every two-qubit gate on a calibrated pair, so placing it needs no transpilation."""
-    cal = get_device(device).calibration
+    cal = device.calibration
     if circuit.num_qubits != cal.num_qubits:
         return False
-    basis = set(device_basis(device)) | {"barrier", "measure"}
+    basis = set(device.basis_gates) | {"barrier", "measure"}
     index = {q: i for i, q in enumerate(circuit.qubits)}
     for inst in circuit.data:
         if inst.name not in basis:
@@ -53,16 +53,16 @@ def on_device(circuit: Any, device: str) -> bool:
     return True
 
 
-def place(circuit: Any, device: str, *, noise_scale: float = 1.0, seed: int = 0) -> DeviceCircuit:
+def place(circuit: Any, device: Device, *, noise_scale: float = 1.0, seed: int = 0) -> DeviceCircuit:
     """Transpile ``circuit`` to ``device`` (ValueError when it is wider) and take the calibration of its qubits
     with gate and readout errors x ``noise_scale``. A circuit already on the device (:func:`on_device`: its
     qubits are the device's, its gates the device's basis on calibrated pairs) is not transpiled again, only
     compacted to the qubits it uses."""
-    check_device(device)
+    check_device(require_device(device).name)
     body = circuit.remove_final_measurements(inplace=False)
     if on_device(body, device):
         small, physical = compact(body)
-        placed = DeviceCircuit(small, physical, calibration_subset(get_device(device).calibration, physical))
+        placed = DeviceCircuit(small, physical, calibration_subset(device.calibration, physical))
     else:
         placed = transpile_to_device(body, device, seed=seed)
     return replace(placed, calibration=placed.calibration.scaled(noise_scale, relaxation=False))

@@ -167,7 +167,7 @@ def _evaluate(config: QuestConfig) -> EvaluateResult:
         dataset={**dataset_summary(data), **where},
         metrics=metric,
         targets=tuple(targets(metric)),
-        speed=speed_comparison(ckpt, count=config.speed_circuits),
+        speed=speed_comparison(ckpt, count=config.speed_circuits, device=config.speed_device()),
     )
 
 
@@ -178,7 +178,7 @@ def _predict(config: QuestConfig) -> PredictResult:
     from workbench.quantum.quest.predict import place, predict_pst, read_qasm, simulate_pst
 
     circuit = read_qasm(config.qasm)
-    placed = place(circuit, config.device, noise_scale=config.noise_scale, seed=config.seed)
+    placed = place(circuit, config.resolved_device(), noise_scale=config.noise_scale, seed=config.seed)
     start = time.perf_counter()
     ckpt = load_checkpoint(config.checkpoint or None)
     seconds = {"load": time.perf_counter() - start}

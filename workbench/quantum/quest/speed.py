@@ -36,8 +36,9 @@ import numpy as np
 
 from workbench.quantum.calibration import calibration_subset
 from workbench.quantum.circuits import random_device_circuit
-from workbench.quantum.device import get_device
+from workbench.quantum.device import Device, get_device, require_device
 from workbench.quantum.quest.checkpoint import Checkpoint
+from workbench.quantum.quest.config import SPEED_DEVICE
 from workbench.quantum.quest.dataset import DEVICES, GATE_COUNTS, connected_qubits
 from workbench.quantum.quest.encoding import clear_device_tables
 from workbench.quantum.quest.labels import echo_circuit, effective_calibration, noise_model
@@ -107,14 +108,14 @@ def _aer_batched(
     return np.asarray([result.get_counts(i).get("0" * e.num_qubits, 0) / SHOTS for i, e in enumerate(echoes)])
 
 
-def _fresh_circuits(device: str, count: int, seed: int) -> tuple[list[Any], list[Any], Any]:
+def _fresh_circuits(device: Device, count: int, seed: int) -> tuple[list[Any], list[Any], Any]:
     """``count`` random device circuits (widths 1-5) on one connected 5-qubit piece of ``device`` under one noise
     draw: the circuits, each one's calibration (the draw restricted to its qubits) and the shared draw."""
     rng = np.random.default_rng(seed)
-    cal = get_device(device).calibration
+    cal = device.calibration
     piece = calibration_subset(cal, connected_qubits(cal, 5, rng))
     shared = effective_calibration(piece, rng)  # one noise draw for every circuit
-    two = DEVICES[device][0]
+    two = DEVICES[device.name][0]
     circuits, cals = [], []
     for _ in range(count):
         width = int(rng.integers(1, 6))
@@ -199,17 +200,19 @@ def _pairings(per: dict[str, float]) -> list[dict[str, Any]]:
 
 
 def speed_comparison(
-    ckpt: Checkpoint, *, count: int = 64, device: str = "fake_lima", seed: int = 7, repeats: int = 2
+    ckpt: Checkpoint, *, count: int = 64, device: str | Device = SPEED_DEVICE, seed: int = 7, repeats: int = 2
 ) -> dict[str, Any]:
     """Seconds per circuit of every path (see the module docstring), the speed-ups, and the RMSE of the batched
     predictions against the exact PST of these circuits.
 
-    Raises ValueError for ``count`` outside 1..10000 or a device QuEst does not know.
+    A notebook's entry: a device name is resolved here, once. Raises ValueError for ``count`` outside 1..10000 or
+    a device QuEst does not know.
     """
     if not 1 <= count <= 10_000:
         raise ValueError(f"count={count} is out of range: valid range is 1..10000 (circuits)")
-    if device not in DEVICES:
-        raise ValueError(f"device={device!r} is unknown here: valid devices are {', '.join(DEVICES)}")
+    device = get_device(device)  # the notebook's boundary (a Device passes through)
+    if device.name not in DEVICES:
+        raise ValueError(f"device={device.name!r} is unknown here: valid devices are {', '.join(DEVICES)}")
     from workbench.quantum.aer import readout_from_model
     from workbench.quantum.quest.labels import pst
 
@@ -258,7 +261,7 @@ def speed_comparison(
     err = np.asarray(outputs["predict_batched"]) - exact
     return {
         "circuits": count,
-        "device": device,
+        "device": device.name,
         "aer_method": best_method,
         "aer_parallel": best_parallel,
         "shots": SHOTS,
@@ -281,7 +284,7 @@ def width_sweep(
     *,
     count: int = 8,
     gates: int = 50,
-    device: str = "fake_guadalupe",
+    device: Device,
     seed: int = 7,
     repeats: int = 2,
 ) -> list[dict[str, Any]]:
@@ -295,14 +298,16 @@ def width_sweep(
     """
     from workbench.quantum.quest.encoding import MAX_QUBITS
 
-    cal = get_device(device).calibration
+    cal = require_device(device).calibration
     if not all(1 <= w <= cal.num_qubits for w in widths):
-        raise ValueError(f"widths={tuple(widths)} are out of range: valid widths are 1..{cal.num_qubits} ({device})")
+        raise ValueError(
+            f"widths={tuple(widths)} are out of range: valid widths are 1..{cal.num_qubits} ({device.name})"
+        )
     rows = []
     for width in widths:
         rng = np.random.default_rng(seed + width)
         shared = effective_calibration(calibration_subset(cal, connected_qubits(cal, width, rng)), rng)
-        two = DEVICES[device][0]
+        two = DEVICES[device.name][0]
         circuits = [
             random_device_circuit(width, gates, shared.coupling_map, rng, two_qubit_gate=two) for _ in range(count)
         ]

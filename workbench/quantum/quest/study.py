@@ -24,7 +24,7 @@ import numpy as np
 
 from workbench.quantum.calibration import DeviceCalibration, calibration_subset
 from workbench.quantum.circuits import mirror, random_device_circuit
-from workbench.quantum.device import get_device
+from workbench.quantum.device import Device, get_device
 from workbench.quantum.quest.checkpoint import Checkpoint, load_checkpoint
 from workbench.quantum.quest.config import (
     MAX_WIDTH,
@@ -78,9 +78,10 @@ class RankCheck:
     spearman: float
 
 
-def rank_check(device: str, count: int, *, seed: int = 11) -> RankCheck:
+def rank_check(device: str | Device, count: int, *, seed: int = 11) -> RankCheck:
     """``count`` fresh random circuits on ``device`` (widths 1-4, the dataset's smaller gate counts, errors scaled
-    by ``2**U(-3, 3)``), each simulated with aer for its PST and its state fidelity."""
+    by ``2**U(-3, 3)``), each simulated with aer for its PST and its state fidelity. A notebook's entry: a device
+    name is resolved here, once."""
     from scipy.stats import spearmanr
 
     from workbench.quantum.quest.labels import effective_calibration, noise_model, pst, state_fidelity
@@ -88,7 +89,7 @@ def rank_check(device: str, count: int, *, seed: int = 11) -> RankCheck:
     if count < 3:
         raise ValueError(f"count={count} is out of range: valid range is 3.. (a rank correlation needs circuits)")
     rng = np.random.default_rng(seed)
-    device_cal = get_device(device).calibration
+    device_cal = get_device(device).calibration  # the notebook's boundary
     psts, fids, labels = [], [], []
     for _ in range(count):
         width = int(rng.integers(1, min(5, device_cal.num_qubits + 1)))
@@ -124,7 +125,7 @@ def device_choices() -> tuple[str, ...]:
 class PointKey:
     """One point of a sweep: the circuit (device, family, width, depth, seed) and its noise (model, scale)."""
 
-    device: str
+    device: Device
     family: str
     width: int
     depth: int
@@ -146,19 +147,19 @@ class Placement:
 
 
 @functools.lru_cache(maxsize=256)
-def _algorithm(device: str, family: str, width: int, seed: int) -> Any:
+def _algorithm(device: Device, family: str, width: int, seed: int) -> Any:
     from workbench.quantum.quest.algorithms import algorithm_circuit
 
     return place(algorithm_circuit(family, width, seed), device, seed=seed)
 
 
 @functools.lru_cache(maxsize=512)
-def placement(device: str, family: str, width: int, depth: int, seed: int) -> Placement:
+def placement(device: Device, family: str, width: int, depth: int, seed: int) -> Placement:
     """The circuit of (family, width, depth, seed) on ``device`` (random: ``depth`` gates on connected qubits;
     algorithms: transpiled once, then mirrored ``depth`` times)."""
     if family == "random":
         rng = np.random.default_rng(seed)
-        cal = get_device(device).calibration
+        cal = device.calibration
         physical = connected_qubits(cal, width, rng)
         edges = calibration_subset(cal, physical).coupling_map
         circuit = random_device_circuit(width, depth, edges, rng, two_qubit_gate=cal.two_qubit_gate or "cx")
@@ -174,17 +175,17 @@ def placement(device: str, family: str, width: int, depth: int, seed: int) -> Pl
 
 
 @functools.lru_cache(maxsize=64)
-def device_noise(device: str, noise_model: str, seed: int, scale: float) -> DeviceCalibration:
+def device_noise(device: Device, noise_model: str, seed: int, scale: float) -> DeviceCalibration:
     """The whole device's effective calibration: as calibrated or one seeded QuEst draw, errors x ``scale``."""
-    cal = get_device(device).calibration
+    cal = device.calibration
     if noise_model == "randomized":
         cal = _randomized(device, seed)
     return cal.scaled(scale, relaxation=False)
 
 
 @functools.lru_cache(maxsize=64)
-def _randomized(device: str, seed: int) -> DeviceCalibration:
-    return get_device(device).calibration.randomized(np.random.default_rng(seed))
+def _randomized(device: Device, seed: int) -> DeviceCalibration:
+    return device.calibration.randomized(np.random.default_rng(seed))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -211,13 +212,13 @@ def simulate_points(keys: Sequence[PointKey], on_step: Callable[[int], None] | N
 
 
 @functools.lru_cache(maxsize=8)
-def device_layout(device: str) -> np.ndarray:
+def device_layout(device: Device) -> np.ndarray:
     """``[n, 2]`` qubit positions: SMACOF stress majorisation with weights d^-2 on the coupling graph's hop
     distances d (Gansner, Koren and North 2004), started from classical MDS, widest direction horizontal."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import shortest_path
 
-    cal = get_device(device).calibration
+    cal = device.calibration
     n = cal.num_qubits
     edges = np.array(cal.coupling_map or [(0, 0)]).T
     dist = shortest_path(
@@ -314,12 +315,13 @@ def quest_view(config: QuestViewConfig) -> QuestView:
 
 @functools.lru_cache(maxsize=512)
 def _quest_view(c: QuestViewConfig, ckpt: Checkpoint) -> QuestView:
-    cal = get_device(c.device).calibration
+    dev = c.resolved_device()
+    cal = dev.calibration
     scales = tuple(sorted({*SCALES, c.noise_scale}))
     lo, hi = width_range(c.family, cal.num_qubits)
     widths = tuple(range(lo, hi + 1))
-    scale_keys = tuple(PointKey(c.device, c.family, c.width, c.depth, c.seed, c.noise_model, s) for s in scales)
-    width_keys = tuple(PointKey(c.device, c.family, w, c.depth, c.seed, c.noise_model, c.noise_scale) for w in widths)
+    scale_keys = tuple(PointKey(dev, c.family, c.width, c.depth, c.seed, c.noise_model, s) for s in scales)
+    width_keys = tuple(PointKey(dev, c.family, w, c.depth, c.seed, c.noise_model, c.noise_scale) for w in widths)
     points = [point(k) for k in scale_keys + width_keys]
     with one_thread():
         preds = predict_pst(ckpt, [p[0] for p in points], [p[1] for p in points], models=MODELS)
@@ -327,8 +329,8 @@ def _quest_view(c: QuestViewConfig, ckpt: Checkpoint) -> QuestView:
     return QuestView(
         c,
         ckpt,
-        placement(c.device, c.family, c.width, c.depth, c.seed),
-        device_noise(c.device, c.noise_model, c.seed, c.noise_scale),
+        placement(dev, c.family, c.width, c.depth, c.seed),
+        device_noise(dev, c.noise_model, c.seed, c.noise_scale),
         scales,
         widths,
         {m: v[:k] for m, v in preds.items()},

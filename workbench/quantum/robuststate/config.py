@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.config import Config, param
-from workbench.quantum.device import get_device
+from workbench.quantum.device import OnDevice
 
 TARGETS = ("ghz", "w", "random")
 METHODS = ("robuststate", "unaware", "parameter-shift", "spsa", "bo")
@@ -25,7 +25,7 @@ MAX_QUBITS = 6
 
 
 @dataclass(frozen=True, kw_only=True)
-class RobustStateConfig(Config):
+class RobustStateConfig(OnDevice, Config):
     """Prepare ``target`` on ``qubits`` qubits of ``device`` (with seeded coherent errors): pre-train noiseless,
     deploy on the machine, then fine-tune with ``method`` until ``budget`` machine executions are spent."""
 
@@ -63,7 +63,7 @@ class RobustStateConfig(Config):
     seed: int = param(0, lo=0, hi=2**31 - 1, help="seed of the coherent-error draw, the random target and shots")
 
     def check_combination(self) -> None:
-        width = get_device(self.device).num_qubits
+        width = self.resolved_device().num_qubits
         if self.qubits > width:
             raise ValueError(
                 f"qubits={self.qubits} is wider than device={self.device!r}: valid range is 2..{width} "
@@ -91,7 +91,7 @@ STUDY_SETTINGS = {
 
 
 @dataclass(frozen=True, kw_only=True)
-class RobustStateViewConfig(Config):
+class RobustStateViewConfig(OnDevice, Config):
     """The panel's controls: a study case (device, target, width) and the run the button trains."""
 
     device: str = param("fake_nairobi", choices=STUDY_DEVICES, help="device snapshot of the study")

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from workbench.quantum.calibration import DeviceCalibration
-from workbench.quantum.device import Device, get_device
+from workbench.quantum.device import Device
 from workbench.quantum.noise import NoiseSpec
 from workbench.quantum.robuststate import model
 from workbench.quantum.robuststate.bayesopt import train_bo
@@ -157,7 +157,7 @@ def problem_of(config: RobustStateConfig) -> Problem:
     return problem(
         config.target,
         config.qubits,
-        get_device(config.device),
+        config.resolved_device(),
         config.num_blocks,
         float(config.coherent_strength),
         bool(config.incoherent),

@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from workbench.quantum.device import get_device
 from workbench.quantum.robuststate import experiment, model
 from workbench.quantum.robuststate.config import (
     STUDY_DEVICES,
@@ -195,7 +194,7 @@ def arithmetic_record(config: RobustStateConfig) -> dict[str, Any]:
     b = experiment.arithmetic_baseline(
         config.target,
         config.qubits,
-        get_device(config.device),
+        config.resolved_device(),
         float(config.coherent_strength),
         bool(config.incoherent),
         int(config.seed),
@@ -408,7 +407,7 @@ def panel_view(
     from workbench.quantum.variational import Ansatz, CoherentErrors, connected_layout, device_edges
 
     cfg = RobustStateConfig(device=device, target=target, qubits=qubits, coherent_strength=strength, shots=shots)
-    dev = get_device(device)  # the panel's boundary: it passes the config's device name
+    dev = cfg.resolved_device()
     layout = connected_layout(dev.calibration, qubits)
     sub = dev.subset(layout)
     ansatz = Ansatz(num_qubits=qubits, edges=device_edges(sub), blocks=cfg.num_blocks)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from workbench.config import Config, param
 from workbench.quantum.calibration import device_names
-from workbench.quantum.device import get_device
+from workbench.quantum.device import OnDevice
 from workbench.quantum.topgen.digits import TASKS
 
 #: widest QNN: the noisy evaluation simulates density matrices of up to 7 qubits per test batch
@@ -22,7 +22,7 @@ MAX_CIRCUIT_QUBITS = 12
 
 
 @dataclass(frozen=True, kw_only=True)
-class TopgenConfig(Config):
+class TopgenConfig(OnDevice, Config):
     """One TopGen run (QNN task) or one circuit's descriptors (``circuit`` set)."""
 
     circuit: str = param(
@@ -80,7 +80,7 @@ class TopgenConfig(Config):
                     "expressibility sampler"
                 )
             return
-        cal = get_device(self.device).calibration
+        cal = self.resolved_device().calibration
         if not 4 <= self.qubits <= MAX_TASK_QUBITS:
             raise ValueError(
                 f"qubits={self.qubits} is out of range for the QNN task: valid range is 4..{MAX_TASK_QUBITS} (qubits)"
@@ -111,7 +111,7 @@ class TopgenConfig(Config):
 
 
 @dataclass(frozen=True, kw_only=True)
-class TopgenViewConfig(Config):
+class TopgenViewConfig(OnDevice, Config):
     """What the panel varies: the device, the QNN width, the fragment size, the initial depth, the task."""
 
     device: str = param("fake_jakarta", choices=device_names(), help="device snapshot (its coupling map)")
@@ -121,7 +121,7 @@ class TopgenViewConfig(Config):
     task: str = param("digits-4", choices=tuple(TASKS), label="dataset classes", help="digits-2 or digits-4")
 
     def check_combination(self) -> None:
-        cal = get_device(self.device).calibration
+        cal = self.resolved_device().calibration
         if self.qubits > cal.num_qubits:
             raise ValueError(
                 f"qubits={self.qubits} is wider than device={self.device!r} ({cal.num_qubits} qubits): valid range "

@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from workbench.quantum.circuits import compact
-from workbench.quantum.device import Device, get_device
+from workbench.quantum.device import Device, all_devices
 from workbench.quantum.topgen.qnn import LOGIT_SCALE, QNN, accuracy, assemble, full_circuit
 from workbench.quantum.variational.gate_ansatz import GateAnsatz
 from workbench.quantum.variational.losses import z_expectations
@@ -90,18 +90,16 @@ def counts(ansatz: GateAnsatz, device: Device, layout: Sequence[int] | None, *, 
 
 def same_topology_devices(device: Device, count: int) -> tuple[Device, ...]:
     """``device`` and up to ``count - 1`` other snapshots with the same undirected coupling map (by name)."""
-    from workbench.quantum.calibration import device_names
     from workbench.quantum.topgen.topology import undirected_edges
 
     ref = device.calibration
     edges = undirected_edges(ref.coupling_map)
     out = [device]
-    for name in device_names():
+    for other in all_devices():
         if len(out) >= count:
             break
-        if name == device.name:
+        if other == device:
             continue
-        other = get_device(name)
         if other.num_qubits == ref.num_qubits and undirected_edges(other.coupling_map) == edges:
             out.append(other)
     return tuple(out)

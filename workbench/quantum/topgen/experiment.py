@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.quantum.device import Device, get_device
+from workbench.quantum.device import Device
 from workbench.quantum.topgen import model as cx_model
 from workbench.quantum.topgen.config import TopgenConfig
 from workbench.quantum.topgen.digits import load_task
@@ -165,7 +165,7 @@ def _compute_task(c: TopgenConfig, progress: Callable[[float, str], None] | None
             progress(fraction, stage)
 
     tell(0.0, "generating sub-circuits")
-    device = get_device(c.device)
+    device = c.resolved_device()
     gen = generated(device, c.qubits, c.fragment_size, c.blocks, c.candidates, c.score_pairs, c.bins, c.seed)
     data = load_task(c.task, seed=c.seed, max_train=c.max_train, max_test=c.max_test)
     snapshots = same_topology_devices(device, c.snapshots)

@@ -16,10 +16,17 @@ from typing import Any
 
 from workbench.quantum.qasm import looks_like_qasm
 from workbench.quantum.topgen.config import TopgenConfig
-from workbench.quantum.topgen.experiment import MethodOutcome, accuracy_gain, circuit_descriptors, ratios, run_task
+from workbench.quantum.topgen.experiment import (
+    MethodOutcome,
+    TaskOutcome,
+    accuracy_gain,
+    circuit_descriptors,
+    ratios,
+    run_task,
+)
 from workbench.quantum.topgen.expressibility import idle_kl
 from workbench.registry import Technique
-from workbench.results import Result, fmt
+from workbench.results import Result, fmt, to_plain
 
 __all__ = ["ExpressibilityResult", "MethodOutcome", "TopgenResult", "run", "format_table", "TECHNIQUE"]
 
@@ -44,37 +51,36 @@ class ExpressibilityResult(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class TopgenResult(Result):
-    """The task run: TopGen's accuracy under noise (mean over ``snapshots``), noiseless, per device; its
-    depth and CNOTs on ``device`` (``cx_model``: the closed-form count, MODEL), SWAPs routing added (0), the
-    baselines, the region/fragments/stitches and growth events, and the figures the paper's claims compare
-    (``ratios``: per baseline, depth and CNOT ratio baseline / TopGen and whether TopGen is within 0.03 of its
-    accuracy; ``accuracy_gain``: TopGen minus the baselines' mean; the claims and their computed verdicts:
-    ``workbench claims topgen``)."""
+    """The task run: the experiment's :class:`~workbench.quantum.topgen.experiment.TaskOutcome` (``outcome``, the
+    object the study and the panel show too) for ``task`` on ``qubits`` qubits of ``device``.
+
+    :meth:`to_json` is what ``--json`` prints, a flat view of it: TopGen's accuracy under noise (mean over
+    ``snapshots``), noiseless, per device; its depth and CNOTs on ``device`` (``cx_model``: the closed-form
+    count, MODEL), SWAPs routing added (0), parameters, blocks, gradient variance; the baselines (each method's
+    whole outcome), the snapshots, region/fragments/stitches/templates and growth events, and the figures the
+    paper's claims compare (``ratios``: per baseline, depth and CNOT ratio baseline / TopGen and whether TopGen is
+    within 0.03 of its accuracy; ``accuracy_gain``: TopGen minus the baselines' mean; the claims and their
+    computed verdicts: ``workbench claims topgen``)."""
 
     technique: str = "topgen"
     task: str
     qubits: int
     device: str
-    accuracy: float
-    accuracy_noiseless: float
-    accuracy_by_device: dict[str, float]
-    depth: int
-    cx_count: int
-    cx_model: int
-    swaps: int
-    num_parameters: int
-    blocks: int
-    gradient_variance: float
-    baselines: dict[str, MethodOutcome]
-    snapshots: tuple[str, ...]
-    region: tuple[int, ...]
-    fragments: tuple[tuple[int, ...], ...]
-    stitches: tuple[tuple[int, int], ...]
-    templates: tuple[str, ...]
-    grown_at: tuple[int, ...]
-    removed_at: tuple[int, ...]
-    ratios: dict[str, dict[str, Any]]
-    accuracy_gain: float
+    outcome: TaskOutcome
+
+    def to_json(self) -> dict[str, Any]:
+        rest = to_plain(self.outcome)  # TaskOutcome's fields in order, the methods' outcomes as their JSON
+        own, cx_model = rest.pop("topgen"), rest.pop("cx_model")
+        del rest["growth_check"], own["name"], own["val_curve"]
+        out = {"technique": self.technique, "task": self.task, "qubits": self.qubits, "device": self.device}
+        for key, value in own.items():  # TopGen's own figures at the top level
+            out[key] = value
+            if key == "cx_count":
+                out["cx_model"] = cx_model  # the closed-form count (MODEL) beside the transpiled one
+        out.update(rest)  # baselines, snapshots, region, fragments, stitches, templates, grown_at, removed_at
+        out["ratios"] = to_plain(ratios(self.outcome))
+        out["accuracy_gain"] = float(accuracy_gain(self.outcome))
+        return out
 
 
 def run(config: TopgenConfig) -> ExpressibilityResult | TopgenResult:
@@ -95,33 +101,7 @@ def run(config: TopgenConfig) -> ExpressibilityResult | TopgenResult:
             seed=d.seed,
             idle_kl=idle_kl(d.num_qubits, d.bins),
         )
-    out = run_task(config)
-    t = out.topgen
-    return TopgenResult(
-        task=config.task,
-        qubits=config.qubits,
-        device=config.device,
-        accuracy=t.accuracy,
-        accuracy_noiseless=t.accuracy_noiseless,
-        accuracy_by_device=dict(t.accuracy_by_device),
-        depth=t.depth,
-        cx_count=t.cx_count,
-        cx_model=out.cx_model,
-        swaps=t.swaps,
-        num_parameters=t.num_parameters,
-        blocks=t.blocks,
-        gradient_variance=t.gradient_variance,
-        baselines=dict(out.baselines),
-        snapshots=out.snapshots,
-        region=out.region,
-        fragments=out.fragments,
-        stitches=out.stitches,
-        templates=out.templates,
-        grown_at=out.grown_at,
-        removed_at=out.removed_at,
-        ratios=ratios(out),
-        accuracy_gain=accuracy_gain(out),
-    )
+    return TopgenResult(task=config.task, qubits=config.qubits, device=config.device, outcome=run_task(config))
 
 
 def format_table(d: dict[str, Any]) -> str:

@@ -17,8 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.quantum.calibration import device_names
-from workbench.quantum.device import Device, get_device
+from workbench.quantum.device import Device, all_devices, get_device
 from workbench.quantum.topgen import experiment
 from workbench.quantum.topgen import model as cx_model
 from workbench.quantum.topgen.config import TopgenConfig, TopgenViewConfig
@@ -168,16 +167,16 @@ def sim_rows(*, qubits: int = 4, seeds: int = 5, pairs: int = 5000, bins: int = 
     return rows
 
 
-def search_space(device: str, qubits: int, fragment_size: int, blocks: int) -> dict[str, Any]:
+def search_space(device: Device, qubits: int, fragment_size: int, blocks: int) -> dict[str, Any]:
     """MODEL counts: how many ansätze TopGen's generator can write on ``device``'s region vs how many sub-circuits
     the QuantumNAS-style SuperCircuit of as many blocks holds (TopGen's space is not a subset of one circuit)."""
-    region, edges = region_for(get_device(device), qubits)
+    region, edges = region_for(device, qubits)
     from workbench.quantum.topgen.topology import tile
 
     t = tile(edges, region, fragment_size)
     inner = [len(e) for e in t.inner]
     return {
-        "device": device,
+        "device": device.name,
         "qubits": qubits,
         "fragment_size": fragment_size,
         "blocks": blocks,
@@ -233,13 +232,14 @@ def paper_scale(
     blocks: int = 2,
 ) -> list[dict[str, Any]]:
     """MODEL: TopGen's CNOTs on whole devices (closed form, templates from the 4-qubit shapes scored with a
-    small sample) beside the hardware-efficient chain before routing and after qiskit's routing (counted)."""
+    small sample) beside the hardware-efficient chain before routing and after qiskit's routing (counted). A
+    notebook's entry: the device names are resolved here, once."""
     from workbench.quantum.topgen.baselines import hardware_efficient
     from workbench.quantum.topgen.device import counts
 
     rows = []
     for name in devices:
-        device = get_device(name)
+        device = get_device(name)  # the notebook's boundary
         cal = device.calibration
         gen = generated(device, cal.num_qubits, fragment_size, 1, 6, 200, 75, 0)
         model_cx = cx_model.topgen_cx([s.template for s in gen.chosen], len(gen.tiling.stitches), blocks)
@@ -263,14 +263,14 @@ def panel_devices() -> tuple[str, ...]:
     """Devices the panel offers: 4 to 7 qubits with native cx (the QNN widths of the task), read from each
     snapshot's ``conf_*.json`` (fast: no backend is built)."""
     out = []
-    for name in device_names():
+    for device in all_devices():
         try:
-            with open(get_device(name).conf_path) as f:
+            with open(device.conf_path) as f:
                 conf = json.load(f)
         except (OSError, ValueError):
             continue
         if 4 <= int(conf.get("n_qubits", 0)) <= 7 and "cx" in conf.get("basis_gates", ()):
-            out.append(name)
+            out.append(device.name)
     return tuple(out)
 
 
@@ -332,7 +332,7 @@ def warm_panel(view: TopgenViewConfig) -> None:
     (about a second; moves along those sliders then redraw from memory)."""
     for fragment in range(1, min(4, view.qubits) + 1):
         for blocks in range(1, 5):
-            _cost(get_device(view.device), view.qubits, fragment, blocks)
+            _cost(view.resolved_device(), view.qubits, fragment, blocks)
 
 
 def default_task_config(view: TopgenViewConfig) -> TopgenConfig:
@@ -348,7 +348,7 @@ def default_task_config(view: TopgenViewConfig) -> TopgenConfig:
 
 def panel_view(view: TopgenViewConfig, *, cache: str | None = None) -> PanelView:
     """The panel's view (memoised pieces; the trained results only from the disk cache)."""
-    device = get_device(view.device)
+    device = view.resolved_device()
     cal = device.calibration
     gen = generated(device, view.qubits, view.fragment_size, view.blocks, PANEL_CANDIDATES, PANEL_PAIRS, 75, 0)
     cands = []
