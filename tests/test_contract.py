@@ -111,7 +111,7 @@ def _figure_state(panel) -> str:
 def _assert_views_show_the_figures(panel) -> None:
     """What each live figure's view holds (the browser draws it) is the figure as Python holds it."""
     for i, fig in enumerate(panel.figures):
-        (item,) = fig.view.outputs
+        (item,) = fig.output.outputs
         assert item["data"] == figure_bundle(fig), f"{type(panel).__name__}: figure {i}'s view is stale"
 
 

@@ -66,7 +66,9 @@ def control(spec: ParamSpec, value: Any, options: Sequence | None = None) -> W.W
         description=spec.title,
         style={"description_width": "initial"},
         tooltip=spec.help,
-        layout=W.Layout(width="360px"),
+        # a left margin: a slider's label (ipywidgets gives sliders none) would start at the panel's edge, where
+        # JupyterLab's output area cuts its first letter's overhang
+        layout=W.Layout(width="360px", margin="2px 2px 2px 6px"),
     )
     if options is not None:
         if value not in options:  # a value set from a notebook parameter joins the slider's stops
@@ -180,6 +182,9 @@ class Panel:
         name = next((k for k, w in self.controls.items() if w is change["owner"]), "")
         with self._hold():
             self.adjust_controls(name)
+        for fig in self.figures:
+            if isinstance(fig, LiveFigure):
+                fig.redraw_in_place()
         self.redraw()
 
     def redraw(self) -> bool:

@@ -21,6 +21,7 @@ from browser_helpers import (
     plot_signatures,
     run_all_cells,
     shut_down_kernels,
+    unexpected_console,
     wait_for_figures_drawn,
     wait_for_run_all_done,
 )
@@ -150,5 +151,6 @@ def test_fast_drag_last_setting_wins(page, jupyter_lab, area, source, label):
     )
     assert final_value == values[-1] and len(set(values)) > 2, values  # the keys moved the slider
     assert not errors, "\n".join(errors)
+    console = unexpected_console(console)
     assert not console, "browser console errors:\n" + "\n".join(m[:500] for m in console)
     assert again == settled, "the figures the drag left are not those of the final setting"

@@ -153,6 +153,11 @@ class DwarvesGraphPanel(Panel):
             pat.data[2 + 2 * i].x, pat.data[2 + 2 * i].y = e2["x"], e2["y"]
             pat.data[3 + 2 * i].x, pat.data[3 + 2 * i].y, pat.data[3 + 2 * i].text = n2["x"], n2["y"], n2["text"]
             pat.data[3 + 2 * i].marker = n2["marker"]
+            # an unused column's (empty) traces move to the first subplot: with no trace on its hidden axes, plotly
+            # draws no background box for it (an empty frame)
+            axes = (f"x{i + 2}", f"y{i + 2}") if i < len(shr) else ("x", "y")
+            for trace in pat.data[2 + 2 * i : 4 + 2 * i]:
+                trace.xaxis, trace.yaxis = axes
             pat.layout.annotations[1 + i].text = f"- {shr[i][1]} x {shr[i][0].label}" if i < len(shr) else ""
         plan = chosen.describe() if chosen else "closed form"
         extra = (" | V = " + " ".join(f"{c:+d}E({q.label})" for q, c in view.transform)) if view.transform else ""
