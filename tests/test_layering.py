@@ -66,7 +66,7 @@ def test_workbench_never_imports_the_ui_floor():
 
 
 def test_area_roots_import_no_technique_package():
-    """Shared code (an area's root modules and its shared folders, e.g. ``quantum/pulse``) imports no technique
+    """Shared code (an area's root modules and its shared folders, e.g. ``quantum/common``) imports no technique
     package; a technique package is one the registry lists."""
     techniques = {e.package for e in catalogue()}
     for area in AREAS:
@@ -174,7 +174,7 @@ def test_the_machinery_rule_catches_a_panel_that_builds_an_ansatz(tmp_path):
     source = tmp_path / "napa_panel.py"
     source.write_text(
         "from workbench.quantum.napa.ansatz import PulseAnsatz\n"
-        "from workbench.quantum.pulse.calibrated import calibrated_natives\n"
+        "from workbench.quantum.common.pulse.calibrated import calibrated_natives\n"
         "from workbench.quantum.napa.study import panel_view\n"
         "from workbench.quantum.topgen.model import LABEL\n"
         "natives = calibrated_natives(None, 0, 1, 3)\n"
@@ -183,8 +183,8 @@ def test_the_machinery_rule_catches_a_panel_that_builds_an_ansatz(tmp_path):
         "text = LABEL.upper()\n"
     )
     assert _called_machinery(source) == [
+        "workbench.quantum.common.pulse.calibrated.calibrated_natives",
         "workbench.quantum.napa.ansatz.PulseAnsatz",
-        "workbench.quantum.pulse.calibrated.calibrated_natives",
     ]
 
 

@@ -2,7 +2,7 @@
 
 Same work on both sides: the process (superoperator) of one DRAG mixer pulse on each of five transmons of
 fake_jakarta (3 levels, the device's T1/T2 as Lindblad terms), for a fresh set of amplitudes and phases. Ours:
-one batched ``workbench.quantum.pulse.propagate.channels`` call (Strang-split Lindblad over all five at once);
+one batched ``workbench.quantum.common.pulse.propagate.channels`` call (Strang-split Lindblad over all five at once);
 qutip: ``qutip.propagator`` with the same piecewise-constant coefficients and collapse operators, per
 transmon. ``max abs diff`` compares the superoperators.
 """
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 def _qutip_process(dev, schedule) -> np.ndarray:
     import qutip
 
-    from workbench.quantum.pulse.reference import _terms
+    from workbench.quantum.common.pulse.reference import _terms
 
     static, terms, step, steps, a = _terms(dev, schedule, 1)
     tlist = np.arange(steps + 1) * step
@@ -50,11 +50,11 @@ def run(*, quick: bool) -> Section:
     """One case, five transmons; ``data["row"]`` holds the raw numbers."""
     import qutip
 
+    from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+    from workbench.quantum.common.pulse.propagate import channels, dissipator
+    from workbench.quantum.common.pulse.schedule import Play, Schedule
+    from workbench.quantum.common.pulse.waveforms import drag
     from workbench.quantum.device import load_pulse_device
-    from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-    from workbench.quantum.pulse.propagate import channels, dissipator
-    from workbench.quantum.pulse.schedule import Play, Schedule
-    from workbench.quantum.pulse.waveforms import drag
 
     load_start = load_average()
     qubits = (0, 1, 2, 3, 5)

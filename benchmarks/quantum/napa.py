@@ -22,11 +22,11 @@ def run(*, quick: bool) -> Section:
     """One case; ``data["row"]`` holds the raw numbers."""
     import qutip
 
+    from workbench.quantum.common.pulse.calibrated import calibrated_natives
+    from workbench.quantum.common.pulse.reference import qutip_evolve
     from workbench.quantum.device import get_device
     from workbench.quantum.napa.ansatz import PulseAnsatz
     from workbench.quantum.napa.energy import final_state
-    from workbench.quantum.pulse.calibrated import calibrated_natives
-    from workbench.quantum.pulse.reference import qutip_evolve
 
     load_start = load_average()
     natives = calibrated_natives(get_device("fake_jakarta"), 0, 1, 3)

@@ -21,12 +21,12 @@ log = logging.getLogger(__name__)
 
 
 def _case(noisy: bool, quick: bool) -> dict:
+    from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+    from workbench.quantum.common.pulse.propagate import evolve_density
+    from workbench.quantum.common.pulse.reference import qutip_evolve
+    from workbench.quantum.common.pulse.schedule import Play, Schedule
+    from workbench.quantum.common.pulse.waveforms import drag, gaussian_square
     from workbench.quantum.device import load_pulse_device
-    from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-    from workbench.quantum.pulse.propagate import evolve_density
-    from workbench.quantum.pulse.reference import qutip_evolve
-    from workbench.quantum.pulse.schedule import Play, Schedule
-    from workbench.quantum.pulse.waveforms import drag, gaussian_square
 
     dev = load_pulse_device("fake_jakarta", (0, 1), levels=3)
     dev = dev if noisy else dev.noiseless()

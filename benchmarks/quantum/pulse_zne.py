@@ -67,12 +67,12 @@ def _extrapolation_rows(quick: bool) -> list[dict]:
 
 
 def _folded_energy_row(quick: bool) -> dict:
+    from workbench.quantum.common.pulse.calibrated import calibrated_natives
+    from workbench.quantum.common.pulse.reference import qutip_evolve
     from workbench.quantum.device import get_device
     from workbench.quantum.napa.ansatz import PulseAnsatz
     from workbench.quantum.napa.energy import energy_of_state
     from workbench.quantum.napa.hamiltonians import load
-    from workbench.quantum.pulse.calibrated import calibrated_natives
-    from workbench.quantum.pulse.reference import qutip_evolve
     from workbench.quantum.pulse_zne.reversal import fold
     from workbench.quantum.pulse_zne.zne import energy_at
 

@@ -3,7 +3,7 @@
 Cases, on the 4-qubit LiH Hamiltonian (27 Pauli terms) and the 5-qubit MaxCut cost (8 terms), ansatz = the
 hardware-efficient ``n_local(ry, cx, linear, reps=2)``:
 
-(a) energies of a batch of B parameter sets (B = 1 and 64). Ours: :func:`workbench.quantum.variational.energy_function`
+(a) energies of a batch of B parameter sets (B = 1 and 64). Ours: :func:`workbench.quantum.common.variational.energy_function`
     (one batched torch statevector simulation, dense H); peer: qiskit's ``StatevectorEstimator`` with one
     pub of B parameter sets (its reference implementation: a ``Statevector`` per set).
 (b) energy *and gradient* of one parameter set: ours by autograd (one forward + backward); peer: the
@@ -37,7 +37,7 @@ def _energies(problem: str, batch: int, rounds: int) -> dict[str, Any]:
     from qiskit.primitives import StatevectorEstimator
     from qiskit.quantum_info import SparsePauliOp
 
-    from workbench.quantum.variational.losses import energy_function
+    from workbench.quantum.common.variational.losses import energy_function
     from workbench.threads import one_thread
 
     p, circuit, H, count = _setup(problem)
@@ -69,7 +69,7 @@ def _gradient(problem: str, rounds: int) -> dict[str, Any]:
     from qiskit.primitives import StatevectorEstimator
     from qiskit.quantum_info import SparsePauliOp
 
-    from workbench.quantum.variational.losses import energy_function
+    from workbench.quantum.common.variational.losses import energy_function
     from workbench.threads import one_thread
 
     p, circuit, H, count = _setup(problem)

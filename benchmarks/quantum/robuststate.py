@@ -65,9 +65,9 @@ def _case_machine(n: int, device: str, rounds: int) -> dict:
 
 def _case_step(n: int, device: str, rounds: int) -> dict:
     from workbench.quantum.circuit import from_qiskit
+    from workbench.quantum.common.variational import parameter_shift_gradient, shadow_density
     from workbench.quantum.robuststate.straight_through import straight_through_gradient
     from workbench.quantum.robuststate.trace import shadow_fidelity_batch
-    from workbench.quantum.variational import parameter_shift_gradient, shadow_density
 
     pb, machine = _setup(n, device)
     program = from_qiskit(machine.circuit)

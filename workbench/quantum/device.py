@@ -11,7 +11,7 @@ use, and is kept on the object:
   and durations, readout, coupling map, basis gates);
 - ``backend``: the qiskit-ibm-runtime fake backend (read-only: for qiskit's transpiler and aer);
 - ``hamiltonian``: the transmon model of pulse devices (:class:`Hamiltonian`), None for a device without one;
-  :meth:`Device.transmons` reads qubits of it as a :class:`~workbench.quantum.pulse.device.PulseDevice`;
+  :meth:`Device.transmons` reads qubits of it as a :class:`~workbench.quantum.common.pulse.device.PulseDevice`;
 - :meth:`Device.noise`: the calibrated :class:`~workbench.quantum.noise.NoiseSpec` (all qubits or a subset).
 
 Devices without Hamiltonian data are not offered where one is needed: :func:`pulse_device_names` lists the
@@ -39,8 +39,8 @@ from workbench.quantum.calibration import (
 )
 
 if TYPE_CHECKING:
+    from workbench.quantum.common.pulse.device import PulseDevice
     from workbench.quantum.noise import NoiseSpec
-    from workbench.quantum.pulse.device import PulseDevice
 
 __all__ = [
     "Device",
@@ -169,7 +169,7 @@ class Device:
         Raises ValueError naming the parameter for a bad level count, qubit count, repeated qubit, a device
         without Hamiltonian data (naming the valid devices) or a qubit outside the device.
         """
-        from workbench.quantum.pulse.device import PulseDevice
+        from workbench.quantum.common.pulse.device import PulseDevice
 
         if levels not in (2, 3):
             raise ValueError(f"levels={levels} is not allowed: valid values are 2, 3")

@@ -12,15 +12,15 @@ import pytest
 import torch
 from qiskit.quantum_info import Statevector
 
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.natives import X_DURATION
+from workbench.quantum.common.pulse.propagate import channels, dissipator
+from workbench.quantum.common.pulse.schedule import Schedule
 from workbench.quantum.device import get_device
 from workbench.quantum.hybrid_qaoa.circuits import qaoa_circuit, qaoa_layout
 from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
 from workbench.quantum.hybrid_qaoa.maxcut import cut_values, max_cut, parse_graph
 from workbench.quantum.hybrid_qaoa.simulate import Evaluator, calibrated_sx, fold_to_qubit
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.natives import X_DURATION
-from workbench.quantum.pulse.propagate import channels, dissipator
-from workbench.quantum.pulse.schedule import Schedule
 
 
 def _ideal(graph, gammas, betas):

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 from qiskit.quantum_info import DensityMatrix, SparsePauliOp, random_statevector
 
+from workbench.quantum.common.pulse.calibrated import calibrated_natives
 from workbench.quantum.device import get_device
 from workbench.quantum.napa.ansatz import DROP_AMP, PulseAnsatz, cr_duration
 from workbench.quantum.napa.config import NapaConfig
 from workbench.quantum.napa.energy import energy, energy_and_gradient, fold_leakage, term_expectation
 from workbench.quantum.napa.hamiltonians import bond_lengths, load
 from workbench.quantum.napa.train import Trace, multistart, optimise, progressive
-from workbench.quantum.pulse.calibrated import calibrated_natives
 
 
 @pytest.fixture(scope="module")

@@ -104,12 +104,12 @@ def test_check_mode_meets_the_issue_goals(tmp_path, monkeypatch):
 def test_substeps_for_a_tolerance_meet_it_against_continuous_time(tolerance):
     """The chosen sub-steps' unitary is within ``tolerance`` of scipy's DOP853 on continuous frame phases (an
     independent integrator), and the choice is the fewest power of two that does so (half of it does not)."""
-    from workbench.quantum.pulse.accuracy import substeps_for
-    from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-    from workbench.quantum.pulse.propagate import unitary
-    from workbench.quantum.pulse.reference import ode_unitary
-    from workbench.quantum.pulse.schedule import Play, Schedule
-    from workbench.quantum.pulse.waveforms import drag, gaussian_square
+    from workbench.quantum.common.pulse.accuracy import substeps_for
+    from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+    from workbench.quantum.common.pulse.propagate import unitary
+    from workbench.quantum.common.pulse.reference import ode_unitary
+    from workbench.quantum.common.pulse.schedule import Play, Schedule
+    from workbench.quantum.common.pulse.waveforms import drag, gaussian_square
 
     pair = get_device("fake_jakarta").transmons((0, 1), levels=3).noiseless()
     s = Schedule.of([Play("d0", drag(64, 0.3, 16, 1.0, 0.3)), Play("u0-1", gaussian_square(80, 0.4, 16, 20, 1.0), 7)])

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.propagate import unitary
+from workbench.quantum.common.pulse.schedule import Play, Schedule
+from workbench.quantum.common.pulse.waveforms import drag, gaussian_square
 from workbench.quantum.device import load_pulse_device
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.propagate import unitary
-from workbench.quantum.pulse.schedule import Play, Schedule
-from workbench.quantum.pulse.waveforms import drag, gaussian_square
 from workbench.quantum.pulse_zne import extrapolation as ex
 from workbench.quantum.pulse_zne.config import PulseZneConfig
 from workbench.quantum.pulse_zne.estimator import echo_error, echo_infidelity, nominal_unitary, process_fidelity

@@ -9,11 +9,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from workbench.quantum.common.pulse.calibrated import calibrated_natives
 from workbench.quantum.device import get_device, load_pulse_device
 from workbench.quantum.napa.ansatz import PulseAnsatz
 from workbench.quantum.napa.energy import energy
 from workbench.quantum.napa.hamiltonians import load
-from workbench.quantum.pulse.calibrated import calibrated_natives
 from workbench.quantum.pulse_zne import study
 from workbench.quantum.pulse_zne.estimator import echo_decay, fit_echo_decay
 from workbench.quantum.pulse_zne.extrapolation import richardson

@@ -15,11 +15,11 @@ import pytest
 import torch
 from qiskit.quantum_info import SparsePauliOp, Statevector
 
+from workbench.quantum.common.variational import energy_function
 from workbench.quantum.device import get_device
 from workbench.quantum.qgas.ansatze import excitation_generators, hardware_efficient, qaoa, uccsd
 from workbench.quantum.qgas.problems import get_problem
 from workbench.quantum.qgas.vqe import _with_idle, noisy_energy, permute_terms, train
-from workbench.quantum.variational import energy_function
 
 
 @pytest.mark.parametrize("name", ["lih", "h2", "maxcut", "portfolio"])
@@ -166,7 +166,7 @@ def test_sampled_noisy_energy_is_counted_seeded_and_within_the_multinomial_sprea
     assert a.executions == 5 * shots and exact.executions == 0
     # each setting's estimate is a mean of `shots` i.i.d. values bounded by B = sum |c_k| over the non-identity
     # terms, so its standard deviation is at most B / sqrt(shots); over the settings at most B sqrt(K / shots)
-    # (the exact spread is checked in tests/quantum/variational)
+    # (the exact spread is checked in tests/quantum/common/variational)
     bound = sum(abs(c) for c, lbl in p.terms if set(lbl) != {"I"})
     sigma = bound * np.sqrt(a.settings / shots)
     assert abs(a.energy - exact.energy) < 5 * sigma

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
+from workbench.quantum.common.variational import connected_layout
 from workbench.quantum.device import get_device
 from workbench.quantum.robuststate import experiment, study
 from workbench.quantum.robuststate.config import RobustStateConfig
-from workbench.quantum.variational import connected_layout
 
 SMALL = {"qubits": 3, "device": "fake_lima", "target": "random", "seed": 2, "blocks": 1}
 

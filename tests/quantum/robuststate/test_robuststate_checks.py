@@ -11,16 +11,16 @@ import pytest
 import torch
 
 from workbench.quantum import statevector
-from workbench.quantum.robuststate.reference import reference_straight_through_gradient
-from workbench.quantum.robuststate.straight_through import straight_through_gradient
-from workbench.quantum.variational import (
+from workbench.quantum.common.variational import (
     Ansatz,
     Machine,
     all_settings,
     frobenius_loss,
     shadow_density,
 )
-from workbench.quantum.variational.losses import infidelity_loss, pure_density
+from workbench.quantum.common.variational.losses import infidelity_loss, pure_density
+from workbench.quantum.robuststate.reference import reference_straight_through_gradient
+from workbench.quantum.robuststate.straight_through import straight_through_gradient
 
 
 def _state(n: int, seed: int) -> torch.Tensor:

@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from workbench.quantum import statevector
+from workbench.quantum.common.variational import CoherentErrors, Machine
 from workbench.quantum.device import get_device
 from workbench.quantum.robuststate.problem import evaluate, make_machine, make_problem, split_error
 from workbench.quantum.robuststate.reference import aer_machine_density
 from workbench.quantum.robuststate.straight_through import train_robuststate
-from workbench.quantum.variational import CoherentErrors, Machine
 
 pytestmark = pytest.mark.slow
 

@@ -88,7 +88,7 @@ def test_growth_block_is_the_identity_at_zero_angles():
     edges = _edges("fake_jakarta")
     t = tile(edges, tuple(range(7)), 3)
     gates, count = growth_block(t)
-    from workbench.quantum.variational import GateAnsatz
+    from workbench.quantum.common.variational import GateAnsatz
 
     block = GateAnsatz(7, (), 0).then(gates, count)
     op = Operator(block.circuit().assign_parameters([0.0] * count))

@@ -107,9 +107,9 @@ def _active_qubits(device: str) -> tuple[int, ...]:
 
 
 def _mixer_reduction(*, device: str, rotation: float) -> Figure:
+    from workbench.quantum.common.pulse.waveforms import drag
     from workbench.quantum.device import get_device
     from workbench.quantum.hybrid_qaoa.simulate import GATE_MIXER_DT
-    from workbench.quantum.pulse.waveforms import drag
 
     qubits = _active_qubits(device)
     dev = get_device(device)

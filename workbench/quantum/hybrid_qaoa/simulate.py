@@ -30,17 +30,17 @@ import torch
 from workbench.quantum.apply import apply_matrix
 from workbench.quantum.channels import virtual_targets
 from workbench.quantum.circuit import bind, from_qiskit, resolve_params
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.natives import X_DURATION, SingleQubitPulse, calibrate_single
+from workbench.quantum.common.pulse.propagate import channels, dissipator, unitary
+from workbench.quantum.common.pulse.schedule import Play, Schedule
+from workbench.quantum.common.pulse.waveforms import drag
 from workbench.quantum.density import apply_readout, diagonal, run_density
 from workbench.quantum.device import Device
 from workbench.quantum.hybrid_qaoa.circuits import QaoaLayout
 from workbench.quantum.hybrid_qaoa.maxcut import cut_values
 from workbench.quantum.noise import NoiseSpec
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.natives import X_DURATION, SingleQubitPulse, calibrate_single
-from workbench.quantum.pulse.propagate import channels, dissipator, unitary
-from workbench.quantum.pulse.schedule import Play, Schedule
-from workbench.quantum.pulse.waveforms import drag
 from workbench.threads import one_thread
 
 __all__ = ["Evaluator", "calibrated_sx", "fold_to_qubit", "GATE_MIXER_DT"]

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from workbench.quantum.common.pulse.waveforms import drag
 from workbench.quantum.hybrid_qaoa import experiment
 from workbench.quantum.hybrid_qaoa.circuits import qaoa_layout
 from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
 from workbench.quantum.hybrid_qaoa.experiment import Comparison, cached_comparison, compare, evaluator
 from workbench.quantum.hybrid_qaoa.maxcut import cut_values, max_cut
 from workbench.quantum.hybrid_qaoa.simulate import GATE_MIXER_DT, calibrated_sx
-from workbench.quantum.pulse.waveforms import drag
 
 __all__ = [
     "Comparison",

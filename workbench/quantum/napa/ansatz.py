@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from workbench.quantum.pulse.natives import CR_SIGMA, X_DURATION, X_SIGMA, NativeGates
-from workbench.quantum.pulse.schedule import Play, Schedule
-from workbench.quantum.pulse.waveforms import drag, gaussian_square
+from workbench.quantum.common.pulse.natives import CR_SIGMA, X_DURATION, X_SIGMA, NativeGates
+from workbench.quantum.common.pulse.schedule import Play, Schedule
+from workbench.quantum.common.pulse.waveforms import drag, gaussian_square
 
 __all__ = ["PulseAnsatz", "MAX_SNP_AMP", "MAX_DETUNING_MHZ", "DROP_AMP", "cr_duration", "STARTS"]
 

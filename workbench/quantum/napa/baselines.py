@@ -2,7 +2,7 @@
 (two-qubit reduced) UCCSD, so that their durations are in ns on the same ``dt`` as NAPA's.
 
 Circuits are transpiled by qiskit to ``rz, sx, x, ecr`` on the calibrated pair's direction (``seed_transpiler``
-0, level 1), played with :func:`~workbench.quantum.pulse.natives.circuit_schedule`, and the remaining virtual-Z
+0, level 1), played with :func:`~workbench.quantum.common.pulse.natives.circuit_schedule`, and the remaining virtual-Z
 frames are applied to the final state before the measurement rotations.
 """
 
@@ -12,9 +12,9 @@ import functools
 
 import numpy as np
 
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.natives import NativeGates, circuit_schedule, frame_rotation
 from workbench.quantum.napa.energy import energy_of_state, final_state
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.natives import NativeGates, circuit_schedule, frame_rotation
 
 __all__ = ["hea_circuit", "uccsd_circuit", "GateAnsatz"]
 

@@ -16,11 +16,11 @@ import numpy as np
 import torch
 
 from workbench.quantum.aer import apply_confusion
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.propagate import evolve_density
+from workbench.quantum.common.pulse.schedule import Schedule
 from workbench.quantum.molecules import pauli_matrix
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.propagate import evolve_density
-from workbench.quantum.pulse.schedule import Schedule
 
 __all__ = [
     "final_state",

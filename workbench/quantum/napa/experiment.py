@@ -21,15 +21,15 @@ import numpy as np
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
+from workbench.quantum.common.pulse.calibrated import calibrated_natives
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.natives import NativeGates
 from workbench.quantum.napa.ansatz import PulseAnsatz
 from workbench.quantum.napa.baselines import GateAnsatz, hea_circuit, uccsd_circuit
 from workbench.quantum.napa.config import NapaConfig
 from workbench.quantum.napa.energy import energy, energy_and_gradient, measured_hamiltonian
 from workbench.quantum.napa.hamiltonians import ReducedHamiltonian, load
 from workbench.quantum.napa.train import Gradient, Trace, multistart, progressive
-from workbench.quantum.pulse.calibrated import calibrated_natives
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.natives import NativeGates
 
 __all__ = [
     "CACHE_VERSION",

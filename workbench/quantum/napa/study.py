@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from workbench.quantum.common.pulse.calibrated import calibrated_natives
 from workbench.quantum.napa.ansatz import PulseAnsatz
 from workbench.quantum.napa.config import NapaConfig
 from workbench.quantum.napa.experiment import VqeRun, baseline, cached, clear_caches, vqe
 from workbench.quantum.napa.hamiltonians import bond_lengths, load
-from workbench.quantum.pulse.calibrated import calibrated_natives
 
 __all__ = [
     "NapaView",

@@ -50,10 +50,10 @@ def _sx_error(qubit: int):
         from qiskit.circuit.library import SXGate
         from qiskit.quantum_info import Operator
 
+        from workbench.quantum.common.pulse.calibrated import calibrated_natives
+        from workbench.quantum.common.pulse.fidelity import from_qiskit
+        from workbench.quantum.common.pulse.schedule import Play, Schedule
         from workbench.quantum.device import get_device
-        from workbench.quantum.pulse.calibrated import calibrated_natives
-        from workbench.quantum.pulse.fidelity import from_qiskit
-        from workbench.quantum.pulse.schedule import Play, Schedule
         from workbench.quantum.pulse_zne.estimator import process_fidelity
 
         device = get_device(DEVICE)

@@ -3,7 +3,7 @@ coefficients and continuous time), scipy and closed forms, and the CX played fro
 
 Sub-steps: a pulse (and the check) runs with ``config.substeps`` when set, else with the fewest sub-steps whose
 predicted error against continuous time is within ``config.tolerance``
-(:func:`workbench.quantum.pulse.accuracy.substeps_for`). Caches: :func:`pulse_view` is memoised
+(:func:`workbench.quantum.common.pulse.accuracy.substeps_for`). Caches: :func:`pulse_view` is memoised
 (:func:`clear_caches`).
 """
 
@@ -17,16 +17,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from workbench.quantum.common.pulse.accuracy import SubstepChoice, substeps_for
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.fidelity import average_gate_fidelity, from_qiskit
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.natives import NativeGates, circuit_schedule, frame_rotation
+from workbench.quantum.common.pulse.propagate import dissipator, evolve_density, step_unitaries, unitary
+from workbench.quantum.common.pulse.reference import ode_unitary, qutip_evolve, qutip_evolve_continuous
+from workbench.quantum.common.pulse.schedule import Play, Schedule
+from workbench.quantum.common.pulse.waveforms import constant, drag, gaussian, gaussian_square
 from workbench.quantum.device import Device
-from workbench.quantum.pulse.accuracy import SubstepChoice, substeps_for
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.fidelity import average_gate_fidelity, from_qiskit
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.natives import NativeGates, circuit_schedule, frame_rotation
-from workbench.quantum.pulse.propagate import dissipator, evolve_density, step_unitaries, unitary
-from workbench.quantum.pulse.reference import ode_unitary, qutip_evolve, qutip_evolve_continuous
-from workbench.quantum.pulse.schedule import Play, Schedule
-from workbench.quantum.pulse.waveforms import constant, drag, gaussian, gaussian_square
 from workbench.quantum.pulse_sim.config import PulseSimConfig
 
 __all__ = [
@@ -204,7 +204,7 @@ CONTINUOUS_SUBSTEPS = (1, 4, 16, 64)
 @functools.lru_cache(maxsize=8)
 def continuous_check(device: Device, qubit: int, target: int, levels: int) -> dict[int, float]:
     """Max |rho_ours - rho_continuous| after :func:`check_schedule` with T1/T2 for 1, 4, 16, 64 sub-steps, against
-    qutip in continuous time (:func:`~workbench.quantum.pulse.reference.qutip_evolve_continuous`): the
+    qutip in continuous time (:func:`~workbench.quantum.common.pulse.reference.qutip_evolve_continuous`): the
     discretisation's own error (second order: / 16 per x 4 sub-steps)."""
     pair = device.transmons((qubit, target), levels=levels)
     s = check_schedule()

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.quantum.pulse.accuracy import substeps_for
-from workbench.quantum.pulse.calibrated import calibrated_natives
-from workbench.quantum.pulse.natives import X_DURATION, calibration_warnings
+from workbench.quantum.common.pulse.accuracy import substeps_for
+from workbench.quantum.common.pulse.calibrated import calibrated_natives
+from workbench.quantum.common.pulse.natives import X_DURATION, calibration_warnings
 from workbench.quantum.pulse_sim.config import PulseSimConfig
 from workbench.quantum.pulse_sim.experiment import (
     analytic_checks,

@@ -2,7 +2,7 @@
 re-exported), Rabi curves, DRAG and CR scans.
 
 Caches: the views are memoised in memory (:func:`clear_caches` empties them, the calibrated natives' memory cache
-included); calibrated natives come from :func:`workbench.quantum.pulse.calibrated.calibrated_natives`.
+included); calibrated natives come from :func:`workbench.quantum.common.pulse.calibrated.calibrated_natives`.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import math
 import numpy as np
 import torch
 
+from workbench.quantum.common.pulse.calibrated import cached_natives, clear_calibration_cache
+from workbench.quantum.common.pulse.fidelity import average_gate_fidelity, from_qiskit, leakage
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.natives import calibration_warnings
+from workbench.quantum.common.pulse.propagate import unitary
+from workbench.quantum.common.pulse.schedule import Play, Schedule
+from workbench.quantum.common.pulse.waveforms import drag, gaussian, gaussian_square
 from workbench.quantum.device import Device
-from workbench.quantum.pulse.calibrated import cached_natives, clear_calibration_cache
-from workbench.quantum.pulse.fidelity import average_gate_fidelity, from_qiskit, leakage
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.natives import calibration_warnings
-from workbench.quantum.pulse.propagate import unitary
-from workbench.quantum.pulse.schedule import Play, Schedule
-from workbench.quantum.pulse.waveforms import drag, gaussian, gaussian_square
 from workbench.quantum.pulse_sim import experiment
 from workbench.quantum.pulse_sim.config import PulseSimConfig
 from workbench.quantum.pulse_sim.experiment import TWO_PI_MHZ, PulseView, pulse_of, pulse_view, single_transmon

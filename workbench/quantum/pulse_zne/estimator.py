@@ -15,11 +15,11 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.fidelity import qubit_indices
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.propagate import channels, dissipator, evolve_density, unitary
-from workbench.quantum.pulse.schedule import Schedule
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.fidelity import qubit_indices
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.propagate import channels, dissipator, evolve_density, unitary
+from workbench.quantum.common.pulse.schedule import Schedule
 from workbench.quantum.pulse_zne.reversal import reverse
 
 __all__ = [
@@ -102,7 +102,7 @@ def _offset(schedule: Schedule, samples: int) -> Schedule:
 
 
 def _tail(steps, skip: int):
-    from workbench.quantum.pulse.hamiltonian import HamiltonianSteps
+    from workbench.quantum.common.pulse.hamiltonian import HamiltonianSteps
 
     return HamiltonianSteps(steps.h[skip:], steps.step_ns, steps.times[skip:], steps.substeps)
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
+from workbench.quantum.common.pulse.calibrated import calibrated_natives
+from workbench.quantum.common.pulse.device import PulseDevice
 from workbench.quantum.napa.hamiltonians import load
-from workbench.quantum.pulse.calibrated import calibrated_natives
-from workbench.quantum.pulse.device import PulseDevice
 from workbench.quantum.pulse_zne.config import PulseZneConfig
 from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS, extrapolate, extrapolate_noting
 from workbench.quantum.pulse_zne.zne import TrainedAnsatz, scaled_energies, trained_ansatz

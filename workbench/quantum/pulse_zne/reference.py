@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.schedule import Schedule
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.schedule import Schedule
 
 __all__ = ["inverse_unitary", "richardson_vandermonde"]
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import torch
 
-from workbench.quantum.pulse.schedule import Play, Schedule
+from workbench.quantum.common.pulse.schedule import Play, Schedule
 
 __all__ = ["reverse", "fold", "fold_factor", "stretch", "check_fold_factors", "check_stretch_factors"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.quantum.pulse.natives import calibration_warnings
+from workbench.quantum.common.pulse.natives import calibration_warnings
 from workbench.quantum.pulse_zne.claims import PAPER
 from workbench.quantum.pulse_zne.config import PulseZneConfig
 from workbench.quantum.pulse_zne.estimator import nominal_unitary, process_fidelity, return_probability

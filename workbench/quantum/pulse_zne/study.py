@@ -13,14 +13,14 @@ import functools
 
 import numpy as np
 
+from workbench.quantum.common.pulse.calibrated import cached_natives
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.natives import CR_SIGMA, calibration_warnings
+from workbench.quantum.common.pulse.propagate import unitary
+from workbench.quantum.common.pulse.schedule import Play, Schedule
+from workbench.quantum.common.pulse.waveforms import drag, gaussian_square
 from workbench.quantum.device import Device
-from workbench.quantum.pulse.calibrated import cached_natives
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.natives import CR_SIGMA, calibration_warnings
-from workbench.quantum.pulse.propagate import unitary
-from workbench.quantum.pulse.schedule import Play, Schedule
-from workbench.quantum.pulse.waveforms import drag, gaussian_square
 from workbench.quantum.pulse_zne import experiment
 from workbench.quantum.pulse_zne.config import PulseZneConfig
 from workbench.quantum.pulse_zne.estimator import (

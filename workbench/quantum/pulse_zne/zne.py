@@ -25,13 +25,13 @@ import torch
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.natives import NativeGates
+from workbench.quantum.common.pulse.propagate import evolve_density
+from workbench.quantum.common.pulse.schedule import Play, Schedule
 from workbench.quantum.napa.ansatz import PulseAnsatz
 from workbench.quantum.napa.energy import energy_of_state
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.natives import NativeGates
-from workbench.quantum.pulse.propagate import evolve_density
-from workbench.quantum.pulse.schedule import Play, Schedule
 from workbench.quantum.pulse_zne.reversal import check_fold_factors, check_stretch_factors, fold
 
 __all__ = [
@@ -182,7 +182,7 @@ def gate_zne(
     from mitiq.zne.scaling import fold_global
     from qiskit import transpile
 
-    from workbench.quantum.pulse.natives import circuit_schedule, frame_rotation
+    from workbench.quantum.common.pulse.natives import circuit_schedule, frame_rotation
 
     theta = _exact_theta(terms)
     circuit = gate_circuit(theta)

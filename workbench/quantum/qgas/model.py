@@ -91,8 +91,8 @@ def calibrate(qubits=(4, 6, 8, 10), reps: int = 2, restarts: int = 2, repeats: i
     """Time our energy+gradient evaluation (the training inner loop) on ``n_local(ry, cx, linear, reps)``
     with a dense random Hermitian H at each width (the fastest of ``repeats`` runs after a warm-up: the
     least disturbed by other load), then :func:`fit` the constants."""
+    from workbench.quantum.common.variational.losses import energy_function
     from workbench.quantum.qgas.ansatze import hardware_efficient
-    from workbench.quantum.variational.losses import energy_function
     from workbench.threads import one_thread
 
     points = []

@@ -1,10 +1,10 @@
 """Training an ansatz: VQE (chemistry) or QAOA-style cost minimisation (combinatorial), on our torch simulator,
-through the quantum area's shared variational layer (:mod:`workbench.quantum.variational`).
+through the quantum area's shared variational layer (:mod:`workbench.quantum.common.variational`).
 
 The energy of parameters ``theta`` is ``<psi(theta)| H |psi(theta)>`` with ``psi`` from the statevector
 simulator (complex128) and ``H`` the problem's dense cost operator (at most 2**6 x 2**6 here):
-:func:`~workbench.quantum.variational.losses.energy_function`. Training
-(:func:`~workbench.quantum.variational.optimizers.lbfgs_restarts`): ``restarts`` parameter sets at once (a
+:func:`~workbench.quantum.common.variational.losses.energy_function`. Training
+(:func:`~workbench.quantum.common.variational.optimizers.lbfgs_restarts`): ``restarts`` parameter sets at once (a
 batch ``[R, P]``: restart 0 starts at zero, the others uniform in [-pi, pi) from a seeded generator), each
 minimised by L-BFGS (``torch.optim.LBFGS`` with strong-Wolfe line search on the summed energy: the restarts are
 independent, so the sum's gradient is each restart's own), and the best restart kept. Deterministic for a
@@ -12,12 +12,12 @@ given seed; on one torch thread (:func:`workbench.threads.one_thread`).
 
 :func:`noisy_energy` evaluates trained parameters under a device snapshot's noise: the bound circuit is
 transpiled to the device (its basis, coupling map and layout) and run on a
-:class:`~workbench.quantum.variational.machine.Machine` (density-matrix simulation with the snapshot's
+:class:`~workbench.quantum.common.variational.machine.Machine` (density-matrix simulation with the snapshot's
 calibrated noise) with an ideal measurement (no readout errors, noiseless basis changes: the noise of the
 circuit, not of the readout). The cost operator, permuted to the physical qubits the transpiler chose, is
 grouped into qubit-wise commuting Pauli settings
-(:func:`~workbench.quantum.variational.shadows.term_settings`) and its energy read from the outcome
-distribution in each setting (:func:`~workbench.quantum.variational.losses.pauli_energy`): by default the
+(:func:`~workbench.quantum.common.variational.shadows.term_settings`) and its energy read from the outcome
+distribution in each setting (:func:`~workbench.quantum.common.variational.losses.pauli_energy`): by default the
 exact probabilities (no sampling noise; not counted as executions), or ``shots`` sampled shots per setting
 (counted by the machine).
 """
@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from workbench.quantum.variational.losses import energy_function, pauli_energy
-from workbench.quantum.variational.optimizers import lbfgs_restarts
-from workbench.quantum.variational.shadows import term_settings
+from workbench.quantum.common.variational.losses import energy_function, pauli_energy
+from workbench.quantum.common.variational.optimizers import lbfgs_restarts
+from workbench.quantum.common.variational.shadows import term_settings
 from workbench.threads import one_thread
 
 if TYPE_CHECKING:
@@ -119,8 +119,8 @@ def noisy_energy(
     from qiskit import transpile
 
     from workbench.quantum.circuits import compact
+    from workbench.quantum.common.variational.machine import Machine
     from workbench.quantum.device import require_device
-    from workbench.quantum.variational.machine import Machine
 
     dev = require_device(device)
     cal = dev.calibration

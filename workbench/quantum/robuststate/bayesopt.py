@@ -16,8 +16,8 @@ import torch
 from scipy.stats import norm
 from torch import Tensor
 
+from workbench.quantum.common.variational import Machine
 from workbench.quantum.robuststate.trace import Progress, Recorder, Trace, shadow_fidelity_batch
-from workbench.quantum.variational import Machine
 
 __all__ = ["train_bo"]
 

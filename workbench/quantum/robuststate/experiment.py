@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from workbench.quantum.calibration import DeviceCalibration
+from workbench.quantum.common.variational import CoherentErrors, Machine, connected_layout, device_edges
 from workbench.quantum.device import Device
 from workbench.quantum.noise import NoiseSpec
 from workbench.quantum.robuststate import model
@@ -42,7 +43,6 @@ from workbench.quantum.robuststate.spsa import train_spsa
 from workbench.quantum.robuststate.straight_through import train_robuststate
 from workbench.quantum.robuststate.targets import target_state
 from workbench.quantum.robuststate.trace import Trace
-from workbench.quantum.variational import CoherentErrors, Machine, connected_layout, device_edges
 
 __all__ = [
     "RunRecord",

@@ -11,8 +11,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from workbench.quantum.common.variational import Machine, parameter_shift_gradient
 from workbench.quantum.robuststate.trace import Progress, Recorder, Trace, shadow_fidelity_batch
-from workbench.quantum.variational import Machine, parameter_shift_gradient
 
 __all__ = ["train_parameter_shift"]
 

@@ -18,10 +18,7 @@ import torch
 from torch import Tensor
 
 from workbench.quantum.calibration import DeviceCalibration
-from workbench.quantum.device import Device
-from workbench.quantum.noise import NoiseSpec
-from workbench.quantum.robuststate.targets import target_state
-from workbench.quantum.variational import (
+from workbench.quantum.common.variational import (
     Ansatz,
     CoherentErrors,
     Machine,
@@ -29,6 +26,9 @@ from workbench.quantum.variational import (
     device_edges,
     pretrain_noiseless,
 )
+from workbench.quantum.device import Device
+from workbench.quantum.noise import NoiseSpec
+from workbench.quantum.robuststate.targets import target_state
 
 __all__ = ["Problem", "Evaluation", "make_problem", "make_machine", "evaluate", "split_error"]
 

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 if TYPE_CHECKING:
-    from workbench.quantum.variational.machine import Machine
+    from workbench.quantum.common.variational.machine import Machine
 
 __all__ = ["reference_straight_through_gradient", "aer_machine_density"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from torch import Tensor
 
+from workbench.quantum.common.variational import SPSA, Machine
 from workbench.quantum.robuststate.trace import Progress, Recorder, Trace, shadow_fidelity_batch
-from workbench.quantum.variational import SPSA, Machine
 
 __all__ = ["train_spsa"]
 

@@ -3,7 +3,7 @@
 Per step (arXiv 2311.16035, tutorial slide 4, as its figure shows it): measure the circuit on the machine in
 ``bases`` random Pauli settings x ``shots`` (``bases x shots`` executions), reconstruct the machine's state by
 classical-shadow tomography (readout-mitigated), replace the simulator's output state by it
-(:func:`~workbench.quantum.variational.losses.straight_through_loss`) and back-propagate the Frobenius loss
+(:func:`~workbench.quantum.common.variational.losses.straight_through_loss`) and back-propagate the Frobenius loss
 through the noiseless statevector simulator; Adam updates the parameters. The cost per step does not grow with
 the number of parameters (parameter shift costs ``2 P`` estimates).
 
@@ -20,12 +20,12 @@ import torch
 from torch import Tensor
 
 from workbench.quantum.circuit import from_qiskit
+from workbench.quantum.common.variational import Machine, shadow_density, straight_through_loss
+from workbench.quantum.common.variational.losses import frobenius_loss, pure_density
+from workbench.quantum.common.variational.shadows import all_settings
 from workbench.quantum.robuststate.problem import readout_mitigated
 from workbench.quantum.robuststate.trace import Progress, Recorder, Trace
 from workbench.quantum.statevector import simulate_statevector
-from workbench.quantum.variational import Machine, shadow_density, straight_through_loss
-from workbench.quantum.variational.losses import frobenius_loss, pure_density
-from workbench.quantum.variational.shadows import all_settings
 
 __all__ = ["straight_through_gradient", "train_robuststate"]
 

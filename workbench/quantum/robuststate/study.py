@@ -404,7 +404,7 @@ def panel_view(
     device: str, target: str, qubits: int, strength: float, shots: int, budget: int, bases: int
 ) -> PanelView:
     """What the panel draws; cheap (no training: curves come from :func:`default_study`)."""
-    from workbench.quantum.variational import Ansatz, CoherentErrors, connected_layout, device_edges
+    from workbench.quantum.common.variational import Ansatz, CoherentErrors, connected_layout, device_edges
 
     cfg = RobustStateConfig(device=device, target=target, qubits=qubits, coherent_strength=strength, shots=shots)
     dev = cfg.resolved_device()

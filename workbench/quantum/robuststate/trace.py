@@ -9,9 +9,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from workbench.quantum.common.variational import Machine, shadow_density
+from workbench.quantum.common.variational.shadows import fidelity_to_pure
 from workbench.quantum.robuststate.problem import evaluate, readout_mitigated
-from workbench.quantum.variational import Machine, shadow_density
-from workbench.quantum.variational.shadows import fidelity_to_pure
 
 __all__ = ["Trace", "Recorder", "shadow_fidelity_batch"]
 

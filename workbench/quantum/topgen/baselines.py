@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from workbench.quantum.common.variational.gate_ansatz import GateAnsatz, GateBuilder
 from workbench.quantum.topgen.digits import Split
 from workbench.quantum.topgen.qnn import QNN, accuracy, train
-from workbench.quantum.variational.gate_ansatz import GateAnsatz, GateBuilder
 
 __all__ = ["hardware_efficient", "SubConfig", "supercircuit_size", "subcircuit", "search_quantumnas", "Searched"]
 

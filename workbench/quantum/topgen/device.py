@@ -1,6 +1,6 @@
 """Putting a trained QNN on a device: transpile (qiskit, device basis and coupling map), count depth and
 CNOTs, and classify the test set under the device's calibrated noise on the variational layer's
-:class:`~workbench.quantum.variational.Machine` (density-matrix simulation of the snapshot, every circuit
+:class:`~workbench.quantum.common.variational.Machine` (density-matrix simulation of the snapshot, every circuit
 counted).
 
 TopGen's ansatz is transpiled with ``initial_layout`` = its region (it was built on those qubits' coupling
@@ -24,11 +24,11 @@ import torch
 from torch import Tensor
 
 from workbench.quantum.circuits import compact
+from workbench.quantum.common.variational.gate_ansatz import GateAnsatz
+from workbench.quantum.common.variational.losses import z_expectations
+from workbench.quantum.common.variational.machine import CoherentErrors, Machine
 from workbench.quantum.device import Device, all_devices
 from workbench.quantum.topgen.qnn import LOGIT_SCALE, QNN, accuracy, assemble, full_circuit
-from workbench.quantum.variational.gate_ansatz import GateAnsatz
-from workbench.quantum.variational.losses import z_expectations
-from workbench.quantum.variational.machine import CoherentErrors, Machine
 from workbench.threads import one_thread
 
 __all__ = [

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.quantum.common.variational.gate_ansatz import Gate, GateAnsatz, GateBuilder
 from workbench.quantum.topgen.expressibility import describe
 from workbench.quantum.topgen.topology import Tiling, tile
-from workbench.quantum.variational.gate_ansatz import Gate, GateAnsatz, GateBuilder
 
 __all__ = [
     "ROTATIONS",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from workbench.quantum.common.variational.gate_ansatz import TWO_QUBIT_CX
 from workbench.quantum.topgen.generate import ENTANGLERS, ROTATIONS, Template
-from workbench.quantum.variational.gate_ansatz import TWO_QUBIT_CX
 
 __all__ = [
     "template_cx",

@@ -1,6 +1,6 @@
 """The QNN: a fixed encoder writing 16 pixel angles onto Q qubits, a trainable
-:class:`~workbench.quantum.variational.GateAnsatz`, and ``Z`` expectations of the first C qubits as class logits
-(the variational layer's :func:`~workbench.quantum.variational.z_expectations`), simulated with our torch
+:class:`~workbench.quantum.common.variational.GateAnsatz`, and ``Z`` expectations of the first C qubits as class logits
+(the variational layer's :func:`~workbench.quantum.common.variational.z_expectations`), simulated with our torch
 statevector simulator (differentiable); training with Adam and TopGen's dynamic growth.
 
 Encoder (QuantumNAS's ``4x4_ryzxy`` for 4 qubits, generalised): feature i goes to qubit ``i mod Q`` with the
@@ -23,11 +23,11 @@ import torch
 from torch import Tensor
 
 from workbench.quantum.circuit import from_qiskit
+from workbench.quantum.common.variational.gate_ansatz import Gate, GateAnsatz
+from workbench.quantum.common.variational.losses import z_expectations
+from workbench.quantum.common.variational.trainability import gradient_variance as shared_gradient_variance
 from workbench.quantum.statevector import simulate_statevector
 from workbench.quantum.topgen.digits import Split
-from workbench.quantum.variational.gate_ansatz import Gate, GateAnsatz
-from workbench.quantum.variational.losses import z_expectations
-from workbench.quantum.variational.trainability import gradient_variance as shared_gradient_variance
 from workbench.threads import one_thread
 
 __all__ = [
@@ -218,7 +218,7 @@ def gradient_variance(
 ) -> float:
     """Trainability: the variance over ``draws`` random weight vectors (uniform in [0, 2 pi)) of the
     cross-entropy's gradient on ``samples`` training images, averaged over the parameters (barren-plateau
-    diagnostic: :func:`workbench.quantum.variational.gradient_variance` with the QNN's loss)."""
+    diagnostic: :func:`workbench.quantum.common.variational.gradient_variance` with the QNN's loss)."""
     model = QNN(ansatz, torch.zeros(ansatz.num_parameters, dtype=torch.float64), classes)
     x, y = data.x_train[:samples], data.y_train[:samples]
 

@@ -11,9 +11,7 @@ import pytest
 import torch
 
 from workbench.quantum.calibration import calibration_subset, load_calibration
-from workbench.quantum.device import get_device
-from workbench.quantum.noise import NoiseSpec
-from workbench.quantum.variational import (
+from workbench.quantum.common.variational import (
     SPSA,
     Ansatz,
     CoherentErrors,
@@ -29,6 +27,8 @@ from workbench.quantum.variational import (
     shadow_fidelity,
     state_fidelity,
 )
+from workbench.quantum.device import get_device
+from workbench.quantum.noise import NoiseSpec
 
 
 def _device_machine(n: int, *, strength: float = 1.0, shots: int | None = None, device: str = "fake_lagos"):
@@ -233,7 +233,7 @@ def _pauli_matrix(label: str) -> np.ndarray:
 
 
 def test_term_settings_measure_every_label_in_few_qubit_wise_commuting_groups() -> None:
-    from workbench.quantum.variational import term_settings
+    from workbench.quantum.common.variational import term_settings
 
     labels = [lbl for _, lbl in PAULI_SUM]
     settings = term_settings(labels)
@@ -252,7 +252,7 @@ def test_term_settings_measure_every_label_in_few_qubit_wise_commuting_groups() 
 def test_pauli_energy_from_ideal_measurements_equals_the_trace_with_the_state() -> None:
     """With ``measurement_noise=False`` the machine's outcome probabilities are those of its noisy state, so the
     energy read from them equals ``Tr(rho H)`` (dense H built from Kronecker products) to round-off."""
-    from workbench.quantum.variational import pauli_energy, term_settings
+    from workbench.quantum.common.variational import pauli_energy, term_settings
 
     machine, theta, sub = _device_machine(4, strength=1.0, shots=None)
     ideal = Machine(
@@ -278,7 +278,7 @@ def test_pauli_energy_from_ideal_measurements_equals_the_trace_with_the_state() 
 
 
 def test_sampled_pauli_energy_is_within_its_exact_multinomial_spread() -> None:
-    from workbench.quantum.variational import pauli_energy, term_settings
+    from workbench.quantum.common.variational import pauli_energy, term_settings
 
     machine, theta, _ = _device_machine(4, strength=1.0, shots=None)
     settings = term_settings([lbl for _, lbl in PAULI_SUM])
@@ -306,7 +306,7 @@ def test_sampled_pauli_energy_is_within_its_exact_multinomial_spread() -> None:
 
 @pytest.mark.slow  # >0.6 s: keeps the fast lane (-m "not slow") under a minute
 def test_energy_function_and_lbfgs_restarts() -> None:
-    from workbench.quantum.variational import Minimised, energy_function, lbfgs_restarts
+    from workbench.quantum.common.variational import Minimised, energy_function, lbfgs_restarts
 
     a = Ansatz(num_qubits=2, edges=((0, 1),), blocks=2)
     H = sum(c * _pauli_matrix(lbl) for c, lbl in [(1.0, "ZZ"), (0.5, "XI"), (-0.4, "YY")])

@@ -20,7 +20,7 @@ VQE losses (QGAS):
 - :func:`energy_function`: ``E(theta) = <psi(theta)| H |psi(theta)>`` for a dense ``H`` on the noiseless
   statevector simulator, batched ``[R, P] -> [R]`` and differentiable.
 - :func:`pauli_energy`: ``sum_k c_k <P_k>`` read from outcome frequencies in Pauli-basis settings (exact
-  probabilities or shot-sampled frequencies of a :class:`~workbench.quantum.variational.machine.Machine`).
+  probabilities or shot-sampled frequencies of a :class:`~workbench.quantum.common.variational.machine.Machine`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ import torch
 from torch import Tensor
 
 from workbench.quantum.circuit import from_qiskit
+from workbench.quantum.common.variational.shadows import pauli_codes
 from workbench.quantum.statevector import simulate_statevector
-from workbench.quantum.variational.shadows import pauli_codes
 
 __all__ = [
     "state_fidelity",
@@ -130,7 +130,7 @@ def pauli_energy(freqs: Tensor, settings: np.ndarray, terms: Iterable[tuple[floa
     """``sum_k c_k <P_k>`` from outcome frequencies (or exact probabilities) in Pauli-basis settings.
 
     freqs: ``[..., K, 2**n]`` real, each row summing to 1 (outcome index = sum of bit q * 2**q); settings:
-    ``[K, n]`` Pauli letters per qubit (0 = Z, 1 = X, 2 = Y, as in :mod:`~workbench.quantum.variational.shadows`);
+    ``[K, n]`` Pauli letters per qubit (0 = Z, 1 = X, 2 = Y, as in :mod:`~workbench.quantum.common.variational.shadows`);
     terms: ``(coefficient, label)`` pairs, labels in qiskit order (the rightmost letter is qubit 0), real
     coefficients. Each term is read from the first setting that measures every qubit of its support in the
     term's letter: ``<P> = sum_x freqs[x] (-1)**(parity of x's bits on the support)``; an identity term

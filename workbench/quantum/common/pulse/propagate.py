@@ -17,8 +17,8 @@ import math
 
 import torch
 
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.hamiltonian import HamiltonianSteps, operators
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.hamiltonian import HamiltonianSteps, operators
 from workbench.threads import one_thread
 
 __all__ = ["step_unitaries", "unitary", "evolve_state", "collapse_operators", "dissipator", "evolve_density"]

@@ -31,12 +31,12 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.fidelity import average_gate_fidelity, from_qiskit, leakage
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps, operators
-from workbench.quantum.pulse.propagate import unitary
-from workbench.quantum.pulse.schedule import Play, Schedule
-from workbench.quantum.pulse.waveforms import drag, gaussian_square
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.fidelity import average_gate_fidelity, from_qiskit, leakage
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps, operators
+from workbench.quantum.common.pulse.propagate import unitary
+from workbench.quantum.common.pulse.schedule import Play, Schedule
+from workbench.quantum.common.pulse.waveforms import drag, gaussian_square
 
 __all__ = [
     "SingleQubitPulse",

@@ -12,10 +12,9 @@ import torch
 from qiskit import QuantumCircuit, transpile
 from qiskit.quantum_info import Operator, random_unitary
 
-from workbench.quantum.device import load_pulse_device, pulse_device_names
-from workbench.quantum.pulse.fidelity import average_gate_fidelity, from_qiskit, leakage
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps, operators
-from workbench.quantum.pulse.natives import (
+from workbench.quantum.common.pulse.fidelity import average_gate_fidelity, from_qiskit, leakage
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps, operators
+from workbench.quantum.common.pulse.natives import (
     X_DURATION,
     X_SIGMA,
     calibrate,
@@ -23,10 +22,11 @@ from workbench.quantum.pulse.natives import (
     circuit_schedule,
     frame_rotation,
 )
-from workbench.quantum.pulse.propagate import evolve_density, unitary
-from workbench.quantum.pulse.reference import ode_unitary, qutip_evolve
-from workbench.quantum.pulse.schedule import Play, Schedule
-from workbench.quantum.pulse.waveforms import constant, drag, gaussian, gaussian_square
+from workbench.quantum.common.pulse.propagate import evolve_density, unitary
+from workbench.quantum.common.pulse.reference import ode_unitary, qutip_evolve
+from workbench.quantum.common.pulse.schedule import Play, Schedule
+from workbench.quantum.common.pulse.waveforms import constant, drag, gaussian, gaussian_square
+from workbench.quantum.device import load_pulse_device, pulse_device_names
 
 
 @pytest.fixture(scope="module")

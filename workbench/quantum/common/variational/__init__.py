@@ -18,9 +18,9 @@ TopGen, QGAS): circuits on the torch simulator, a counted noisy "machine", losse
 Everything is complex128 / float64 and seeded.
 """
 
-from workbench.quantum.variational.ansatz import Ansatz, connected_layout, device_edges
-from workbench.quantum.variational.gate_ansatz import ANGLES, TWO_QUBIT_CX, Gate, GateAnsatz, GateBuilder
-from workbench.quantum.variational.losses import (
+from workbench.quantum.common.variational.ansatz import Ansatz, connected_layout, device_edges
+from workbench.quantum.common.variational.gate_ansatz import ANGLES, TWO_QUBIT_CX, Gate, GateAnsatz, GateBuilder
+from workbench.quantum.common.variational.losses import (
     energy_function,
     frobenius_loss,
     pauli_energy,
@@ -29,15 +29,15 @@ from workbench.quantum.variational.losses import (
     z_expectations,
     z_signs,
 )
-from workbench.quantum.variational.machine import CoherentErrors, Machine
-from workbench.quantum.variational.optimizers import (
+from workbench.quantum.common.variational.machine import CoherentErrors, Machine
+from workbench.quantum.common.variational.optimizers import (
     SPSA,
     Minimised,
     lbfgs_restarts,
     parameter_shift_gradient,
     pretrain_noiseless,
 )
-from workbench.quantum.variational.shadows import (
+from workbench.quantum.common.variational.shadows import (
     all_settings,
     fidelity_to_pure,
     random_settings,
@@ -45,7 +45,7 @@ from workbench.quantum.variational.shadows import (
     shadow_fidelity,
     term_settings,
 )
-from workbench.quantum.variational.trainability import gradient_variance
+from workbench.quantum.common.variational.trainability import gradient_variance
 
 __all__ = [
     "Ansatz",

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import torch
 
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.schedule import Schedule
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.schedule import Schedule
 from workbench.threads import one_thread
 
 __all__ = ["Operators", "operators", "HamiltonianSteps", "hamiltonian_steps", "drift"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
-from workbench.quantum.pulse.device import MAX_AMP, PulseDevice
-from workbench.quantum.pulse.waveforms import Number, as_tensor
+from workbench.quantum.common.pulse.device import MAX_AMP, PulseDevice
+from workbench.quantum.common.pulse.waveforms import Number, as_tensor
 
 __all__ = ["Play", "Channel", "parse_channel", "Schedule"]
 

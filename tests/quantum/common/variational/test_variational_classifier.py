@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from workbench.quantum import probabilities
-from workbench.quantum.variational import (
+from workbench.quantum.common.variational import (
     ANGLES,
     Gate,
     GateAnsatz,

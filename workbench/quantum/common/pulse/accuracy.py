@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.hamiltonian import hamiltonian_steps
-from workbench.quantum.pulse.propagate import unitary
-from workbench.quantum.pulse.schedule import Schedule
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.hamiltonian import hamiltonian_steps
+from workbench.quantum.common.pulse.propagate import unitary
+from workbench.quantum.common.pulse.schedule import Schedule
 
 __all__ = ["MAX_SUBSTEPS", "SubstepChoice", "substeps_for"]
 

@@ -12,7 +12,7 @@ their tensor product and its mean over uniformly random settings is an unbiased 
 probabilities of all ``3**n`` settings it returns ``rho`` exactly (tested to round-off).
 
 :func:`term_settings` groups the terms of a Pauli sum into few settings (qubit-wise commuting groups) for
-measuring an energy (:func:`~workbench.quantum.variational.losses.pauli_energy`).
+measuring an energy (:func:`~workbench.quantum.common.variational.losses.pauli_energy`).
 """
 
 from __future__ import annotations

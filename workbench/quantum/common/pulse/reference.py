@@ -18,8 +18,8 @@ import numpy as np
 import scipy.integrate
 import torch
 
-from workbench.quantum.pulse.device import PulseDevice
-from workbench.quantum.pulse.schedule import Schedule
+from workbench.quantum.common.pulse.device import PulseDevice
+from workbench.quantum.common.pulse.schedule import Schedule
 
 __all__ = ["qutip_evolve", "qutip_evolve_continuous", "ode_unitary"]
 
@@ -81,7 +81,7 @@ def _collapse(device: PulseDevice, a: list) -> list:
 
 def _continuous_drive(device: PulseDevice, play, dt: float):
     """``f(t)``: a play's coefficient of ``a_q^dag`` at time ``t`` (ns), continuous phases, held samples."""
-    from workbench.quantum.pulse.schedule import parse_channel
+    from workbench.quantum.common.pulse.schedule import parse_channel
 
     ch = parse_channel(play.channel, device.num_qubits)
     samples = play.samples.detach().numpy()
@@ -123,7 +123,7 @@ def qutip_evolve_continuous(device: PulseDevice, schedule: Schedule, rho0: np.nd
 
 def ode_unitary(device: PulseDevice, schedule: Schedule) -> np.ndarray:
     """The propagator with continuous frame phases (envelopes held per sample), by scipy DOP853 (rtol 1e-11)."""
-    from workbench.quantum.pulse.hamiltonian import drift, operators
+    from workbench.quantum.common.pulse.hamiltonian import drift, operators
 
     ops = operators(device.num_qubits, device.levels)
     h0 = drift(device).numpy()

@@ -1,7 +1,7 @@
 """Calibrated native pulses of a device pair, memoised and cached on disk.
 
 Calibrating X/SX on two transmons and the ECR between them takes seconds (longer on a weakly coupled pair, whose
-CR length adapts to reach the fidelity target: :func:`~workbench.quantum.pulse.natives.calibrate_ecr_adaptive`); every pulse technique (pulse-sim,
+CR length adapts to reach the fidelity target: :func:`~workbench.quantum.common.pulse.natives.calibrate_ecr_adaptive`); every pulse technique (pulse-sim,
 NAPA, pulse ZNE) needs the same result, so it is kept in memory and as JSON under ``cache_dir("pulse")``
 (written atomically; a damaged file is recalibrated and overwritten), keyed by device, qubits, levels and
 :data:`CALIBRATION_VERSION`. :func:`clear_calibration_cache` empties the memory cache.
@@ -15,14 +15,14 @@ from dataclasses import asdict
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
-from workbench.quantum.device import Device
-from workbench.quantum.pulse.natives import (
+from workbench.quantum.common.pulse.natives import (
     CrossResonance,
     NativeGates,
     SingleQubitPulse,
     calibrate_ecr_adaptive,
     calibrate_single,
 )
+from workbench.quantum.device import Device
 
 __all__ = ["CALIBRATION_VERSION", "calibrated_natives", "cached_natives", "clear_calibration_cache"]
 

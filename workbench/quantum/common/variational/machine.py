@@ -5,7 +5,7 @@ calibrated incoherent noise: depolarizing gate errors, thermal relaxation, reado
 :class:`~workbench.quantum.noise.NoiseSpec`) plus seeded **coherent** errors (:class:`CoherentErrors`:
 systematic over-rotation of the ``sx``/``x``/``cx`` pulses, ZZ crosstalk after two-qubit gates, detuning
 phases accumulated over every gate's duration, and an optional offset of every parameter). Measurements are
-sampled with a finite number of shots in Pauli bases (:mod:`~workbench.quantum.variational.shadows`); the
+sampled with a finite number of shots in Pauli bases (:mod:`~workbench.quantum.common.variational.shadows`); the
 basis-change gates carry the same noise. Every call of :meth:`Machine.measure` is counted:
 ``circuits`` (one per parameter set and setting) and ``executions = circuits x shots``.
 
@@ -15,7 +15,7 @@ exact outcome distribution.
 
 Example::
 
-    >>> from workbench.quantum.variational import Ansatz, Machine
+    >>> from workbench.quantum.common.variational import Ansatz, Machine
     >>> a = Ansatz(num_qubits=2, edges=((0, 1),), blocks=1)
     >>> m = Machine(a.circuit(), shots=100, seed=0)
     >>> f = m.measure(torch.zeros(a.num_parameters), np.zeros((3, 2), dtype=int))
@@ -35,10 +35,10 @@ from torch import Tensor
 
 from workbench.quantum.channels import unitary_power, unitary_superop, virtual_targets
 from workbench.quantum.circuit import Step, bind, from_qiskit, resolve_params
+from workbench.quantum.common.variational.shadows import BASIS_STEPS
 from workbench.quantum.density import apply_readout, diagonal, run_density
 from workbench.quantum.gates import gate_matrix
 from workbench.quantum.noise import NoiseSpec
-from workbench.quantum.variational.shadows import BASIS_STEPS
 
 __all__ = ["CoherentErrors", "Machine", "DEFAULT_DURATIONS"]
 
