@@ -56,7 +56,10 @@ class GreedySnakePanel(Panel):
         opt.add_trace(go.Scatter(x=[], y=[], mode="markers", name="current alpha", marker=dict(color="black", size=11)))
         lp = go.Figure(layout=dict(title="MODEL: LP placement (fraction on SSD, rest in DRAM) and GPU memory use", height=320,
                                    yaxis=dict(title="fraction", range=[0, 1.05])))  # fmt: skip
-        lp.add_trace(go.Bar(x=["checkpoints", "fp16 parameters", "optimizer states"], y=[0, 0, 0], name="on SSD"))
+        lp.add_trace(go.Bar(x=["checkpoints", "fp16 parameters", "optimizer states"], y=[0, 0, 0],
+                            name="snake (its LP): on SSD"))  # fmt: skip
+        lp.add_trace(go.Bar(x=["checkpoints", "fp16 parameters", "optimizer states", "fp32 gradient buffer"],
+                            y=[0, 0, 0, 0], name="horizontal (its own placement): on SSD"))  # fmt: skip
         lp.add_trace(go.Bar(x=["GPU memory used"], y=[0], name="one layer + one micro-batch / GPU memory"))
         return [traffic, thr, opt, lp]
 
@@ -87,7 +90,10 @@ class GreedySnakePanel(Panel):
         opt.data[2].x, opt.data[2].y = [result["alphas"][k]], [result["exposed"][k]]
         p = result["lp"].placement
         lp.data[0].y = [p.ckpt_ssd, p.para_ssd, p.opt_ssd]
-        lp.data[1].y = [result["device_fraction"]]
+        h = result["horizontal_placement"]
+        lp.data[1].y = [h.ckpt_ssd, h.para_ssd, h.opt_ssd, h.grad_ssd]
+        lp.data[1].name = f"horizontal ({result['horizontal_placement_label']}): on SSD"
+        lp.data[2].y = [result["device_fraction"]]
         lp.layout.title.text = f"MODEL: LP placement (fraction on SSD), LP's alpha = {result['lp'].alpha:g}"
 
     def notes(self, result: Any, values: dict[str, Any]) -> str:

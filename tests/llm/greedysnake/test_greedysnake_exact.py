@@ -4,7 +4,15 @@ Reference: ``reference.train_in_memory`` (the whole GPT in memory, ``(loss/M).ba
 ``torch.optim.Adam(foreach=False)``). fp64: bit-identical where the reduction order is the same (horizontal:
 micro-batches 0..M-1 as the reference; vertical: the snake order, against the reference summing in that order,
 and any order when M <= 2 since addition commutes); otherwise fp64 within 1e-12 and fp32 within 1e-6 relative
-(round-off of a different summation order, amplified by at most a few Adam steps).
+(round-off of a different summation order, amplified by at most a few Adam steps). Both layouts (FlexTrain's
+resident embedding and head, and everything offloaded) give the same bits.
+
+Mixed precision (bf16 / fp16 compute copy, fp32 masters): reference ``train_in_memory(compute_dtype=...)``, plain
+torch with the engine's casts (``master.to(bf16)`` each iteration, loss x scale, per-micro-batch gradients cast
+to fp32 and summed, divided by the scale before Adam). Same reduction order: bit-identical (the casts and the
+operations are the same, so nothing can differ); against fp32 training the difference is declared as Adam's
+step bound: each run moves a parameter by about lr per step (|m_hat / sqrt(v_hat)| ~ 1), so two runs that differ
+only in rounding differ by at most 2 lr per step.
 """
 
 import pytest
@@ -21,9 +29,9 @@ pytestmark = pytest.mark.slow  # real offloaded training runs (seconds)
 LR = 1e-3
 
 
-def _ref(cfg, M, steps, accumulation="sequential"):
+def _ref(cfg, M, steps, accumulation="sequential", **kw):
     return train_in_memory(cfg, micro_batches=M, micro_batch_size=2, steps=steps, lr=LR, data_seed=0,
-                           accumulation=accumulation)  # fmt: skip
+                           accumulation=accumulation, **kw)  # fmt: skip
 
 
 def _run(cfg, schedule, M, steps, **kw):
@@ -42,10 +50,12 @@ def _rel(a, b):
     return ((a - b).abs().max() / b.abs().max()).item()
 
 
-@pytest.mark.parametrize(("schedule", "M", "ckpt"), [("horizontal", 3, "ssd"), ("vertical", 2, "host")])  # fmt: skip
-def test_fp64_bit_identical_same_reduction_order(schedule, M, ckpt):
+@pytest.mark.parametrize(("schedule", "M", "ckpt", "layout"), [("horizontal", 3, "ssd", "flextrain"),
+                                                               ("vertical", 2, "host", "flextrain"),
+                                                               ("horizontal", 3, "host", "offloaded")])  # fmt: skip
+def test_fp64_bit_identical_same_reduction_order(schedule, M, ckpt, layout):
     cfg = tiny(layers=2)
-    got, _, _ = _run(cfg, schedule, M, 2, checkpoints=ckpt)
+    got, _, _ = _run(cfg, schedule, M, 2, checkpoints=ckpt, layout=layout)
     for a, b in zip(got, _ref(cfg, M, 2), strict=True):
         assert torch.equal(a, b)
 
@@ -72,3 +82,27 @@ def test_training_changes_the_parameters():  # the comparisons above are not tri
     before = train_in_memory(cfg, micro_batches=2, micro_batch_size=2, steps=0, lr=LR, data_seed=0)
     after, _, _ = _run(cfg, "vertical-overlap", 2, 2)
     assert all(not torch.equal(a, b) for a, b in zip(before, after, strict=True))
+
+
+MIXED = [("horizontal", "bfloat16", "sequential", 1.0), ("vertical-overlap", "bfloat16", "snake", 1.0),
+         ("vertical", "float16", "snake", 1024.0)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("schedule", "compute", "accumulation", "scale"), MIXED)
+def test_mixed_precision_equals_torch_with_the_same_casts_and_fp32_within_adams_bound(schedule, compute,
+                                                                                      accumulation, scale):  # fmt: skip
+    cfg = tiny(layers=2, dtype="float32", hidden=12, heads=3, seq=7)
+    steps, cd = 2, getattr(torch, compute)
+    got, peak, budget = _run(cfg, schedule, 3, steps, alpha=0.3, compute_dtype=compute, checkpoints="ssd")
+    ref = _ref(cfg, 3, steps, accumulation, compute_dtype=cd, loss_scale=scale)
+    assert all(torch.equal(a, b) for a, b in zip(got, ref, strict=True))
+    fp32 = torch.cat(_ref(cfg, 3, steps))
+    diff = (torch.cat(got) - fp32).abs().max().item()
+    assert 0 < diff <= 2 * LR * steps  # rounding moved something, within Adam's step bound
+    assert all(t.dtype == torch.float32 for t in got) and 0 < peak <= budget
+
+
+def test_fp16_overflow_names_the_loss_scale():
+    cfg = tiny(layers=1, dtype="float32")
+    with pytest.raises(ValueError, match=r"loss_scale=1.67772e\+07 overflowed .* valid values are smaller"):
+        _run(cfg, "vertical", 2, 1, compute_dtype="float16", loss_scale=2.0**24)

@@ -38,12 +38,18 @@ def test_unusable_workdir_is_one_line_naming_workdir(capsys, workdir):
 
 
 def test_oversized_check_is_refused_with_estimate_and_limit(capsys, monkeypatch):
+    from workbench.llm.greedysnake.config import GreedySnakeConfig
+
     monkeypatch.setattr(experiment, "available_host_memory", lambda: 16 * 10**9)
-    argv = ["--layers", "64", "--hidden", "2048", "--micro-batches", "256"]
-    assert main(["run", "greedysnake", "--mode", "check", *argv]) == 2
-    line = _error_line(capsys)
+    config = GreedySnakeConfig(mode="check", layers=64, hidden=2048, micro_batches=256)
+    with pytest.raises(ValueError) as err:  # the experiment's own guard, whatever the CLI checks before it
+        experiment.check_run(config)
+    line = str(err.value)
     assert "layers=64" in line and "hidden=2048" in line and "micro_batches=256" in line
     assert "GB of host memory" in line and "16 GB available" in line
+    argv = ["--layers", "64", "--hidden", "2048", "--micro-batches", "256"]
+    assert main(["run", "greedysnake", "--mode", "check", *argv]) == 2
+    assert " GB" in _error_line(capsys)
 
 
 _RSS_CHILD = """

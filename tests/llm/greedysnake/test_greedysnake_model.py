@@ -138,13 +138,14 @@ def horizontal_fixed(shape, rates, c, p, o, q, M, mbs):  # noqa: ANN001, ANN201
 
 
 def test_gradient_buffer_on_ssd_bytes_equal_the_closed_form():
-    # horizontal with a share q of its fp32 gradient buffer on SSD: every backward task reads and writes q g n, and
-    # the optimizer reads it once more: q g psi (2 M + 1) bytes per iteration
+    # horizontal with a share q of its fp32 gradient buffer on SSD: every backward task writes q g n and every one
+    # but the first (the buffer is empty: the real engine reads nothing) reads it, the optimizer reads it once
+    # more: q g psi 2 M bytes per iteration
     w, M, q = Widths(), 3, 0.4
     sim = simulate(SHAPE, schedule="horizontal", micro_batches=M, micro_batch_size=2, gpus=1, rates=RATES,
                    placement=Placement(1.0, 1.0, 1.0, q), iterations=2)  # fmt: skip
     psi = sum(unit_sizes_of(SHAPE))
-    assert sim.ssd_bytes["gradients"] == pytest.approx(q * w.g * psi * (2 * M + 1), rel=1e-12)
+    assert sim.ssd_bytes["gradients"] == pytest.approx(q * w.g * psi * 2 * M, rel=1e-12)
     # the snake never accumulates on the host: the share is ignored
     v = simulate(SHAPE, schedule="vertical", micro_batches=M, micro_batch_size=2, gpus=1, rates=RATES,
                  placement=Placement(1.0, 1.0, 1.0, q), iterations=2)  # fmt: skip

@@ -31,3 +31,20 @@ def test_view_has_the_models_label_and_a_speedup():
     assert view["label"] == "MODEL" and view["speedup"] > 0
     assert view["traffic"]["horizontal"]["weights"][-1] > view["traffic"]["vertical"]["weights"][-1]
     study.clear_caches()
+
+
+def test_view_prices_horizontal_at_its_own_placement():
+    """As the claims do: horizontal's point is the best of its candidate placements (its own LP's, and the
+    snake's where its DRAM holds it), not the snake's placement (reference: steady_state at each candidate)."""
+    from workbench.llm.gpt import PAPER_SHAPES
+    from workbench.llm.greedysnake.experiment import horizontal_candidates
+
+    view_cfg = ViewConfig(micro_batch=1, micro_batches=16)
+    view = study.panel_view(view_cfg)
+    rates, shape = study.view_rates(view_cfg), PAPER_SHAPES[view_cfg.model]
+    kw = dict(schedule="horizontal", micro_batches=16, micro_batch_size=1, gpus=1, rates=rates)
+    cands = horizontal_candidates(shape, 16, 1, 1, rates, view["lp"].placement)
+    best = max(study.steady_state(shape, placement=p, **kw)["throughput"] for _, p in cands)
+    assert view["point"]["horizontal"]["throughput"] == best
+    assert view["horizontal_placement"] != view["lp"].placement  # its own LP wins here (the snake's needs more DRAM)
+    study.clear_caches()

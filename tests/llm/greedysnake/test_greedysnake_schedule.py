@@ -45,7 +45,7 @@ def test_horizontal_runs_each_micro_batch_through_and_back():
     assert tasks[7].mb == 1
 
 
-@pytest.mark.parametrize(("args", "word"), [((1, 2), "units=1"), ((3, 0), "micro_batches=0")])
+@pytest.mark.parametrize(("args", "word"), [((0, 2), "units=0"), ((3, 0), "micro_batches=0")])
 def test_bad_sizes_name_the_parameter(args, word):
     with pytest.raises(ValueError, match=word):
         vertical(*args)

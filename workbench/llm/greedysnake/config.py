@@ -40,6 +40,14 @@ class GreedySnakeConfig(Config):
     dtype: str = param("float64", choices=("float32", "float64"), label="precision", help="weights and Adam states")
     alpha: float = param(0.25, lo=0.0, hi=0.9, label="deferred fraction alpha",
                          help="fraction of every layer's optimizer step deferred into the next forward")  # fmt: skip
+    layout: str = param("flextrain", choices=("flextrain", "offloaded"), label="layout",
+                        help="flextrain: embedding and head resident on the device, last block fused with head and "
+                        "loss (the authors' FlexTrain); offloaded: embedding and head loaded from disk as units")  # fmt: skip
+    compute_dtype: str = param("same", choices=("same", "bfloat16", "float16"), label="compute precision",
+                               help="compute copy: same as dtype (exact), or bf16/fp16 mixed precision with "
+                               "dtype master weights (compared with a torch reference doing the same casts)")  # fmt: skip
+    loss_scale: float = param(1024.0, lo=1.0, hi=2.0**24, label="loss scale",
+                              help="static loss scale of float16 compute (ignored otherwise)")  # fmt: skip
     checkpoints: str = param("host", choices=("host", "ssd"), label="checkpoints on",
                              help="where activation checkpoints and activation gradients go")  # fmt: skip
     memory_budget_mb: float = param(64.0, lo=0.001, hi=1e7, unit="MB", label="device memory budget",

@@ -23,7 +23,7 @@ from workbench.claims import SATURATION_RTOL
 from workbench.data import cache_dir
 from workbench.llm.gpt import PAPER_SHAPES, GPTConfig, GPTShape, block_param_count
 from workbench.llm.greedysnake.config import GreedySnakeConfig
-from workbench.llm.greedysnake.engine import OffloadedTrainer, min_budget_bytes, unit_sizes
+from workbench.llm.greedysnake.engine import OffloadedTrainer, compute_dtype_of, min_budget_bytes, unit_sizes
 from workbench.llm.greedysnake.model import (
     Placement,
     Rates,
@@ -32,7 +32,7 @@ from workbench.llm.greedysnake.model import (
     configuration_search,
     horizontal_search,
     simulate,
-    unit_flops_of,
+    unit_flops_for,
     unit_sizes_of,
 )
 from workbench.llm.greedysnake.reference import train_in_memory
@@ -41,7 +41,8 @@ from workbench.llm.greedysnake.volume import run_bytes
 
 __all__ = ["check_run", "host_memory_estimate", "available_host_memory", "check_workdir", "compute_device",
            "PAPER_WIDTHS", "rates_of", "check_fits", "schedule_point", "model_point", "horizontal_host_bytes",
-           "saturated", "has_saturated", "SATURATION_GAIN", "CHECK_OVERHEAD_BYTES", "clear_caches"]  # fmt: skip
+           "saturated", "has_saturated", "SATURATION_GAIN", "CHECK_OVERHEAD_BYTES", "clear_caches",
+           "horizontal_candidates"]  # fmt: skip
 
 PAPER_WIDTHS = Widths()
 
@@ -79,7 +80,8 @@ def check_workdir(workdir: str) -> Path:
 CHECK_OVERHEAD_BYTES = 100_000_000
 
 
-def host_memory_estimate(cfg: GPTConfig, *, micro_batches: int, micro_batch_size: int) -> int:
+def host_memory_estimate(cfg: GPTConfig, *, micro_batches: int, micro_batch_size: int,
+                         compute_dtype: str = "same") -> int:  # fmt: skip
     """Bytes of host memory the check adds at its peak (a model of this module's own allocations; tested within
     2x of the measured peak RSS).
 
@@ -87,14 +89,16 @@ def host_memory_estimate(cfg: GPTConfig, *, micro_batches: int, micro_batch_size
     its result and flat copy stay for the comparison (2 P e); each offloaded run builds the model once more to
     write its initial state, and the comparison makes two temporaries (2 P e): 8 P e, plus a few copies of the
     largest unit (weights, gradient, master, m, v, their flat forms), one micro-batch's activations through the
-    whole model, the inter-layer tensors kept in host memory (U M x) and :data:`CHECK_OVERHEAD_BYTES`.
+    whole model, the inter-layer tensors kept in host memory (U M x) and :data:`CHECK_OVERHEAD_BYTES`. Mixed
+    precision adds the reference's compute copy, its gradient and their master-dtype cast (3 P e at most).
     """
     e = cfg.torch_dtype.itemsize
+    mixed = 3 * sum(unit_sizes(cfg)) * e if compute_dtype != "same" else 0
     sizes = unit_sizes(cfg)
     acts = cfg.layers * activation_bytes_per_layer(cfg.shape, micro_batch_size, width=e)
     acts += 4 * micro_batch_size * cfg.seq * cfg.vocab * e  # logits, softmax and their gradients
     inter = micro_batch_size * cfg.seq * cfg.hidden * e
-    return int(8 * sum(sizes) * e + 8 * max(sizes) * e + acts + len(sizes) * micro_batches * inter
+    return int(8 * sum(sizes) * e + 8 * max(sizes) * e + acts + len(sizes) * micro_batches * inter + mixed
                + CHECK_OVERHEAD_BYTES)  # fmt: skip
 
 
@@ -107,7 +111,8 @@ def available_host_memory() -> int:
 
 def _check_host_memory(config: GreedySnakeConfig) -> None:
     need = host_memory_estimate(config.gpt(), micro_batches=config.micro_batches,
-                                micro_batch_size=config.micro_batch_size)  # fmt: skip
+                                micro_batch_size=config.micro_batch_size,
+                                compute_dtype=config.compute_dtype)  # fmt: skip
     have = available_host_memory()
     if need > have:
         raise ValueError(
@@ -133,7 +138,8 @@ def _cache() -> Path:
 
 def _check_budget(config: GreedySnakeConfig) -> tuple[int, int]:
     budget = int(config.memory_budget_mb * 1e6)
-    need = min_budget_bytes(config.gpt(), config.micro_batch_size)
+    need = min_budget_bytes(config.gpt(), config.micro_batch_size, layout=config.layout,
+                            compute_dtype=config.compute_dtype)  # fmt: skip
     if budget < need:
         raise ValueError(
             f"memory_budget_mb={config.memory_budget_mb:g} is below one unit and one micro-batch: valid range is "
@@ -147,18 +153,18 @@ def _one_schedule(config: GreedySnakeConfig, name: str, root: Path, budget: int,
     """Train with schedule ``name`` from files under ``root``; its row of the check and its measured rates."""
     cfg = config.gpt()
     e = cfg.torch_dtype.itemsize
-    inter = config.micro_batch_size * cfg.seq * cfg.hidden * e
     t = OffloadedTrainer(cfg, root / name, schedule=name, micro_batches=config.micro_batches,
                          micro_batch_size=config.micro_batch_size, alpha=config.alpha,
                          checkpoints=config.checkpoints, memory_budget=budget, lr=config.lr,
-                         data_seed=config.seed, sync=config.sync, device=compute_device())  # fmt: skip
+                         data_seed=config.seed, sync=config.sync, device=compute_device(), layout=config.layout,
+                         compute_dtype=config.compute_dtype, loss_scale=config.loss_scale)  # fmt: skip
     try:
         t.train(config.steps)
         got = np.concatenate([p.numpy() for p in t.parameters()])
         counted = {k: v - t.init_counts[k] for k, v in t.counter.snapshot().items()}
         model = run_bytes(unit_sizes(cfg), steps=config.steps, micro_batches=config.micro_batches, schedule=name,
-                          inter_bytes=inter, w=e, g=e, o=3 * e, deferred=t.split,
-                          checkpoints=config.checkpoints)  # fmt: skip
+                          inter_bytes=t.inter_bytes, w=t.wi, g=e, o=3 * e, deferred=t.split,
+                          checkpoints=config.checkpoints, layout=config.layout)  # fmt: skip
         model = {k: model.get(k, 0) for k in counted}
         diff = np.abs(got - ref_flat)
         row = {
@@ -185,7 +191,7 @@ def _predict_times(config: GreedySnakeConfig, schedules: list[dict[str, Any]], r
     """Each schedule's time predicted by the simulator at the rates measured on the *other* schedules' runs
     (harmonic mean: a rate is bytes or FLOPs per second), so the prediction is not its own measurement."""
     cfg = config.gpt()
-    e = cfg.torch_dtype.itemsize
+    e, w = cfg.torch_dtype.itemsize, compute_dtype_of(cfg, config.compute_dtype).itemsize
     for i, s in enumerate(schedules):
         others = [r for j, r in enumerate(rates_all) if j != i] or rates_all
         rates = Rates(**{k: len(others) / sum(1.0 / getattr(r, k) for r in others)
@@ -194,8 +200,8 @@ def _predict_times(config: GreedySnakeConfig, schedules: list[dict[str, Any]], r
             cfg.shape, schedule=s["name"], micro_batches=config.micro_batches,
             micro_batch_size=config.micro_batch_size, gpus=1, rates=rates,
             placement=Placement(ckpt_ssd=1.0 if config.checkpoints == "ssd" else 0.0),
-            widths=Widths(w=e, g=e, o=3 * e, x=e), alpha=config.alpha if s["name"] == "vertical-overlap" else 0.0,
-            prefetch=False, sync_optimizer=s["name"] == "vertical", iterations=2,
+            widths=Widths(w=w, g=e, o=3 * e, x=w), alpha=config.alpha if s["name"] == "vertical-overlap" else 0.0,
+            prefetch=False, sync_optimizer=s["name"] == "vertical", iterations=2, layout=config.layout, park_ssd=True,
         )  # fmt: skip
         s["modelled_seconds"] = sim.iteration_s * config.steps
 
@@ -212,8 +218,10 @@ def check_run(config: GreedySnakeConfig) -> dict[str, Any]:
     budget, need = _check_budget(config)
     cfg = config.gpt()
     schedules, rates_all = [], []
+    cd = compute_dtype_of(cfg, config.compute_dtype)
     ref = train_in_memory(cfg, micro_batches=config.micro_batches, micro_batch_size=config.micro_batch_size,
-                          steps=config.steps, lr=config.lr, data_seed=config.seed)  # fmt: skip
+                          steps=config.steps, lr=config.lr, data_seed=config.seed, compute_dtype=cd,
+                          loss_scale=config.loss_scale if cd == torch.float16 else 1.0)  # fmt: skip
     ref_flat = np.concatenate([t.numpy() for t in ref])
     del ref
     temp = root is None
@@ -228,13 +236,16 @@ def check_run(config: GreedySnakeConfig) -> dict[str, Any]:
             shutil.rmtree(root, ignore_errors=True)
     _predict_times(config, schedules, rates_all)
     mean = {k: float(np.mean([r.__dict__[k] for r in rates_all])) for k in ("flops", "ssd_read", "ssd_write", "adam")}
+    reference = "in-memory GPT, gradient accumulation over micro-batches 0..M-1, torch.optim.Adam"
+    if cd != cfg.torch_dtype:
+        reference += f" on {cfg.dtype} masters, computing on a {config.compute_dtype} copy (the engine's casts)"
     return {"schedules": schedules, "budget_bytes": budget, "min_budget_bytes": need, "rates": mean,
-            "reference": "in-memory GPT, gradient accumulation over micro-batches 0..M-1, torch.optim.Adam"}  # fmt: skip
+            "reference": reference}  # fmt: skip
 
 
 def _measured_rates(t: OffloadedTrainer, cfg: Any, schedule: str, config: GreedySnakeConfig) -> Rates:
     """This machine's rates from one real run: compute FLOP/s, SSD read/write B/s, Adam elements/s."""
-    uflops = unit_flops_of(cfg.shape)
+    uflops = unit_flops_for(cfg.shape, config.layout)
     tokens = config.micro_batch_size * cfg.seq
     flops = sum(uflops[k.unit] * tokens * (1 if k.kind == "fwd" else 3) for k in tasks_for(schedule, t.U, t.M))
     flops *= t.stats.iterations
@@ -299,7 +310,7 @@ def horizontal_host_bytes(shape: GPTShape, placement: Placement, *, micro_batche
             + (1 - placement.grad_ssd) * psi * widths.g)  # fmt: skip
 
 
-def _horizontal_candidates(shape: GPTShape, M: int, mbs: int, gpus: int, rates: Rates,
+def horizontal_candidates(shape: GPTShape, M: int, mbs: int, gpus: int, rates: Rates,
                            snake: Placement) -> list[tuple[str, Placement]]:  # fmt: skip
     """Placements horizontal may run at: its own LP (gradient buffer free to spill to SSD, and kept in DRAM as
     DeepSpeed does), and the snake's placement when horizontal's DRAM holds it."""
@@ -330,7 +341,7 @@ def _placements(model: str, gpus: int, M: int, mbs: int, rates: Rates) -> tuple[
     shape = PAPER_SHAPES[model]
     check_fits(shape, mbs, rates)
     lp = configuration_search(shape, micro_batches=M, micro_batch_size=mbs, gpus=gpus, rates=rates)
-    cands = tuple(_horizontal_candidates(shape, M, mbs, gpus, rates, lp.placement))
+    cands = tuple(horizontal_candidates(shape, M, mbs, gpus, rates, lp.placement))
     best = max(cands, key=lambda c: _simulated(model, "horizontal", gpus, M, mbs, 0.0, rates, c[1], True)[0])
     return lp, cands, best
 

@@ -14,6 +14,11 @@ recomputation: 2 + 2 + 4 per parameter per token); the fused last unit ``3x`` wi
 Widths: fp16 compute copy and activations (2 B), fp32 gradient accumulation (4 B), fp32 master + Adam m, v
 (12 B), as in the paper's mixed-precision setting.
 
+Layouts (:func:`~.schedule.unit_entries`): ``offloaded`` (the default here: every unit, embedding and head
+included, loaded from SSD/DRAM) or ``flextrain`` (embedding and head resident on the GPU: the units are the
+blocks, unit 0 runs the embedding and the last unit is fused with head and loss; their optimizer steps read and
+write only master and Adam states, and the new compute copy goes to the GPU over PCIe).
+
 Optimizer: horizontal (ZeRO-Infinity) steps every unit after the last backward; vertical steps unit u on the
 CPU as soon as its gradient is complete (overlapping the backward of the units below); vertical-overlap
 additionally defers a fraction alpha of each unit's step to the next iteration, ahead of that unit's forward.
@@ -35,10 +40,10 @@ import numpy as np
 from scipy.optimize import linprog
 
 from workbench.llm.gpt import GPTShape, block_param_count
-from workbench.llm.greedysnake.schedule import tasks_for, tensor_consumers
+from workbench.llm.greedysnake.schedule import tasks_for, tensor_consumers, unit_entries
 
 __all__ = ["Rates", "Placement", "Widths", "SimResult", "simulate", "LPResult", "configuration_search", "horizontal_search",
-           "unit_sizes_of", "unit_flops_of", "activation_bytes_per_layer"]  # fmt: skip
+           "unit_sizes_of", "unit_flops_of", "unit_flops_for", "activation_bytes_per_layer"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,12 @@ def unit_flops_of(shape: GPTShape) -> list[float]:
     return [0.0] + [float(block)] * shape.layers + [2.0 * d * shape.vocab]
 
 
+def unit_flops_for(shape: GPTShape, layout: str) -> list[float]:
+    """Forward FLOPs per token of each *unit* of ``layout`` (:func:`~.schedule.unit_entries`)."""
+    flops = unit_flops_of(shape)
+    return [float(sum(flops[e] for e in entries)) for entries, _ in unit_entries(shape.layers, layout)]
+
+
 def activation_bytes_per_layer(shape: GPTShape, micro_batch: int, width: int = 2) -> float:
     """Activation memory of one block's forward for one micro-batch (Korthikanti et al. 2022, arXiv 2205.05198
     v1, Eq. 2 for 16-bit: ``s b d (34 + 5 a s / d)`` bytes), scaled to ``width`` bytes per value."""
@@ -151,7 +162,8 @@ def _plan(schedule: str, units: int, micro_batches: int) -> tuple:
     out_keys = [[k for k in _outputs(t, units) if any(j > i + 1 for j in cons.get(k, []))] for i, t in enumerate(tasks)]
     runs, run_of = _runs_of(tasks)
     last_bwd = {t.unit: i for i, t in enumerate(tasks) if t.kind != "fwd"}
-    return tasks, in_keys, out_keys, runs, run_of, last_bwd
+    first_bwd = {t.unit: i for i, t in reversed(list(enumerate(tasks))) if t.kind != "fwd"}
+    return tasks, in_keys, out_keys, runs, run_of, last_bwd, first_bwd
 
 
 class _Simulation:
@@ -161,21 +173,27 @@ class _Simulation:
 
     def __init__(self, shape: GPTShape, schedule: str, micro_batches: int, micro_batch_size: int, gpus: int,
                  rates: Rates, placement: Placement, widths: Widths, alpha: float, *, prefetch: bool,
-                 optimizer: bool, sync_optimizer: bool, record: bool) -> None:  # fmt: skip
-        self.sizes, self.uflops = unit_sizes_of(shape), unit_flops_of(shape)
-        self.U, self.M, self.G = len(self.sizes), micro_batches, gpus
+                 optimizer: bool, sync_optimizer: bool, record: bool, layout: str = "offloaded",
+                 park_ssd: bool = False) -> None:  # fmt: skip
+        entry_sizes, entry_flops = unit_sizes_of(shape), unit_flops_of(shape)
+        plan = unit_entries(shape.layers, layout)
+        self.sizes = [entry_sizes[off] for _, off in plan]  # loaded elements of each unit
+        self.res = [sum(entry_sizes[e] for e in entries if e != off) for entries, off in plan]  # resident ones
+        self.uflops = [sum(entry_flops[e] for e in entries) for entries, _ in plan]
+        self.park_ssd = park_ssd
+        self.U, self.M, self.G = len(plan), micro_batches, gpus
         self.tokens_mb = micro_batch_size * shape.seq
         self.X = self.tokens_mb * shape.hidden * widths.x  # one inter-layer tensor of one rank
         self.schedule, self.rates, self.placement, self.widths = schedule, rates, placement, widths
         self.prefetch, self.optimizer, self.sync_optimizer, self.record = prefetch, optimizer, sync_optimizer, record
-        self.tasks, self.in_keys, self.out_keys, self.runs, self.run_of, self.last_bwd = _plan(
+        self.tasks, self.in_keys, self.out_keys, self.runs, self.run_of, self.last_bwd, self.first_bwd = _plan(
             schedule, self.U, micro_batches
         )
         self.a_frac = alpha if schedule == "vertical-overlap" else 0.0
         self.grad_ssd = placement.grad_ssd * widths.g if schedule == "horizontal" else 0.0  # bytes per element
-        self.res = {k: _Res() for k in _RESOURCES}
-        self.gpu, self.h2d, self.d2h = self.res["gpu"], self.res["h2d"], self.res["d2h"]
-        self.sr, self.sw, self.cpu = self.res["ssd_read"], self.res["ssd_write"], self.res["cpu"]
+        self.rs = {k: _Res() for k in _RESOURCES}
+        self.gpu, self.h2d, self.d2h = self.rs["gpu"], self.rs["h2d"], self.rs["d2h"]
+        self.sr, self.sw, self.cpu = self.rs["ssd_read"], self.rs["ssd_write"], self.rs["cpu"]
         self.ssd_bytes = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "checkpoints": 0.0}
         self.pcie_total = 0.0
         self.compute_total = 0.0
@@ -195,21 +213,28 @@ class _Simulation:
         self.pcie_total += pcie_bytes
         return start + max(d_p, d_s)
 
-    def opt_job(self, ready: float, n: float) -> float:
-        """An optimizer step of ``n`` elements: SSD read, CPU Adam, SSD write pipelined; returns its end."""
+    def opt_job(self, ready: float, n: float, n_res: float = 0.0, grad_read: float = 0.0) -> float:
+        """An optimizer step of ``n`` loaded and ``n_res`` resident elements: SSD read (states, the gradient
+        buffer's SSD share, ``grad_read`` parked gradient bytes), CPU Adam, SSD write (states, the loaded
+        elements' new compute copy) pipelined; the resident ones' new copy goes to the GPU. Returns its end."""
         if not self.optimizer:
             return ready
         w, p, rates = self.widths, self.placement, self.rates
-        rb, wb = w.o * n * p.opt_ssd + self.grad_ssd * n, (w.o * n * p.opt_ssd + w.w * n * p.para_ssd)
+        k = n + n_res
+        rb = w.o * k * p.opt_ssd + self.grad_ssd * n + grad_read
+        wb = w.o * k * p.opt_ssd + w.w * n * p.para_ssd
         r0 = self.sr.take(ready, rb / rates.ssd_read)
         r1 = r0 + rb / rates.ssd_read
-        c0 = self.cpu.take(r0, n / rates.adam)
-        c1 = max(c0 + n / rates.adam, r1)
+        c0 = self.cpu.take(r0, k / rates.adam)
+        c1 = max(c0 + k / rates.adam, r1)
         w0 = self.sw.take(c0, wb / rates.ssd_write)
-        self.ssd_bytes["optimizer"] += 2 * w.o * n * p.opt_ssd
-        self.ssd_bytes["gradients"] += self.grad_ssd * n
+        self.ssd_bytes["optimizer"] += 2 * w.o * k * p.opt_ssd
+        self.ssd_bytes["gradients"] += self.grad_ssd * n + grad_read
         self.ssd_bytes["weights"] += w.w * n * p.para_ssd
-        return max(w0 + wb / rates.ssd_write, c1)
+        end = max(w0 + wb / rates.ssd_write, c1)
+        if n_res:
+            end = self.xfer(c1, self.h2d, w.w * n_res / self.G, None, 0.0, "weights")
+        return end
 
     def load(self, ready: float, u: int) -> float:
         """Unit ``u``'s compute copy to the device; returns when it is there."""
@@ -220,13 +245,13 @@ class _Simulation:
     # ---- one iteration --------------------------------------------------------------------------------------
     def iteration(self, start: float, *, deferred: bool, last: bool) -> tuple[float, dict, dict, float]:
         """Simulate one iteration from ``start``; returns its end, busy seconds, SSD bytes and PCIe bytes."""
-        busy0 = {k: r.busy for k, r in self.res.items()}
+        busy0 = {k: r.busy for k, r in self.rs.items()}
         bytes0, pcie0 = dict(self.ssd_bytes), self.pcie_total
         self._begin(start, deferred)
         for i, t in enumerate(self.tasks):
             self._task(i, t, last)
         end = self._finish()
-        busy = {k: r.busy - busy0[k] for k, r in self.res.items()}
+        busy = {k: r.busy - busy0[k] for k, r in self.rs.items()}
         return end, busy, {k: self.ssd_bytes[k] - bytes0[k] for k in bytes0}, self.pcie_total - pcie0
 
     def _begin(self, start: float, deferred: bool) -> None:
@@ -242,7 +267,7 @@ class _Simulation:
         self.opt_done: list[float] = []
         self.ready_a = {u: start for u in range(self.U)}
         self.queue_a: deque[tuple[int, float]] = deque()  # (unit, elements) of deferred chunks
-        self.queue_b: deque[tuple[int, float, float]] = deque()  # (unit, elements, gradient ready) of backward chunks
+        self.queue_b: deque[tuple[int, float, float, float]] = deque()  # (unit, loaded, resident, ready) chunks
         self.issued: set[int] = set()
         self.stored: dict[tuple, float] = {}
         self.produced: dict[tuple, int] = {}
@@ -258,15 +283,15 @@ class _Simulation:
         """Issue one deferred chunk at ``at``, or every chunk of units <= until_unit."""
         while self.queue_a and (until_unit is None or self.queue_a[0][0] <= until_unit):
             u, n = self.queue_a.popleft()
-            self.ready_a[u] = self.opt_job(at, n)
+            self.ready_a[u] = self.opt_job(at, n, grad_read=self.widths.g * n if self.park_ssd else 0.0)
             if until_unit is None:
                 return
 
     def _drain_b(self, at: float, everything: bool = False) -> None:
         """Issue one backward optimizer chunk at ``at`` (or all of them)."""
         while self.queue_b:
-            u, n, ready = self.queue_b.popleft()
-            self.opt_done.append(self.opt_job(max(at, ready), n))
+            u, n, n_res, ready = self.queue_b.popleft()
+            self.opt_done.append(self.opt_job(max(at, ready), n, n_res))
             if not everything:
                 return
 
@@ -316,28 +341,35 @@ class _Simulation:
             self.produced[key] = i
 
     def _gradients(self, i: int, t: Any) -> None:
-        """Send task ``i``'s gradient: horizontal every micro-batch (fp16 partials), vertical once per unit, then
-        its optimizer step (synchronous, or queued in M chunks)."""
-        n, w, G = self.sizes[t.unit], self.widths, self.G
+        """Send task ``i``'s gradient: horizontal every micro-batch (fp16 partials; resident entries accumulate
+        on the GPU and go once, after the last), vertical once per unit, then its optimizer step (synchronous, or
+        queued in M chunks)."""
+        n, n_res, w, G = self.sizes[t.unit], self.res[t.unit], self.widths, self.G
         if self.schedule == "horizontal":
             g_done = self.xfer(self.prev_end, self.d2h, w.w * n / G, None, 0.0, "gradients")
             if self.grad_ssd:  # the accumulation buffer's SSD share: read (from the task's start), add, write back
                 b = self.grad_ssd * n
-                r0 = self.sr.take(self.compute_start[i], b / self.rates.ssd_read)
-                w0 = self.sw.take(max(r0 + b / self.rates.ssd_read, g_done), b / self.rates.ssd_write)
+                first = i == self.first_bwd[t.unit]  # the buffer holds nothing before the first micro-batch
+                r0 = self.compute_start[i] if first else self.sr.take(self.compute_start[i], b / self.rates.ssd_read)
+                w0 = self.sw.take(max(r0 + (0 if first else b / self.rates.ssd_read), g_done), b / self.rates.ssd_write)
                 g_done = w0 + b / self.rates.ssd_write
-                self.ssd_bytes["gradients"] += 2 * b
+                self.ssd_bytes["gradients"] += b if first else 2 * b
             if i == self.last_bwd[t.unit]:
+                if n_res:
+                    g_done = max(g_done, self.xfer(self.prev_end, self.d2h, w.g * n_res / G, None, 0.0, "gradients"))
                 self.opt_done.append(g_done)
         elif i == self.last_bwd[t.unit]:
-            g_done = self.xfer(self.prev_end, self.d2h, w.g * n / G, None, 0.0, "gradients")
+            g_done = self.xfer(self.prev_end, self.d2h, w.g * (n + n_res) / G, None, 0.0, "gradients")
+            if self.park_ssd and self.a_frac:  # the deferred part's gradient waits on SSD (the real engine)
+                self.sw.take(g_done, w.g * self.a_frac * n / self.rates.ssd_write)
+                self.ssd_bytes["gradients"] += w.g * self.a_frac * n
             if self.sync_optimizer:
-                done = self.opt_job(g_done, (1 - self.a_frac) * n)
+                done = self.opt_job(g_done, (1 - self.a_frac) * n, n_res)
                 self.opt_done.append(done)
                 self.gpu.free = max(self.gpu.free, done)
                 self.prev_end = max(self.prev_end, done)
             else:
-                self.queue_b.extend([(t.unit, (1 - self.a_frac) * n / self.M, g_done)] * self.M)
+                self.queue_b.extend([(t.unit, (1 - self.a_frac) * n / self.M, n_res / self.M, g_done)] * self.M)
 
     def _task(self, i: int, t: Any, last: bool) -> None:
         r = self.run_of[i]
@@ -355,7 +387,8 @@ class _Simulation:
         self._drain_b(self.prev_end, everything=True)
         if self.schedule == "horizontal":
             grads_in = max(self.opt_done) if self.opt_done else self.prev_end
-            self.opt_done = [self.opt_job(max(grads_in, self.prev_end), self.sizes[u]) for u in range(self.U)]
+            self.opt_done = [self.opt_job(max(grads_in, self.prev_end), self.sizes[u], self.res[u])
+                             for u in range(self.U)]  # fmt: skip
         return max([self.prev_end, *self.opt_done, *self.ready_a.values()])
 
 
@@ -375,16 +408,21 @@ def simulate(
     sync_optimizer: bool = False,
     iterations: int = 3,
     record: bool = False,
+    layout: str = "offloaded",
+    park_ssd: bool = False,
 ) -> SimResult:
     """Simulate ``iterations`` iterations; the result is the last one (steady state).
 
     Parameters: ``micro_batches`` and ``micro_batch_size`` are per GPU; the node's ``gpus`` run in lockstep
     (data parallel, ZeRO-3 partitioned state). ``optimizer=False`` prices the optimizer at zero (to measure
     the exposed optimizer time); ``sync_optimizer`` makes the GPU wait for every optimizer step (the real
-    engine's plain vertical schedule on one CPU). ``record`` keeps the last iteration's GPU events.
+    engine's plain vertical schedule on one CPU). ``record`` keeps the last iteration's GPU events. ``layout``:
+    ``offloaded`` or ``flextrain`` (embedding and head resident on the GPU). ``park_ssd``: the deferred part's
+    gradient waits on SSD (the real engine, crash-consistent) rather than in DRAM (FlexTrain).
     """
     sim = _Simulation(shape, schedule, micro_batches, micro_batch_size, gpus, rates, placement, widths, alpha,
-                      prefetch=prefetch, optimizer=optimizer, sync_optimizer=sync_optimizer, record=record)  # fmt: skip
+                      prefetch=prefetch, optimizer=optimizer, sync_optimizer=sync_optimizer, record=record,
+                      layout=layout, park_ssd=park_ssd)  # fmt: skip
     start = 0.0
     for it in range(iterations):
         end, busy, it_bytes, it_pcie = sim.iteration(start, deferred=bool(sim.a_frac and it > 0),

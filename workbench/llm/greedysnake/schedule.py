@@ -1,7 +1,14 @@
 """Task orders of one training iteration over ``U`` units and ``M`` micro-batches.
 
-A *unit* is one offloaded piece of the model, executed as a whole: unit 0 is the embedding, units 1..L the
-transformer blocks, unit U-1 = L+1 the final LayerNorm + output head + loss. A task is
+A *unit* is one piece of the model executed as a whole. The model's parameters are kept as *entries*: entry 0
+the embedding, entries 1..L the transformer blocks, entry L+1 the final LayerNorm + output head. Two layouts map
+units to entries (:func:`unit_entries`):
+
+- ``flextrain`` (the authors' FlexTrain): the embedding and head stay resident on the device; the U = L units are
+  the blocks, unit 0 runs the embedding before its block and the last unit is fused with head and loss;
+- ``offloaded``: every entry is a unit loaded from disk, U = L + 2 (embedding, blocks, head + loss).
+
+A task is
 
 - ``fwd(u, m)``: forward of unit ``u`` (u < U-1) on micro-batch ``m`` without keeping activations (the unit's
   input is the checkpoint; backward recomputes),
@@ -22,12 +29,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Task", "SCHEDULES", "horizontal", "vertical", "tasks_for", "tensor_consumers", "micro_batch_tokens"]
+__all__ = ["Task", "SCHEDULES", "LAYOUTS", "horizontal", "vertical", "tasks_for", "tensor_consumers",
+           "micro_batch_tokens", "unit_entries", "resident_entries"]  # fmt: skip
 
 Kind = Literal["fwd", "last", "bwd"]
 
 #: schedule names of the check mode; vertical-overlap runs the vertical order with the deferred optimizer
 SCHEDULES = ("horizontal", "vertical", "vertical-overlap")
+
+#: unit layouts (see the module docstring); the first is the default
+LAYOUTS = ("flextrain", "offloaded")
+
+
+def unit_entries(layers: int, layout: str) -> list[tuple[tuple[int, ...], int]]:
+    """For each unit: its entries in forward order and the one entry it loads from disk (a block, or in the
+    ``offloaded`` layout the entry itself). Raises ValueError for an unknown layout or layers < 1."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout={layout!r} is not supported: valid values are {', '.join(LAYOUTS)}")
+    if layers < 1:
+        raise ValueError(f"layers={layers} is out of range: valid range is >= 1")
+    if layout == "offloaded":
+        return [((e,), e) for e in range(layers + 2)]
+    out = [[(e + 1,), e + 1] for e in range(layers)]
+    out[0][0] = (0, *out[0][0])
+    out[-1][0] = (*out[-1][0], layers + 1)
+    return [(tuple(entries), int(off)) for entries, off in out]  # type: ignore[arg-type]
+
+
+def resident_entries(layers: int, layout: str) -> tuple[int, ...]:
+    """Entries that stay on the device (never loaded from disk): the embedding and head in ``flextrain``."""
+    return (0, layers + 1) if layout == "flextrain" else ()
 
 
 @dataclass(frozen=True)
@@ -38,8 +69,8 @@ class Task:
 
 
 def _check(units: int, micro_batches: int) -> None:
-    if units < 2:
-        raise ValueError(f"units={units} is out of range: valid range is >= 2 (embedding and head at least)")
+    if units < 1:
+        raise ValueError(f"units={units} is out of range: valid range is >= 1")
     if micro_batches < 1:
         raise ValueError(f"micro_batches={micro_batches} is out of range: valid range is >= 1")
 

@@ -3,11 +3,12 @@
 Layout (one folder per run): for unit ``u``, part ``p`` (``a`` = the deferred fraction alpha of its parameters,
 ``b`` = the rest) and slot ``s`` (0/1, double buffering):
 
-- ``u{u}.{p}.{s}.weights``: the compute copy of the parameters (what forward and backward read),
+- ``u{u}.{p}.{s}.weights``: the compute copy of the parameters (what forward and backward read; fp32/fp64, or
+  bf16/fp16 under mixed precision); absent for a part kept resident on the device (FlexTrain's embedding, head),
 - ``u{u}.{p}.{s}.optim``: fp32/fp64 master weights, Adam ``m`` and ``v`` back to back,
-- ``u{u}.a.{s}.grad``: the accumulated gradient of the deferred part, waiting for the next iteration,
+- ``u{u}.a.{s}.grad``: the accumulated (master-dtype) gradient of the deferred part, waiting for the next iteration,
 - ``u{u}.gradacc``: scratch for gradients accumulated across micro-batches (horizontal schedule),
-- ``checkpoints``: scratch for inter-layer tensors (layer inputs and activation gradients) placed on SSD,
+- ``checkpoints``: scratch for inter-layer tensors (layer inputs and activation gradients, compute dtype) on SSD,
 - ``commit.json``: the commit record (step, the live version of each part), written with
   :func:`workbench.atomic.write_text` after every file of the step is ``fdatasync``-ed.
 
@@ -44,7 +45,9 @@ __all__ = ["CLASSES", "TIERS", "ByteCounter", "StateStore"]
 CLASSES = ("weights", "gradients", "optimizer", "checkpoints")
 TIERS = ("ssd", "host")
 _NO_SPACE = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
-_NP = {torch.float32: np.float32, torch.float64: np.float64}
+#: numpy dtype a tensor's bytes travel as (16-bit floats as int16: numpy has no bfloat16)
+_NP = {torch.float32: np.float32, torch.float64: np.float64, torch.bfloat16: np.int16, torch.float16: np.int16}
+_VIEW = {torch.bfloat16: torch.int16, torch.float16: torch.int16}
 
 
 class ByteCounter:
@@ -82,7 +85,7 @@ class StateStore:
 
     Parameters:
         root: the run's folder (created).
-        dtype: torch dtype of every stored tensor (float32 or float64).
+        dtype: the default dtype of :meth:`read` (float32 or float64); a write keeps its tensor's dtype.
         counter: where bytes are counted.
         on_write: called as ``on_write(path, nbytes)`` before every write (tests inject kills here).
         sync_every_write: fdatasync and drop the pages after every write (else once per :meth:`sync`).
@@ -121,13 +124,16 @@ class StateStore:
         return self.root / f"u{unit}.{part}.{slot}.{kind}"
 
     def write(self, path: Path, tensor: torch.Tensor, *, offset: int = 0, tier_class: tuple[str, str]) -> None:
-        """Write ``tensor`` (contiguous, the store's dtype) at element ``offset`` of ``path``; fdatasync; drop."""
-        arr = np.ascontiguousarray(tensor.detach().to("cpu", self.dtype).numpy())
+        """Write ``tensor`` (in its own dtype) at element ``offset`` of ``path``; fdatasync; drop the pages."""
+        t = tensor.detach().to("cpu").contiguous()
+        if t.dtype in _VIEW:
+            t = t.view(_VIEW[t.dtype])
+        arr = np.ascontiguousarray(t.numpy())
         data = memoryview(arr).cast("B")
         if self.on_write is not None:
             self.on_write(path, len(data))
         fd = self._fd(path)
-        pos, done = offset * self.itemsize, 0
+        pos, done = offset * arr.itemsize, 0
         t0 = time.perf_counter()
         try:
             while done < len(data):
@@ -153,12 +159,15 @@ class StateStore:
         self.counter.seconds["written"] += time.perf_counter() - t0
         self.counter.add(*tier_class, "written", len(data))
 
-    def read(self, path: Path, count: int, *, offset: int = 0, tier_class: tuple[str, str]) -> torch.Tensor:
-        """Read ``count`` elements from element ``offset`` of ``path`` into a new tensor; drop the pages."""
-        arr = np.empty(count, dtype=_NP[self.dtype])
+    def read(self, path: Path, count: int, *, offset: int = 0, tier_class: tuple[str, str],
+             dtype: torch.dtype | None = None) -> torch.Tensor:  # fmt: skip
+        """Read ``count`` elements of ``dtype`` (default: the store's) from element ``offset`` of ``path`` into a
+        new tensor; drop the pages."""
+        dtype = dtype or self.dtype
+        arr = np.empty(count, dtype=_NP[dtype])
         view = memoryview(arr).cast("B")
         fd = self._fd(path)
-        pos, done = offset * self.itemsize, 0
+        pos, done = offset * arr.itemsize, 0
         t0 = time.perf_counter()
         while done < len(view):
             n = os.preadv(fd, [view[done:]], pos + done)
@@ -171,7 +180,8 @@ class StateStore:
         _drop_cache(fd)
         self.counter.seconds["read"] += time.perf_counter() - t0
         self.counter.add(*tier_class, "read", len(view))
-        return torch.from_numpy(arr)
+        out = torch.from_numpy(arr)
+        return out.view(dtype) if dtype in _VIEW else out
 
     def sync(self) -> None:
         """fdatasync every file written since the last sync and drop its pages (before a commit record)."""

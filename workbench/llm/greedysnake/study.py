@@ -13,7 +13,13 @@ import numpy as np
 from workbench.llm.gpt import PAPER_SHAPES, GPTShape
 from workbench.llm.greedysnake import experiment
 from workbench.llm.greedysnake.config import GreedySnakeConfig, ViewConfig
-from workbench.llm.greedysnake.experiment import PAPER_WIDTHS, check_fits, rates_of, schedule_point
+from workbench.llm.greedysnake.experiment import (
+    PAPER_WIDTHS,
+    check_fits,
+    horizontal_candidates,
+    rates_of,
+    schedule_point,
+)
 from workbench.llm.greedysnake.model import (
     Placement,
     Rates,
@@ -26,7 +32,7 @@ from workbench.llm.greedysnake.schedule import SCHEDULES
 from workbench.llm.greedysnake.volume import iteration_bytes
 
 __all__ = ["steady_state", "view_rates", "panel_view", "traffic_vs_micro_batches", "throughput_vs_batch",
-           "des_curve", "exposed_vs_alpha", "clear_caches"]  # fmt: skip
+           "des_curve", "exposed_vs_alpha", "clear_caches", "horizontal_placement"]  # fmt: skip
 
 
 # ---- the fast steady-state model (what the panel draws) ------------------------------------------------------
@@ -38,7 +44,8 @@ def steady_state(shape: GPTShape, *, schedule: str, micro_batches: int, micro_ba
     forward + backward = max(compute, PCIe, SSD read, SSD write) of the schedule's bytes (closed form of
     :mod:`.volume`); the optimizer (pipelined SSD read, CPU Adam, SSD write) runs after the backward
     (horizontal), beside it with the last unit's step exposed (vertical), or with alpha of it beside the next
-    forward (vertical-overlap). A coarse bound; the discrete-event :func:`~.model.simulate` is the MODEL.
+    forward (vertical-overlap). Horizontal's fp32 gradient buffer moves its SSD share ``placement.grad_ssd``
+    every micro-batch. A coarse bound; the discrete-event :func:`~.model.simulate` is the MODEL.
     """
     sizes, uflops = unit_sizes_of(shape), unit_flops_of(shape)
     U, M, G = len(sizes), micro_batches, gpus
@@ -52,8 +59,10 @@ def steady_state(shape: GPTShape, *, schedule: str, micro_batches: int, micro_ba
     w_read = b[("ssd", "weights", "read")]
     ck_r, ck_w = b[("ssd", "checkpoints", "read")], b[("ssd", "checkpoints", "written")]
     pcie = (w_read / G + ck_r + ck_w) / rates.pcie
-    ssd_r = (w_read * placement.para_ssd + ck_r * G * placement.ckpt_ssd) / rates.ssd_read
-    ssd_w = ck_w * G * placement.ckpt_ssd / rates.ssd_write
+    q = placement.grad_ssd if schedule == "horizontal" else 0.0
+    g_r, g_w = q * b[("ssd", "gradients", "read")], q * b[("ssd", "gradients", "written")]
+    ssd_r = (w_read * placement.para_ssd + ck_r * G * placement.ckpt_ssd + g_r) / rates.ssd_read
+    ssd_w = (ck_w * G * placement.ckpt_ssd + g_w) / rates.ssd_write
     psi = sum(sizes)
     opt = 0.0
     if optimizer:
@@ -82,6 +91,22 @@ def _lp(model: str, M: int, mbs: int, gpus: int, rates: Rates) -> Any:
     return configuration_search(PAPER_SHAPES[model], micro_batches=M, micro_batch_size=mbs, gpus=gpus, rates=rates)
 
 
+@functools.lru_cache(maxsize=512)
+def horizontal_placement(model: str, M: int, mbs: int, gpus: int, rates: Rates) -> tuple[str, Placement]:
+    """Horizontal's own placement (as the claims price it): the fastest by :func:`steady_state` of its
+    candidates (the LP solved for horizontal, gradient buffer free to spill or kept in DRAM, and the snake's
+    placement where horizontal's DRAM holds it). ValueError naming host_memory_gb when none fits."""
+    shape = PAPER_SHAPES[model]
+    cands = horizontal_candidates(shape, M, mbs, gpus, rates, _lp(model, M, mbs, gpus, rates).placement)
+    if not cands:
+        raise ValueError(
+            f"host_memory_gb={rates.host_memory / 1e9:g} cannot hold what horizontal must keep in DRAM at this "
+            "setting: valid values are larger"
+        )
+    kw = dict(schedule="horizontal", micro_batches=M, micro_batch_size=mbs, gpus=gpus, rates=rates)
+    return max(cands, key=lambda c: steady_state(shape, placement=c[1], **kw)["throughput"])  # type: ignore[arg-type]
+
+
 def traffic_vs_micro_batches(shape: GPTShape, micro_batch: int, ms: list[int]) -> dict[str, dict[str, list[float]]]:
     """Bytes per iteration by class vs M for the horizontal and vertical schedules (closed form, paper widths)."""
     sizes, w = unit_sizes_of(shape), PAPER_WIDTHS
@@ -102,11 +127,14 @@ def throughput_vs_batch(view: ViewConfig, ms: list[int]) -> dict[str, list[float
     for name in SCHEDULES:
         out[name] = []
     out["roofline"] = []
-    lp = _lp(view.model, view.micro_batches, view.micro_batch, view.gpus, rates)  # one placement for the curve
+    # one placement per schedule for the curve: the snake's LP's, horizontal's own (both at the view's M)
+    lp = _lp(view.model, view.micro_batches, view.micro_batch, view.gpus, rates)
+    h_place = horizontal_placement(view.model, view.micro_batches, view.micro_batch, view.gpus, rates)[1]
     for m in ms:
         for name in SCHEDULES:
+            place = h_place if name == "horizontal" else lp.placement
             out[name].append(steady_state(shape, schedule=name, micro_batches=m, micro_batch_size=view.micro_batch,
-                                          gpus=view.gpus, rates=rates, placement=lp.placement,
+                                          gpus=view.gpus, rates=rates, placement=place,
                                           alpha=view.alpha)["throughput"])  # fmt: skip
         out["roofline"].append(_roofline(shape, view, rates, m, lp.placement))
     return out
@@ -142,11 +170,13 @@ def panel_view(view: ViewConfig) -> dict[str, Any]:
         exposed.append(
             steady_state(shape, **kw)["iteration_s"] - steady_state(shape, optimizer=False, **kw)["iteration_s"]
         )
-    kw = dict(micro_batches=view.micro_batches, micro_batch_size=view.micro_batch, gpus=view.gpus, rates=rates,
-              placement=lp.placement)  # fmt: skip
-    h_exposed = steady_state(shape, schedule="horizontal", **kw)["iteration_s"] - steady_state(
-        shape, schedule="horizontal", optimizer=False, **kw)["iteration_s"]  # fmt: skip
-    point = {name: steady_state(shape, schedule=name, alpha=view.alpha, **kw) for name in SCHEDULES}
+    h_label, h_place = horizontal_placement(view.model, view.micro_batches, view.micro_batch, view.gpus, rates)
+    kw = dict(micro_batches=view.micro_batches, micro_batch_size=view.micro_batch, gpus=view.gpus, rates=rates)
+    h_kw = dict(kw, schedule="horizontal", placement=h_place)
+    h_exposed = steady_state(shape, **h_kw)["iteration_s"] - steady_state(shape, optimizer=False, **h_kw)["iteration_s"]
+    point = {name: steady_state(shape, schedule=name, alpha=view.alpha,
+                                placement=h_place if name == "horizontal" else lp.placement, **kw)
+             for name in SCHEDULES}  # fmt: skip
     return {
         "label": "MODEL",
         "device_fraction": device / rates.gpu_memory,
@@ -157,6 +187,8 @@ def panel_view(view: ViewConfig) -> dict[str, Any]:
         "exposed": exposed,
         "horizontal_exposed": h_exposed,
         "lp": lp,
+        "horizontal_placement": h_place,
+        "horizontal_placement_label": h_label,
         "point": point,
         "speedup": point["vertical-overlap"]["throughput"] / point["horizontal"]["throughput"],
     }
@@ -165,6 +197,7 @@ def panel_view(view: ViewConfig) -> dict[str, Any]:
 def clear_caches() -> None:
     """Empty every memo of this technique (the views' and :mod:`.experiment`'s)."""
     _lp.cache_clear()
+    horizontal_placement.cache_clear()
     experiment.clear_caches()
 
 
