@@ -131,3 +131,48 @@ def test_cli_report_no_input_leaves_the_code_out(tmp_path, capsys):
     body = out.read_text(encoding="utf-8").split("</head>")[1]
     assert "total 10" in body and "Fixture story" in body
     assert "SECRET_SOURCE" not in body and "N = 5" not in body and "input_area" not in body
+
+
+def test_report_sized_before_a_kernel_starts(tmp_path, monkeypatch, capsys):
+    """#29: `-p LAYERS=...` on a technique's notebook is estimated as `workbench run` estimates it; over the
+    available memory the report is refused (exit 2, the CLI's one line) before any kernel starts."""
+    from pathlib import Path
+
+    import workbench.memory as memory
+    import workbench.report as report
+    from workbench.cli import main, run_sized
+    from workbench.registry import get_technique
+
+    notebook = Path(__file__).resolve().parents[1] / "notebooks" / "llm" / "greedysnake.ipynb"
+    assert report.notebook_technique(notebook) == "greedysnake"
+    config = report.notebook_config(read_notebook(notebook), "greedysnake", {"LAYERS": 2})
+    assert config is not None and config.layers == 2
+
+    def no_kernel(*args, **kwargs):
+        raise AssertionError("a kernel started")
+
+    monkeypatch.setattr(report, "execute_notebook", no_kernel)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
+    with pytest.raises(ValueError) as cli:
+        run_sized("greedysnake", config)
+    assert main(["report", str(notebook), "--out", str(tmp_path / "r.html"), "-p", "LAYERS=2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert str(cli.value) in err and len(err.splitlines()) == 1 and not (tmp_path / "r.html").exists()
+    assert get_technique("greedysnake").config is type(config)
+
+
+def test_report_sizing_skips_notebooks_it_cannot_map(monkeypatch):
+    from pathlib import Path
+
+    import workbench.memory as memory
+    import workbench.report as report
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
+    root = Path(__file__).resolve().parents[1] / "notebooks"
+    mesh = root / "llm" / "mesh_attention.ipynb"
+    nb = read_notebook(mesh)
+    report.check_report_size(mesh, nb, {"CHECK_GPUS": 4})  # a view's parameter, not a config field: skipped
+    assert report.notebook_technique(root / "index.ipynb") is None
+    report.check_report_size(root / "index.ipynb", read_notebook(root / "index.ipynb"), {"X": 1})
+    with pytest.raises(ValueError, match="is available"):
+        report.check_report_size(mesh, nb, {"CAUSAL": True})

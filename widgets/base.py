@@ -33,7 +33,9 @@ import plotly.graph_objects as go
 from widgets import layout
 from widgets.live_figure import LiveFigure, figure_bundle
 from workbench.config import ParamSpec
-from workbench.registry import get_technique
+from workbench.memory import Estimate
+from workbench.registry import check_fits, entry, get_technique
+from workbench.registry import estimate as estimate_run
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +154,28 @@ class Panel:
     def notes(self, result: Any, values: dict[str, Any]) -> str:
         """Short HTML shown in the status line after a good redraw (e.g. a headline ratio)."""
         return ""
+
+    def run_config(self, values: dict[str, Any]) -> Any:
+        """The technique config a heavy :class:`Action` of this panel runs at ``values``, for sizing it before it
+        starts (:meth:`run_estimate`); None when the panel cannot say. Default: the technique's CLI config built
+        from the panel's values, when the panel's controls are that config's fields (``config`` unset or the
+        same class); a panel whose action runs something else overrides this (or passes ``estimate=`` to its
+        Action)."""
+        technique = get_technique(self.technique)
+        if self.config not in (None, technique.config):
+            return None
+        try:
+            return technique.config.from_dict(values)
+        except (ValueError, TypeError):  # a combination the CLI config rejects: the job says so itself
+            return None
+
+    def run_estimate(self, values: dict[str, Any]) -> Estimate | None:
+        """What the run :meth:`run_config` names will take (:func:`workbench.registry.estimate`), or None when
+        the panel cannot say or the technique has no size estimate."""
+        if not self.technique or entry(self.technique).sizes is None:
+            return None
+        config = self.run_config(values)
+        return None if config is None else estimate_run(self.technique, config)
 
     # ---- behaviour --------------------------------------------------------------------------------
     def values(self) -> dict[str, Any]:
@@ -351,12 +375,19 @@ class Action:
       (tests, scripts) it runs before returning.
     - :meth:`widget` is the row to place in the panel: button, cancel, progress bar, stage label.
 
+    Sized before it starts (#29): ``estimate`` (default :meth:`Panel.run_estimate`) says what the run will take.
+    An estimate over the available memory is refused in place with the CLI's one line (the estimate and the
+    limit; :func:`workbench.registry.check_fits`) and nothing runs; one over :data:`PROGRESS_AFTER_S` seconds
+    shows the progress bar with the estimate beside it.
+
     ``share=other`` makes a second button that reports on ``other``'s cancel button, bar and label (one row:
     ``W.HBox([other.button, this.button, *other.widget().children[1:]])``).
     """
 
     #: run the button's job in a thread (None: when inside a kernel)
     background: bool | None = None
+    #: a run estimated over this many seconds shows the progress bar (as the CLI's progress on stderr)
+    PROGRESS_AFTER_S = 2.0
 
     def __init__(
         self,
@@ -370,8 +401,12 @@ class Action:
         label: str = "",
         button_style: str = "",
         share: Action | None = None,
+        estimate: Callable[..., Estimate | None] | None = None,
     ) -> None:
         self.panel, self.job, self.total = panel, job, total
+        #: ``estimate(*args, **kwargs) -> Estimate | None``: the run's size (default: the panel's
+        #: :meth:`Panel.run_estimate` at its current values)
+        self.estimate = estimate if estimate is not None else (lambda *a, **k: panel.run_estimate(panel.values()))
         self.done = done if done is not None else (lambda result: panel.redraw())
         self.button = W.Button(
             description=description, tooltip=tooltip, button_style=button_style, layout=W.Layout(width="auto")
@@ -414,6 +449,7 @@ class Action:
         self.button.disabled, self.cancel_button.disabled = True, False
         self.progress.max, self.progress.value, self.stage.value = self.total, 0, ""
         try:
+            self.size(*args, **kwargs)
             result = self.job(Progress(self), *args, **kwargs)
             self.progress.value = self.progress.max
             self.done(result)
@@ -430,6 +466,19 @@ class Action:
         finally:
             self.button.disabled, self.cancel_button.disabled = False, True
             self._lock.release()
+
+    def size(self, *args: Any, **kwargs: Any) -> Estimate | None:
+        """Size the run before it starts: raise ValueError (the CLI's one line) when its estimate exceeds the
+        available memory; show the progress bar and the estimated time when it is over :data:`PROGRESS_AFTER_S`."""
+        est = self.estimate(*args, **kwargs)
+        if est is None:
+            return None
+        name = self.panel.technique  # the CLI's line (workbench.cli.run_sized)
+        check_fits(name, est, what=None if name else repr(self.button.description))
+        if est.seconds > self.PROGRESS_AFTER_S:
+            self.progress.layout.visibility = "visible"
+            self.stage.value = f"<small>estimated ~{est.seconds:.3g} s</small>"
+        return est
 
     def try_run(self, *args: Any, **kwargs: Any) -> Any:
         """:meth:`run`, with the error (or cancel) shown only: the result, or None."""

@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from workbench.config import Config
-from workbench.memory import Estimate
+from workbench.memory import Estimate, check_estimate
 from workbench.results import Result
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "catalogue",
     "entry",
     "estimate",
+    "check_fits",
     "get_technique",
     "run_limit",
     "import_area",
@@ -284,6 +285,18 @@ def estimate(name: str, config: Config) -> Estimate:
     if not isinstance(found, Estimate):
         raise TypeError(f"{sizes}.estimate returned {type(found).__name__}, not an Estimate")
     return found
+
+
+def check_fits(name: str, found: Estimate, *, what: str | None = None) -> None:
+    """Refuse a run of technique ``name`` estimated at ``found`` (ValueError: ``workbench run``'s one line, the
+    estimate and the available memory) when it cannot fit; ``what`` names the run (default: as the CLI does).
+    Panels (``widgets.base.Action``) and ``workbench report`` refuse through this, with the CLI's words."""
+    sizes = entry(name).sizes if name else None
+    check_estimate(
+        found,
+        what=what or f"workbench run {name} with these settings",
+        hint=f"choose smaller sizes (estimated by {sizes}.estimate)" if sizes else "choose smaller sizes",
+    )
 
 
 def run_limit(name: str, config: Config) -> tuple[float, str] | None:

@@ -8,6 +8,15 @@ The kernel runs with ``WORKBENCH_EXPORT=1``, so panels render static plotly figu
 as HTML without plotly.js. The report inlines plotly.js once in its head and uses nbconvert's ``basic``
 template (no require.js, no MathJax, no CDN), so it renders with the network off. ``no_input`` (the CLI's
 ``--no-input``) leaves the code out. In print (the PDF, A4) code and text lines wrap instead of running off the page.
+
+Sized before it starts (#29, :func:`check_report_size`): when the notebook is a technique's
+(``notebooks/<area>/<technique>.ipynb`` in the registry) and an override names a parameter that is one of that
+technique's config fields (``-p LAYERS=64`` -> ``layers``), the run those parameters describe is estimated
+(:func:`workbench.registry.estimate`) and refused, as ``workbench run`` refuses it (ValueError: exit 2, one line
+with the estimate and the available memory), before a kernel starts. Not possible, so skipped: a notebook of no
+technique (the index, the scoreboard), overrides that name no config field (``CHECK_GPUS``, sweep lists such as
+``SIZES``: the notebook's own prefixed parameters feed several views, not one run), and parameter values the
+config rejects or that are not literals (the notebook then reports them itself).
 """
 
 from __future__ import annotations
@@ -98,6 +107,57 @@ def apply_overrides(nb: nbformat.NotebookNode, overrides: dict[str, Any]) -> nbf
     cell = nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]})
     nb.cells.insert(index + 1, cell)
     return nb
+
+
+def notebook_technique(path: Path) -> str | None:
+    """The registry name of the ready technique whose notebook ``path`` is (``notebooks/<area>/<package>.ipynb``
+    under the repository), or None."""
+    from workbench.registry import catalogue
+
+    resolved = path.resolve()
+    root = Path(__file__).resolve().parents[1] / "notebooks"
+    for e in catalogue():
+        if e.module and resolved == (root / e.area / f"{e.package}.ipynb").resolve():
+            return e.name
+    return None
+
+
+def notebook_config(nb: nbformat.NotebookNode, name: str, overrides: dict[str, Any]) -> Any:
+    """The config of technique ``name`` that the notebook's parameters (its ``parameters`` cell's literal values,
+    then ``overrides``) describe, by lower-cased name onto the config's fields; None when no override names a
+    field or the values do not make a config (see the module docstring)."""
+    from workbench.registry import get_technique
+
+    config_cls = get_technique(name).config
+    fields = {s.name for s in config_cls.specs()}
+    if not any(k.lower() in fields for k in overrides):
+        return None
+    index = _parameters_cell(nb)
+    values: dict[str, Any] = {}
+    for node in ast.parse(nb.cells[index].source).body if index is not None else ():
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    values.update(overrides)
+    mapped = {k.lower(): v for k, v in values.items() if k.lower() in fields}
+    try:
+        return config_cls.from_dict(mapped)
+    except (ValueError, TypeError):
+        return None
+
+
+def check_report_size(notebook: Path, nb: nbformat.NotebookNode, overrides: dict[str, Any]) -> None:
+    """Refuse (ValueError, ``workbench run``'s one line) a report whose technique run cannot fit in the available
+    memory, before a kernel starts; a notebook whose parameters do not map onto its technique's config is
+    skipped (module docstring)."""
+    from workbench.registry import check_fits, entry, estimate
+
+    name = notebook_technique(notebook) if overrides else None
+    config = notebook_config(nb, name, overrides) if name and entry(name).sizes else None
+    if config is not None:
+        check_fits(name, estimate(name, config))
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
@@ -265,7 +325,9 @@ def export_report(
         raise ValueError(f"out={str(out)!r} has suffix {out.suffix!r}: valid reports are .html or .pdf")
     if out.suffix.lower() == ".pdf":
         chromium_executable()  # fail before minutes of execution, not after
-    nb = apply_overrides(read_notebook(notebook), overrides or {})
+    original = read_notebook(notebook)
+    nb = apply_overrides(original, overrides or {})
+    check_report_size(notebook, original, overrides or {})
     log.info("executing %s", notebook)
     nb = execute_notebook(nb, cwd=notebook.resolve().parent, timeout_s=timeout_s)
     text = render_html(nb, title=notebook.stem.replace("_", " "), no_input=no_input)

@@ -165,3 +165,44 @@ def test_shared_action_row_and_static_panel():
     assert other.progress is panel.action.progress and other.cancel_button is panel.action.cancel_button
     other.run()
     assert panel.action.progress.value == 2 and "<div" in panel.static_html()
+
+
+def test_action_refuses_a_run_over_the_available_memory_with_the_cli_line(monkeypatch):
+    """Sized before it starts (#29): the panel's technique and values give the estimate; over the available
+    memory the Action shows the CLI's one line in place and the job never runs."""
+    import workbench.memory as memory
+    from workbench.cli import run_sized
+
+    panel = Heavy(gpus=4)
+    config = MeshAttentionConfig.from_dict(panel.values())
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
+    with pytest.raises(ValueError) as cli:
+        run_sized("mesh-attention", config)
+    with pytest.raises(ValueError) as refused:
+        panel.action.run()
+    line = str(cli.value)
+    assert str(refused.value) == line and "\n" not in line and "is available" in line
+    assert panel.ran == [] and panel.action.progress.value == 0
+    assert panel.status.value == base.error_line(line)
+    panel.status.value = ""
+    panel.action.click()  # the button: the same refusal, shown only
+    assert panel.ran == [] and panel.status.value == base.error_line(line) and not panel.action.running
+
+
+def test_action_estimated_over_two_seconds_shows_the_progress_bar():
+    panel = Heavy(gpus=2)
+    slow = base.Action(panel, "Slow", panel._job, estimate=lambda: base.Estimate(1e6, 30.0))
+    assert slow.size() == base.Estimate(1e6, 30.0)
+    assert slow.progress.layout.visibility == "visible" and "estimated ~30 s" in slow.stage.value
+    assert slow.run() == "done" and "step 3" in slow.stage.value  # the job's stages then replace it
+    fast = base.Action(panel, "Fast", panel._job, estimate=lambda: base.Estimate(1e6, 0.1))
+    assert fast.size() == base.Estimate(1e6, 0.1) and fast.stage.value == ""
+
+
+def test_action_without_an_estimate_runs_unsized(monkeypatch):
+    import workbench.memory as memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
+    panel = Heavy(gpus=3)
+    free = base.Action(panel, "Free", panel._job, estimate=lambda: None)
+    assert free.run() == "done" and panel.ran == [3]
