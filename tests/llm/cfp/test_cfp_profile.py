@@ -79,3 +79,16 @@ def test_calibration_prices_in_this_machines_units():
     # gloo on CPU processes: microseconds of latency and well under NVLink's bandwidth; the FLOP rate of a CPU
     assert c.intra_node_latency_us > 0 and c.intra_node_bw_gbps < ClusterSpec().intra_node_bw_gbps
     assert c.gpu_tflops < ClusterSpec().gpu_tflops and c.gpus_per_node >= 2
+
+
+def test_calibration_on_a_loaded_machine_stays_in_range(monkeypatch):
+    """A 1-element all-reduce as slow as the big one (seen in CI under load: 4.2e6 GB/s, out of range) prices the
+    whole big all-reduce as transfer instead of dividing by ~0."""
+    import workbench.llm.cfp.profile as profile
+
+    fake = [{"small": 3e-3, "big": 4e-3, "matmul": 1e-3}] * 2
+    monkeypatch.setattr(profile, "run_workers", lambda *a, **k: fake)
+    c = profile.calibrate_cluster(2, ClusterSpec())
+    sent = 2 * 1 * (1 << 20) * 4 / 2
+    assert c.intra_node_bw_gbps == pytest.approx(sent / 4e-3 / 1e9)
+    assert c.intra_node_latency_us == pytest.approx(1.5e3)

@@ -147,7 +147,10 @@ def calibrate_cluster(
     rounds = 2 * (world - 1)
     lat = small / rounds if world > 1 else 0.0
     sent = 2 * (world - 1) * elements * itemsize / world
-    bw = sent / max(big - rounds * lat, 1e-9) if world > 1 else base.intra_node_bytes_per_second
+    transfer = big - rounds * lat
+    if transfer < 0.5 * big:  # the 1-element all-reduce took about as long as the big one (a loaded machine):
+        transfer = big  # its latency is noise, so the whole time is priced as transfer (a lower bound on bandwidth)
+    bw = sent / transfer if world > 1 else base.intra_node_bytes_per_second
     tflops = 2 * 256**3 / max(statistics.median(r["matmul"] for r in res), 1e-12) / 1e12
     return base.replace(
         gpu_tflops=max(tflops, 0.001), gpus_per_node=max(world, 1), intra_node_latency_us=lat * 1e6,
