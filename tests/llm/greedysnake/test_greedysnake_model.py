@@ -15,6 +15,7 @@ from workbench.llm.greedysnake.model import (
     Rates,
     Widths,
     configuration_search,
+    horizontal_lp_bytes,
     horizontal_search,
     simulate,
     unit_sizes_of,
@@ -132,7 +133,8 @@ def horizontal_fixed(shape, rates, c, p, o, q, M, mbs):  # noqa: ANN001, ANN201
     if host > 0.95 * rates.host_memory * (1 + 1e-9):
         return None
     Tf = max(t_f, (w.w * N + X) / rates.pcie, p * w.w * N / R, c * X / W)
-    Tb = max(3 * t_f, (2 * w.w * N + X) / rates.pcie, (p * w.w * N + c * X + q * w.g * N) / R, q * w.g * N / W)
+    Tb = max(3 * t_f, (2 * w.w * N + X) / rates.pcie, (p * w.w * N + c * X + q * w.g * N * (M - 1) / M) / R,
+             q * w.g * N / W)  # fmt: skip  # the buffer is empty at the first micro-batch: read M - 1 times
     To = max(psi / rates.adam, (o * w.o + q * w.g) * psi / R, (o * w.o + p * w.w) * psi / W)
     return L * M * (Tf + Tb) + To + 0.01 * (p + o + q)
 
@@ -150,6 +152,25 @@ def test_gradient_buffer_on_ssd_bytes_equal_the_closed_form():
     v = simulate(SHAPE, schedule="vertical", micro_batches=M, micro_batch_size=2, gpus=1, rates=RATES,
                  placement=Placement(1.0, 1.0, 1.0, q), iterations=2)  # fmt: skip
     assert v.ssd_bytes["gradients"] == 0.0
+
+
+@pytest.mark.parametrize(("M", "q", "gpus"), [(1, 1.0, 1), (3, 0.4, 1), (8, 0.7, 2)])
+def test_horizontal_lp_bytes_equal_simulator_and_closed_form(M, q, gpus):
+    # what the horizontal LP charges for the gradient buffer and the optimizer per iteration (its rows times L M)
+    # is what the simulator moves and the closed form counts, in the paper's flextrain layout
+    w = Widths()
+    place = Placement(0.3, 0.6, 0.5, q)
+    lp = horizontal_lp_bytes(SHAPE, place, micro_batches=M, micro_batch_size=2, gpus=gpus, layout="flextrain")
+    sim = simulate(SHAPE, schedule="horizontal", micro_batches=M, micro_batch_size=2, gpus=gpus, rates=RATES,
+                   placement=place, iterations=2, layout="flextrain")  # fmt: skip
+    vol = iteration_bytes(unit_sizes_of(SHAPE), micro_batches=M, schedule="horizontal",
+                          inter_bytes=2 * SHAPE.seq * SHAPE.hidden * w.x, w=w.w, g=w.g, o=w.o, layout="flextrain")  # fmt: skip
+    grads = q * (vol[("ssd", "gradients", "read")] + vol[("ssd", "gradients", "written")])
+    opt = place.opt_ssd * (vol[("ssd", "optimizer", "read")] + vol[("ssd", "optimizer", "written")])
+    assert lp["gradients"] == pytest.approx(sim.ssd_bytes["gradients"], rel=1e-12)
+    assert lp["gradients"] == pytest.approx(grads, rel=1e-12)
+    assert lp["optimizer"] == pytest.approx(sim.ssd_bytes["optimizer"], rel=1e-12)
+    assert lp["optimizer"] == pytest.approx(opt, rel=1e-12)
 
 
 @pytest.mark.parametrize(("curve", "done"), [([10.0], False), ([10.0, 15.0], False), ([100.0, 101.9], True),
@@ -175,7 +196,7 @@ def test_horizontal_runs_at_its_fastest_placement_that_fits_its_dram():
     h = point["schedules"][0]["throughput"]
     for on_ssd in (True, False):
         other = horizontal_search(shape, micro_batches=4, micro_batch_size=1, gpus=1, rates=rates,
-                                  gradients_on_ssd=on_ssd).placement  # fmt: skip
+                                  gradients_on_ssd=on_ssd, layout="flextrain").placement  # fmt: skip
         alt = simulate(shape, schedule="horizontal", micro_batches=4, micro_batch_size=1, gpus=1, rates=rates,
-                       placement=other, iterations=2).throughput  # fmt: skip
+                       placement=other, iterations=2, layout="flextrain").throughput  # fmt: skip
         assert h >= alt * (1 - 1e-12)

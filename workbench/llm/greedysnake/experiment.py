@@ -36,7 +36,7 @@ from workbench.llm.greedysnake.model import (
     unit_sizes_of,
 )
 from workbench.llm.greedysnake.reference import train_in_memory
-from workbench.llm.greedysnake.schedule import SCHEDULES, tasks_for
+from workbench.llm.greedysnake.schedule import SCHEDULES, resident_entries, tasks_for
 from workbench.llm.greedysnake.volume import run_bytes
 
 __all__ = ["check_run", "host_memory_estimate", "available_host_memory", "check_workdir", "compute_device",
@@ -45,6 +45,9 @@ __all__ = ["check_run", "host_memory_estimate", "available_host_memory", "check_
            "horizontal_candidates"]  # fmt: skip
 
 PAPER_WIDTHS = Widths()
+#: the paper's system is FlexTrain's form: embedding and head resident on the GPU, the last block fused with the
+#: head and loss, fp16 compute copies over fp32 masters (:data:`PAPER_WIDTHS`); ``offloaded`` stays a panel option
+PAPER_LAYOUT = "flextrain"
 
 #: the sweep over M stops once doubling M raises horizontal's throughput by no more than this (the claim
 #: layer's saturation tolerance: the claim layer then checks that raising the sweep's cap changes nothing)
@@ -81,7 +84,7 @@ CHECK_OVERHEAD_BYTES = 100_000_000
 
 
 def host_memory_estimate(cfg: GPTConfig, *, micro_batches: int, micro_batch_size: int,
-                         compute_dtype: str = "same") -> int:  # fmt: skip
+                         compute_dtype: str = "same", layout: str = "offloaded") -> int:  # fmt: skip
     """Bytes of host memory the check adds at its peak (a model of this module's own allocations; tested within
     2x of the measured peak RSS).
 
@@ -90,7 +93,8 @@ def host_memory_estimate(cfg: GPTConfig, *, micro_batches: int, micro_batch_size
     write its initial state, and the comparison makes two temporaries (2 P e): 8 P e, plus a few copies of the
     largest unit (weights, gradient, master, m, v, their flat forms), one micro-batch's activations through the
     whole model, the inter-layer tensors kept in host memory (U M x) and :data:`CHECK_OVERHEAD_BYTES`. Mixed
-    precision adds the reference's compute copy, its gradient and their master-dtype cast (3 P e at most).
+    precision adds the reference's compute copy, its gradient and their master-dtype cast (3 P e at most). The
+    ``flextrain`` layout adds the resident embedding's and head's compute copy and gradient (2 e each).
     """
     e = cfg.torch_dtype.itemsize
     mixed = 3 * sum(unit_sizes(cfg)) * e if compute_dtype != "same" else 0
@@ -98,8 +102,9 @@ def host_memory_estimate(cfg: GPTConfig, *, micro_batches: int, micro_batch_size
     acts = cfg.layers * activation_bytes_per_layer(cfg.shape, micro_batch_size, width=e)
     acts += 4 * micro_batch_size * cfg.seq * cfg.vocab * e  # logits, softmax and their gradients
     inter = micro_batch_size * cfg.seq * cfg.hidden * e
+    resident = 2 * sum(sizes[i] for i in resident_entries(cfg.layers, layout)) * e
     return int(8 * sum(sizes) * e + 8 * max(sizes) * e + acts + len(sizes) * micro_batches * inter + mixed
-               + CHECK_OVERHEAD_BYTES)  # fmt: skip
+               + resident + CHECK_OVERHEAD_BYTES)  # fmt: skip
 
 
 def available_host_memory() -> int:
@@ -112,7 +117,7 @@ def available_host_memory() -> int:
 def _check_host_memory(config: GreedySnakeConfig) -> None:
     need = host_memory_estimate(config.gpt(), micro_batches=config.micro_batches,
                                 micro_batch_size=config.micro_batch_size,
-                                compute_dtype=config.compute_dtype)  # fmt: skip
+                                compute_dtype=config.compute_dtype, layout=config.layout)  # fmt: skip
     have = available_host_memory()
     if need > have:
         raise ValueError(
@@ -310,14 +315,14 @@ def horizontal_host_bytes(shape: GPTShape, placement: Placement, *, micro_batche
             + (1 - placement.grad_ssd) * psi * widths.g)  # fmt: skip
 
 
-def horizontal_candidates(shape: GPTShape, M: int, mbs: int, gpus: int, rates: Rates,
-                           snake: Placement) -> list[tuple[str, Placement]]:  # fmt: skip
+def horizontal_candidates(shape: GPTShape, M: int, mbs: int, gpus: int, rates: Rates, snake: Placement,
+                          layout: str = PAPER_LAYOUT) -> list[tuple[str, Placement]]:  # fmt: skip
     """Placements horizontal may run at: its own LP (gradient buffer free to spill to SSD, and kept in DRAM as
     DeepSpeed does), and the snake's placement when horizontal's DRAM holds it."""
     out = []
     for label, on_ssd in (("horizontal LP", True), ("horizontal LP, gradients in DRAM", False)):
         lp = horizontal_search(shape, micro_batches=M, micro_batch_size=mbs, gpus=gpus, rates=rates,
-                               gradients_on_ssd=on_ssd)  # fmt: skip
+                               gradients_on_ssd=on_ssd, layout=layout)  # fmt: skip
         if lp.feasible:
             out.append((label, lp.placement))
     need = horizontal_host_bytes(shape, snake, micro_batches=M, micro_batch_size=mbs, gpus=gpus)
@@ -328,38 +333,40 @@ def horizontal_candidates(shape: GPTShape, M: int, mbs: int, gpus: int, rates: R
 
 @functools.lru_cache(maxsize=1024)
 def _simulated(model: str, schedule: str, gpus: int, M: int, mbs: int, alpha: float, rates: Rates,
-               placement: Placement, optimizer: bool) -> tuple[float, float, float]:  # fmt: skip
+               placement: Placement, optimizer: bool, layout: str = PAPER_LAYOUT) -> tuple[float, float, float]:  # fmt: skip
     """(throughput tokens/s, iteration seconds, SSD bytes per iteration) of one DES point (memoised)."""
     sim = simulate(PAPER_SHAPES[model], schedule=schedule, micro_batches=M, micro_batch_size=mbs, gpus=gpus,
-                   rates=rates, placement=placement, alpha=alpha, optimizer=optimizer, iterations=2)  # fmt: skip
+                   rates=rates, placement=placement, alpha=alpha, optimizer=optimizer, iterations=2,
+                   layout=layout)  # fmt: skip
     return sim.throughput, sim.iteration_s, float(sum(sim.ssd_bytes.values()))
 
 
 @functools.lru_cache(maxsize=512)
-def _placements(model: str, gpus: int, M: int, mbs: int, rates: Rates) -> tuple[Any, tuple, tuple[str, Placement]]:
+def _placements(model: str, gpus: int, M: int, mbs: int, rates: Rates,
+                layout: str = PAPER_LAYOUT) -> tuple[Any, tuple, tuple[str, Placement]]:  # fmt: skip
     """The snake's LP, horizontal's candidate placements, and horizontal's best of them by the DES."""
     shape = PAPER_SHAPES[model]
     check_fits(shape, mbs, rates)
     lp = configuration_search(shape, micro_batches=M, micro_batch_size=mbs, gpus=gpus, rates=rates)
-    cands = tuple(horizontal_candidates(shape, M, mbs, gpus, rates, lp.placement))
-    best = max(cands, key=lambda c: _simulated(model, "horizontal", gpus, M, mbs, 0.0, rates, c[1], True)[0])
+    cands = tuple(horizontal_candidates(shape, M, mbs, gpus, rates, lp.placement, layout))
+    best = max(cands, key=lambda c: _simulated(model, "horizontal", gpus, M, mbs, 0.0, rates, c[1], True, layout)[0])
     return lp, cands, best
 
 
 def schedule_point(model: str, gpus: int, M: int, mbs: int, alpha: float, rates: Rates, *,
-                   exposed: bool = True) -> dict[str, Any]:  # fmt: skip
+                   exposed: bool = True, layout: str = PAPER_LAYOUT) -> dict[str, Any]:  # fmt: skip
     """The MODEL at one setting: each schedule's throughput at its own best placement (the snake at the
     authors' LP's, horizontal at the best by the DES of its candidates), with the exposed optimizer seconds
     (``exposed``: one more DES run per schedule with a free optimizer) and both placements."""
-    lp, _, (h_label, h_place) = _placements(model, gpus, M, mbs, rates)
+    lp, _, (h_label, h_place) = _placements(model, gpus, M, mbs, rates, layout)
     out = []
     for name in SCHEDULES:
         a = alpha if name == "vertical-overlap" else 0.0
         place = h_place if name == "horizontal" else lp.placement
-        thr, it_s, ssd = _simulated(model, name, gpus, M, mbs, a, rates, place, True)
+        thr, it_s, ssd = _simulated(model, name, gpus, M, mbs, a, rates, place, True, layout)
         row = {"name": name, "throughput": thr, "iteration_seconds": it_s, "ssd_bytes_per_iteration": ssd}
         if exposed:
-            free = _simulated(model, name, gpus, M, mbs, a, rates, place, False)[1]
+            free = _simulated(model, name, gpus, M, mbs, a, rates, place, False, layout)[1]
             row["exposed_optimizer_seconds"] = max(it_s - free, 0.0)
         out.append(row)
     for s in out:
@@ -376,7 +383,8 @@ def schedule_point(model: str, gpus: int, M: int, mbs: int, alpha: float, rates:
 def model_point(config: GreedySnakeConfig) -> dict[str, Any]:
     """The MODEL at ``config``'s paper-scale setting (memoised): three schedules, the LP's choice."""
     M = config.global_batch // (config.gpus * config.model_micro_batch)
-    got = schedule_point(config.model, config.gpus, M, config.model_micro_batch, config.alpha, rates_of(config))
+    got = schedule_point(config.model, config.gpus, M, config.model_micro_batch, config.alpha, rates_of(config),
+                         layout=config.layout)  # fmt: skip
     lp = dict(got["lp"], model=config.model, gpus=config.gpus, global_batch=config.global_batch)
     return {"schedules": [dict(s) for s in got["schedules"]], "lp": lp}
 
@@ -389,7 +397,8 @@ def has_saturated(throughputs: list[float]) -> bool:
 
 
 @functools.lru_cache(maxsize=32)
-def saturated(model: str, gpus: int, mbs: int = 4, alpha: float = 0.25, m_max: int = 4096) -> dict[str, Any]:
+def saturated(model: str, gpus: int, mbs: int = 4, alpha: float = 0.25, m_max: int = 4096,
+              layout: str = PAPER_LAYOUT) -> dict[str, Any]:  # fmt: skip
     """Saturated throughput of each schedule (DES MODEL, each at its own best placement): M = 1, 2, 4, ...
     micro-batches per GPU until horizontal's throughput gains less than :data:`SATURATION_GAIN` from one doubling
     of M (``stop = "saturated"``), its placement no longer fits host memory (``"host memory"``), or M would pass
@@ -400,11 +409,11 @@ def saturated(model: str, gpus: int, mbs: int = 4, alpha: float = 0.25, m_max: i
     curve: list[tuple[int, float]] = []
     stop, m = "m_max", 1
     while m <= m_max:
-        lp, cands, _ = _placements(model, gpus, m, mbs, rates)
+        lp, cands, _ = _placements(model, gpus, m, mbs, rates, layout)
         if not lp.feasible or not cands:
             stop = "host memory"
             break
-        point = schedule_point(model, gpus, m, mbs, alpha, rates, exposed=False)
+        point = schedule_point(model, gpus, m, mbs, alpha, rates, exposed=False, layout=layout)
         for s in point["schedules"]:
             if s["throughput"] > best[s["name"]][0]:
                 best[s["name"]] = (s["throughput"], m)

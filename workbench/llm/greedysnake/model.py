@@ -43,6 +43,7 @@ from workbench.llm.gpt import GPTShape, block_param_count
 from workbench.llm.greedysnake.schedule import tasks_for, tensor_consumers, unit_entries
 
 __all__ = ["Rates", "Placement", "Widths", "SimResult", "simulate", "LPResult", "configuration_search", "horizontal_search",
+           "horizontal_lp_rows", "horizontal_lp_bytes",
            "unit_sizes_of", "unit_flops_of", "unit_flops_for", "activation_bytes_per_layer"]  # fmt: skip
 
 
@@ -518,6 +519,43 @@ def with_rates(rates: Rates, **changes: float) -> Rates:
     return replace(rates, **changes)
 
 
+def horizontal_lp_rows(shape: GPTShape, *, micro_batches: int, micro_batch_size: int, gpus: int,
+                       widths: Widths = Widths(), layout: str = "offloaded") -> dict[str, tuple[float, ...]]:  # fmt: skip
+    """SSD bytes of :func:`horizontal_search`'s phases per unit SSD fraction: ``{"forward read": (c, p, o, q),
+    ...}`` coefficients of the checkpoint, parameter, optimizer and gradient-buffer fractions, per layer and
+    micro-batch for ``forward``/``backward``, per iteration for ``optimizer``. The LP's constraints are these
+    divided by the SSD's rates; :func:`horizontal_lp_bytes` sums them over an iteration."""
+    M, G = micro_batches, gpus
+    N = block_param_count(shape)
+    psi = sum(unit_sizes_of(shape))
+    loaded = sum(unit_sizes_of(shape)[off] for _, off in unit_entries(shape.layers, layout))
+    X = micro_batch_size * shape.seq * shape.hidden * widths.x
+    w, o, g = widths.w, widths.o, widths.g
+    return {
+        "forward read": (0.0, w * N, 0.0, 0.0),
+        "forward written": (G * X, 0.0, 0.0, 0.0),
+        "backward read": (G * X, w * N, 0.0, g * N * (M - 1) / M),  # the buffer is empty at the first micro-batch
+        "backward written": (0.0, 0.0, 0.0, g * N),
+        "optimizer read": (0.0, 0.0, o * psi, g * loaded),
+        "optimizer written": (0.0, w * loaded, o * psi, 0.0),
+    }
+
+
+def horizontal_lp_bytes(shape: GPTShape, placement: Placement, *, micro_batches: int, micro_batch_size: int,
+                        gpus: int, widths: Widths = Widths(), layout: str = "offloaded") -> dict[str, float]:  # fmt: skip
+    """SSD bytes per iteration the horizontal LP charges at ``placement``, by class (``weights``, ``gradients``,
+    ``optimizer``, ``checkpoints``): its per-layer, per-micro-batch rows times ``L M``, plus the optimizer's."""
+    rows = horizontal_lp_rows(shape, micro_batches=micro_batches, micro_batch_size=micro_batch_size, gpus=gpus,
+                              widths=widths, layout=layout)  # fmt: skip
+    frac = (placement.ckpt_ssd, placement.para_ssd, placement.opt_ssd, placement.grad_ssd)
+    out = dict.fromkeys(("checkpoints", "weights", "optimizer", "gradients"), 0.0)
+    for key, coef in rows.items():
+        times = 1 if key.startswith("optimizer") else shape.layers * micro_batches
+        for cls, c, f in zip(out, coef, frac, strict=True):
+            out[cls] += times * c * f
+    return out
+
+
 def horizontal_search(
     shape: GPTShape,
     *,
@@ -527,6 +565,7 @@ def horizontal_search(
     rates: Rates,
     widths: Widths = Widths(),
     gradients_on_ssd: bool = True,
+    layout: str = "offloaded",
 ) -> LPResult:
     """The same LP solved for horizontal (ZeRO-Infinity's order), so the baseline is priced at its own best
     placement. SSD read and write are separate resources here, as in :func:`simulate` (the authors' LP for the
@@ -538,8 +577,12 @@ def horizontal_search(
     - forward of one layer, one micro-batch: compute ``t_f``; PCIe ``(w N / G + X)``; SSD read ``p w N / R``; SSD
       write ``c G X / W``;
     - backward: compute ``3 t_f`` (recompute + backward); PCIe ``(2 w N / G + X)`` (weights in, checkpoint in,
-      fp16 partial gradient out); SSD read ``(p w N + c G X + q g N) / R``; SSD write ``q g N / W``;
-    - optimizer: CPU ``psi / adam``; SSD read ``(o O + q g) psi / R``; SSD write ``(o O + p w) psi / W``;
+      fp16 partial gradient out); SSD read ``(p w N + c G X + (M-1)/M q g N) / R`` (the buffer is empty at
+      the first micro-batch, so it is read M-1 times, as :func:`simulate` and the engine do); SSD write
+      ``q g N / W``;
+    - optimizer: CPU ``psi / adam``; SSD read ``(o O psi + q g B) / R``; SSD write ``(o O psi + p w B) / W``,
+      ``B`` the loaded elements of ``layout`` (``psi`` in ``offloaded``, the blocks ``L N`` in ``flextrain``,
+      whose embedding and head stay on the device);
     - DRAM: ``(1-p) psi w + (1-o) psi O + (1-c) L G M X + (1-q) psi g <= 0.95 host`` (horizontal keeps every
       layer's checkpoint of every micro-batch, and accumulates the fp32 gradient over the whole backward).
 
@@ -554,15 +597,20 @@ def horizontal_search(
     t_f = unit_flops_of(shape)[1] * tokens / rates.flops
     R, W = rates.ssd_read, rates.ssd_write
     w, o, g = widths.w, widths.o, widths.g
+    rows = horizontal_lp_rows(shape, micro_batches=M, micro_batch_size=micro_batch_size, gpus=G, widths=widths,
+                              layout=layout)  # fmt: skip
     A = [
-        [0, w * N / R, 0, 0, -1, 0, 0],  # SSD read, forward
-        [G * X / W, 0, 0, 0, -1, 0, 0],  # SSD write, forward
-        [G * X / R, w * N / R, 0, g * N / R, 0, -1, 0],  # SSD read, backward
-        [0, 0, 0, g * N / W, 0, -1, 0],  # SSD write, backward
-        [0, 0, o * psi / R, g * psi / R, 0, 0, -1],  # SSD read, optimizer
-        [0, w * psi / W, o * psi / W, 0, 0, 0, -1],  # SSD write, optimizer
-        [-L * G * M * X, -psi * w, -psi * o, -psi * g, 0, 0, 0],  # DRAM
+        [*(v / (R if "read" in k else W) for v in rows[k]), *t]
+        for k, t in (
+            ("forward read", (-1, 0, 0)),
+            ("forward written", (-1, 0, 0)),
+            ("backward read", (0, -1, 0)),
+            ("backward written", (0, -1, 0)),
+            ("optimizer read", (0, 0, -1)),
+            ("optimizer written", (0, 0, -1)),
+        )
     ]
+    A.append([-L * G * M * X, -psi * w, -psi * o, -psi * g, 0, 0, 0])  # DRAM
     b = [0] * 6 + [0.95 * rates.host_memory - psi * (w + o + g) - L * G * M * X]
     bounds = [(0, 1)] * 3 + [(0, 1 if gradients_on_ssd else 0)] + [(max(t_f, (w * N / G + X) / rates.pcie), None),
                              (max(3 * t_f, (2 * w * N / G + X) / rates.pcie), None), (psi / rates.adam, None)]  # fmt: skip

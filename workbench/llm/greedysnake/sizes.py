@@ -32,7 +32,8 @@ def estimate(config: GreedySnakeConfig) -> Estimate:
     from workbench.llm.greedysnake.experiment import host_memory_estimate
 
     gpt = config.gpt()
-    need = host_memory_estimate(gpt, micro_batches=config.micro_batches, micro_batch_size=config.micro_batch_size)
+    need = host_memory_estimate(gpt, micro_batches=config.micro_batches, micro_batch_size=config.micro_batch_size,
+                                compute_dtype=config.compute_dtype, layout=config.layout)  # fmt: skip
     params = 12 * config.layers * config.hidden**2 + config.vocab * config.hidden
     tokens = config.micro_batches * config.micro_batch_size * config.seq * config.steps
     runs = 4  # the in-memory reference, the horizontal and the snake schedules, the deferred optimizer
