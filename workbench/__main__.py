@@ -18,4 +18,10 @@ try:
     status = main()
 except KeyboardInterrupt:  # a Ctrl-C delivered only after main returned (it arrived during native code)
     status = 130
+finally:
+    # the run is over and cleaned up: a signal now would only break the interpreter's teardown (an atexit callback
+    # prints an "Exception ignored" traceback, an uncaught KeyboardInterrupt kills the process with SIGINT), so the
+    # process finishes exiting with the run's status
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 sys.exit(status)

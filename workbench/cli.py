@@ -115,6 +115,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the whole-run limit waits this long past ``--timeout-s``, so that a part with a limit of its own (the workers of a
+#: multi-process run, an in-process training loop), whose message names what ran out, reports first
+RUN_LIMIT_GRACE_S = 5.0
+
+
 def run_sized(name: str, config: Config) -> dict:
     """Run technique ``name`` with ``config``, sized before it starts: refused (ValueError: exit 2, one line with
     the estimate and the available memory) when its memory estimate cannot fit, with progress on stderr when it
@@ -128,7 +133,10 @@ def run_sized(name: str, config: Config) -> dict:
     )
     limit = run_limit(name, config)
     with (
-        deadline(limit[0] if limit else None, what=f"{limit[1]}={limit[0]:g}" if limit else ""),
+        deadline(
+            limit[0] + RUN_LIMIT_GRACE_S if limit else None,
+            what=f"{limit[1]}={limit[0]:g} (+{RUN_LIMIT_GRACE_S:g} s grace)" if limit else "",
+        ),
         progress(est, what=f"workbench run {name}"),
     ):
         result = get_technique(name).run(config)

@@ -276,7 +276,7 @@ class _StageRun:
         keep = {nd.name for nd in self.send_nodes} | {graph.value_names[w] for w in inputs_of}
         self.drop_after = _drop_after(traced, self.start, self.stop, keep)
         self.ledger = Ledger()
-        self.state: dict[int, tuple[dict, list, Any, list[int]]] = {}
+        self.state: dict[int, tuple[dict, list, Any]] = {}
         self.pending_sends: list = []
         self.losses: list[float] = []
 

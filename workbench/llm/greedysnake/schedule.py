@@ -50,10 +50,10 @@ def unit_entries(layers: int, layout: str) -> list[tuple[tuple[int, ...], int]]:
         raise ValueError(f"layers={layers} is out of range: valid range is >= 1")
     if layout == "offloaded":
         return [((e,), e) for e in range(layers + 2)]
-    out = [[(e + 1,), e + 1] for e in range(layers)]
-    out[0][0] = (0, *out[0][0])
-    out[-1][0] = (*out[-1][0], layers + 1)
-    return [(tuple(entries), int(off)) for entries, off in out]  # type: ignore[arg-type]
+    units: list[tuple[tuple[int, ...], int]] = [((e + 1,), e + 1) for e in range(layers)]
+    units[0] = ((0, *units[0][0]), units[0][1])  # the embedding runs with the first block
+    units[-1] = ((*units[-1][0], layers + 1), units[-1][1])  # the head (and loss) with the last
+    return units
 
 
 def resident_entries(layers: int, layout: str) -> tuple[int, ...]:
