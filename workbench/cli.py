@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from workbench.config import Config, ParamSpec, add_config_flag
-from workbench.memory import RunTimeout, check_estimate, deadline, progress
-from workbench.registry import AREAS, catalogue, entry, estimate, get_technique, markdown_table, run_limit
+from workbench.memory import RunTimeout, deadline, progress
+from workbench.registry import AREAS, catalogue, check_fits, estimate, get_technique, markdown_table, run_limit
 from workbench.results import Result
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -126,11 +126,7 @@ def run_sized(name: str, config: Config) -> dict:
     is estimated over two seconds, and stopped (RunTimeout: exit 2) when it outlives its run limit
     (``--timeout-s``), its in-process parts included. Returns the result's JSON object."""
     est = estimate(name, config)
-    check_estimate(
-        est,
-        what=f"workbench run {name} with these settings",
-        hint=f"choose smaller sizes (estimated by {entry(name).sizes}.estimate)",
-    )
+    check_fits(name, est)  # the one line panels and reports refuse with too
     limit = run_limit(name, config)
     with (
         deadline(
