@@ -54,11 +54,13 @@ def test_speedup_is_the_recorded_benchmark(tmp_path, monkeypatch):
     assert ev.verdict.status == "not tested here" and "--only quest" in ev.verdict.detail
     # the width sweep (batched vs batched at 5, 8, 10 qubits): aer's 4^width against the predictor's flat cost
     values |= {f"quest.speedup_width_{w}": {"value": v} for w, v in ((5, 40.0), (8, 150.0), (10, 320.0))}
+    values |= {"quest.speedup_width_12_projected": {"value": 900.0}}  # aer at 12 over QuEst at 10
     path.write_text(json.dumps({"values": values}))
     ev = evaluate(BY_KEY["speedup"])
     assert ev.at_source.ours == 17.2
     assert [p.ours for p in ev.sweeps["pairing"]] == [17.2, 20.0]
-    assert [p.ours for p in ev.sweeps["width"]] == [17.2, 40.0, 150.0, 320.0]
+    assert [p.ours for p in ev.sweeps["width"]] == [17.2, 40.0, 150.0, 320.0, 900.0]
+    assert "projected" in ev.claim.assumptions[1].choices[-1]
     # 17-20x on the paper's 1-5-qubit circuits against its >200x, reached at 10 qubits: the verdict names width
     assert ev.verdict.status == "depends on" and ev.verdict.detail.startswith("width")
 
