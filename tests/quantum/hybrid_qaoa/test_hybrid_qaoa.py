@@ -159,3 +159,34 @@ def test_noise_lowers_the_ratio_and_the_comparison_is_cached(tmp_path, monkeypat
     again = study.cached_comparison(config)  # from disk
     assert again is not None and again.approx_ratio_hybrid == noisy.approx_ratio_hybrid
     study.clear_caches()
+
+
+@pytest.mark.slow  # trains four small comparisons
+def test_a_duration_sweep_shares_the_gate_side_and_changes_nothing(tmp_path, monkeypatch):
+    # the gate QAOA never plays the hybrid's mixer: a sweep over mixer_dt trains it once. Reference: each
+    # comparison computed alone (memory and disk caches emptied), which must be identical field by field
+    from dataclasses import asdict
+
+    from workbench.quantum.hybrid_qaoa import experiment, study
+
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "shared"))
+    study.clear_caches()
+    base = HybridQaoaConfig(graph="ring-4", budget=8, grid=2)
+    calls = []
+    real_train = experiment.train
+    monkeypatch.setattr(experiment, "train", lambda ev, kind, *a: calls.append(kind) or real_train(ev, kind, *a))
+    ticks: list[tuple[int, int]] = []
+    shared = [
+        study.compare(base),
+        study.compare(base.replace(mixer_dt=32), on_evaluation=lambda i, n: ticks.append((i, n))),
+        study.compare(base.replace(mixer_dt=64)),
+    ]
+    assert calls == ["gate", "hybrid", "hybrid", "hybrid"]
+    # the progress counts the shared gate side at once (grid 2 x 2 and the gate's COBYLA), then each hybrid step
+    gate_side = 4 + len(shared[0].trace_gate)
+    assert ticks[0] == (gate_side, 4 + 2 * 8) and ticks[-1][0] == gate_side + len(shared[1].trace_hybrid)
+    for config, got in zip((base, base.replace(mixer_dt=32), base.replace(mixer_dt=64)), shared):
+        monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / f"alone-{config.mixer_dt}"))
+        study.clear_caches()
+        assert asdict(study.compare(config)) == asdict(got)
+    study.clear_caches()

@@ -19,7 +19,7 @@ from workbench.quantum.hybrid_qaoa.circuits import qaoa_layout
 from workbench.quantum.hybrid_qaoa.config import HybridQaoaConfig
 from workbench.quantum.hybrid_qaoa.maxcut import max_cut
 from workbench.quantum.hybrid_qaoa.simulate import GATE_MIXER_DT, Evaluator
-from workbench.quantum.hybrid_qaoa.train import grid_start, train
+from workbench.quantum.hybrid_qaoa.train import Training, grid_start, train
 
 __all__ = ["CACHE_VERSION", "Comparison", "evaluator", "compare", "cached_comparison", "clear_caches"]
 
@@ -98,8 +98,44 @@ def cached_comparison(config: HybridQaoaConfig) -> Comparison | None:
 _memo: dict[HybridQaoaConfig, Comparison] = {}
 
 
+@dataclass(frozen=True)
+class _GateSide:
+    """What the gate QAOA's side of a comparison gives (it never plays the hybrid's mixer, so it does not depend
+    on ``mixer_dt``): the grid's start, its ratio numerator, the COBYLA run and the best parameters seen."""
+
+    x0: np.ndarray
+    grid_evaluations: int
+    start: float
+    training: Training
+    best: np.ndarray
+
+    @property
+    def evaluations(self) -> int:
+        return self.grid_evaluations + self.training.evaluations
+
+
+_gate_memo: dict[HybridQaoaConfig, _GateSide] = {}
+
+
+def _gate_side(config: HybridQaoaConfig) -> _GateSide | None:
+    """The gate side of ``config``: memoised per config up to ``mixer_dt`` (a duration sweep trains the gate QAOA
+    once); None when it was not computed yet."""
+    return _gate_memo.get(config.replace(mixer_dt=GATE_MIXER_DT))
+
+
+def _train_gate(config: HybridQaoaConfig, counting: _Counting) -> _GateSide:
+    """Grid start and COBYLA for the gate QAOA on ``counting``'s evaluator (every evaluation counted)."""
+    x0, n_grid = grid_start(counting, config.grid)
+    start = counting.evaluator.expected_cut("gate", x0)
+    gate = train(counting, "gate", x0, config.budget)
+    side = _GateSide(x0, n_grid, start, gate, _best(counting, "gate", gate))
+    _gate_memo[config.replace(mixer_dt=GATE_MIXER_DT)] = side
+    return side
+
+
 def compare(config: HybridQaoaConfig, on_evaluation: Callable[[int, int], None] | None = None) -> Comparison:
-    """Train both ansaetze on ``config``'s instance with equal budgets (see ``train``); memoised and cached."""
+    """Train both ansaetze on ``config``'s instance with equal budgets (see ``train``); memoised and cached (the
+    gate side is shared between configs that differ only in ``mixer_dt``)."""
     hit = cached_comparison(config)
     if hit is not None:
         return hit
@@ -109,31 +145,34 @@ def compare(config: HybridQaoaConfig, on_evaluation: Callable[[int, int], None] 
     total = config.grid**2 + 2 * config.budget
     done = [0]
 
-    def tick() -> None:
-        done[0] += 1
+    def tick(n: int = 1) -> None:
+        done[0] += n
         if on_evaluation is not None:
             on_evaluation(done[0], total)
 
     counting = _Counting(ev, tick)
-    x0, n_grid = grid_start(counting, config.grid)
-    start = ev.expected_cut("gate", x0)
-    gate = train(counting, "gate", x0, config.budget)
-    hybrid = train(counting, "hybrid", ev.hybrid_from_gate(x0), config.budget)
+    gate_side = _gate_side(config)
+    if gate_side is None:
+        gate_side = _train_gate(config, counting)
+    else:
+        tick(gate_side.evaluations)
+    gate = gate_side.training
+    hybrid = train(counting, "hybrid", ev.hybrid_from_gate(gate_side.x0), config.budget)
     dt = ev.layout.device.require_hamiltonian().dt
     result = Comparison(
         optimum_cut=opt,
         optimum_assignments=assignments,
         approx_ratio_gate=gate.best_cut / opt,
         approx_ratio_hybrid=hybrid.best_cut / opt,
-        start_ratio=start / opt,
+        start_ratio=gate_side.start / opt,
         trace_gate=tuple(float(x) / opt for x in gate.trace),
         trace_hybrid=tuple(float(x) / opt for x in hybrid.trace),
-        cut_distribution_gate=_distribution(ev, "gate", _best(counting, "gate", gate)),
+        cut_distribution_gate=_distribution(ev, "gate", gate_side.best),
         cut_distribution_hybrid=_distribution(ev, "hybrid", _best(counting, "hybrid", hybrid)),
         mixer_ns_gate=GATE_MIXER_DT * dt,
         mixer_ns_hybrid=config.mixer_dt * dt,
-        grid_evaluations=n_grid,
-        params_gate=tuple(float(x) for x in _best(counting, "gate", gate)),
+        grid_evaluations=gate_side.grid_evaluations,
+        params_gate=tuple(float(x) for x in gate_side.best),
         params_hybrid=tuple(float(x) for x in _best(counting, "hybrid", hybrid)),
         active_qubits=ev.layout.active,
         gate_counts=ev.layout.gate_counts,
@@ -147,7 +186,7 @@ def compare(config: HybridQaoaConfig, on_evaluation: Callable[[int, int], None] 
 class _Counting:
     """An evaluator that reports every evaluation and remembers the best parameters per ansatz."""
 
-    def __init__(self, evaluator: Evaluator, tick: Callable[[], None]) -> None:
+    def __init__(self, evaluator: Evaluator, tick: Callable[..., None]) -> None:
         self.evaluator, self.tick = evaluator, tick
         self.layout = evaluator.layout
         self.best: dict[str, tuple[float, np.ndarray]] = {}
@@ -165,5 +204,6 @@ def _best(counting: _Counting, kind: str, training) -> np.ndarray:
 
 
 def clear_caches() -> None:
-    """Empty the memory cache (the disk cache stays: delete cache_dir('hybrid_qaoa') to reset)."""
+    """Empty the memory caches (the disk cache stays: delete cache_dir('hybrid_qaoa') to reset)."""
     _memo.clear()
+    _gate_memo.clear()

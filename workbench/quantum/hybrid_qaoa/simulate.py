@@ -134,8 +134,19 @@ class Evaluator:
         h = torch.stack([x.h for x in hs])
         halves = None
         if self.noisy:
-            halves = torch.stack([dissipator(self.transmons[q], hs[0].step_ns / 2) for q in qubits])  # type: ignore[misc]  # dissipator is not None on a noisy simulator
+            halves = torch.stack([self._half_dissipator(q, hs[0].step_ns) for q in qubits])
         return channels(h, hs[0].step_ns, halves)
+
+    def _half_dissipator(self, q: int, step_ns: float) -> torch.Tensor:
+        """``exp(step/2 L_D)`` of active qubit ``q`` (memoised: the same for every pulse on that transmon)."""
+        key = (q, step_ns)
+        if key not in self._dissipators:
+            self._dissipators[key] = dissipator(self.transmons[q], step_ns / 2)
+        return self._dissipators[key]  # type: ignore[return-value]  # not None on a noisy simulator
+
+    @functools.cached_property
+    def _dissipators(self) -> dict[tuple[int, float], torch.Tensor | None]:
+        return {}
 
     @functools.cached_property
     def _sx_processes(self) -> dict[int, torch.Tensor]:
@@ -169,10 +180,15 @@ class Evaluator:
             out[q] = fold_to_qubit(proc, self.levels)
         return out
 
+    @functools.cached_property
+    def _unit_area(self) -> float:
+        """Area (samples) of the mixer's DRAG envelope at amplitude 1 (its in-phase part)."""
+        return float(drag(self.mixer_dt, 1.0, self.mixer_dt / 4, 0.0).real.sum())
+
     def max_rotation(self, q: int) -> float:
         """The largest rotation (rad) one mixer pulse can make on active qubit ``q`` (amplitude 1)."""
         t = self.transmons[q]
-        return t.drive[0] * float(drag(self.mixer_dt, 1.0, self.mixer_dt / 4, 0.0).real.sum()) * t.dt
+        return t.drive[0] * self._unit_area * t.dt
 
     def mixer_pulse(self, q: int, theta: float, phase: float) -> Schedule:
         """The hybrid's DRAG pulse on active qubit ``q`` for rotation ``theta`` (rad, area rule) and ``phase``."""

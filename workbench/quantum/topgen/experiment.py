@@ -143,7 +143,7 @@ def _outcome(name, model, log_curve, data, snapshots, layout, device, seed) -> M
 
 @functools.lru_cache(maxsize=16)
 def _run_task(config: TopgenConfig) -> TaskOutcome:
-    return _compute_task(config, None)
+    return compute_task(config)
 
 
 def run_task(config: TopgenConfig, progress: Callable[[float, str], None] | None = None) -> TaskOutcome:
@@ -151,11 +151,11 @@ def run_task(config: TopgenConfig, progress: Callable[[float, str], None] | None
     ``progress`` callback is given; ``progress(fraction, stage)`` is called between stages)."""
     if progress is None:
         return _run_task(config)
-    out = _compute_task(config, progress)
-    return out
+    return compute_task(config, progress)
 
 
-def _compute_task(c: TopgenConfig, progress: Callable[[float, str], None] | None) -> TaskOutcome:
+def compute_task(c: TopgenConfig, progress: Callable[[float, str], None] | None = None) -> TaskOutcome:
+    """The task run of ``c`` computed afresh (not memoised; :func:`run_task` and :func:`cached_task` are)."""
     from workbench.quantum.topgen.baselines import hardware_efficient, search_quantumnas
     from workbench.quantum.topgen.device import same_topology_devices
     from workbench.quantum.topgen.qnn import QNN, initial_weights, one_thread, train
@@ -229,8 +229,10 @@ def _compute_task(c: TopgenConfig, progress: Callable[[float, str], None] | None
     )
 
 
-def _key(config: TopgenConfig) -> str:
-    return hashlib.sha256(json.dumps(config.to_flat_dict(), sort_keys=True).encode()).hexdigest()[:20]
+def task_file(config: TopgenConfig) -> str:
+    """The cache file name of ``config``'s task run (``task-<sha256 of the full config>.json``)."""
+    key = hashlib.sha256(json.dumps(config.to_flat_dict(), sort_keys=True).encode()).hexdigest()[:20]
+    return f"task-{key}.json"
 
 
 def outcome_from_json(d: dict[str, Any]) -> TaskOutcome:
@@ -267,7 +269,7 @@ def cached_task(
     from workbench.data import cache_dir
 
     folder = Path(cache) if cache else Path(cache_dir("topgen"))
-    path = folder / f"task-{_key(config)}.json"
+    path = folder / task_file(config)
     if path.is_file():
         try:
             return outcome_from_json(json.loads(path.read_text()))
