@@ -55,7 +55,7 @@ def _fresh_set(ckpt, quick: bool) -> tuple[QuestDataset, dict, float]:
     )
     log.info("quest: fresh held-out set (%d samples)", spec.random_samples + spec.algorithm_samples)
     start = time.perf_counter()
-    fresh = generate(spec, workers=2)
+    fresh = generate(spec, workers=1 if quick else 2)  # quick: 24 samples, not worth two processes
     gen_seconds = time.perf_counter() - start
     normed = NormalizedSet.build(fresh, ckpt.normalizer)
     every = torch.arange(len(fresh))
