@@ -1,18 +1,22 @@
 """What the pulse-ZNE runner and study both run: the calibrated problem, the noiselessly trained ansatz, the
 played device, the sweep ``E(lambda)`` (noisy and noiseless) and one extrapolation's outcome.
 
-Caches: :func:`sweep` (folding at 1, 3, 5, 7 and stretching at 1..5 for one noise setting) and :func:`trained`
-are memoised in memory; sweeps are kept as JSON under ``cache_dir("pulse_zne")`` (atomic writes).
+Nothing is computed twice: :func:`trained` is keyed by what the training depends on (not the noise scale, shared by
+every noise setting; the shipped record of :mod:`workbench.quantum.pulse_zne.record` or the disk cache when there);
+:func:`energies` memoises every ``E(lambda)`` point (the noiseless ones shared by every noise scale), so the runner
+reuses a sweep's points and the extrapolations only read them; :func:`sweep` (folding at 1, 3, 5, 7 and stretching at
+1..5 for one noise setting) is kept as JSON under ``cache_dir("pulse_zne")`` (atomic writes).
 :func:`clear_caches` empties the memory caches.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from workbench.atomic import atomic_write
 from workbench.data import cache_dir
@@ -21,14 +25,19 @@ from workbench.quantum.common.pulse.device import PulseDevice
 from workbench.quantum.napa.hamiltonians import load
 from workbench.quantum.pulse_zne.config import PulseZneConfig
 from workbench.quantum.pulse_zne.extrapolation import EXTRAPOLATIONS, extrapolate, extrapolate_noting
-from workbench.quantum.pulse_zne.zne import TrainedAnsatz, scaled_energies, trained_ansatz
+from workbench.quantum.pulse_zne.zne import TrainedAnsatz, recorded_training, scaled_energies, train_key, trained_ansatz
 
 __all__ = [
     "FOLD_GRID",
     "STRETCH_GRID",
     "pulse_problem",
     "trained",
+    "recorded",
     "played_device",
+    "TRAIN_FIELDS",
+    "SWEEP_FIELDS",
+    "missing_points",
+    "energies",
     "sweep",
     "cached_sweep",
     "ZneOutcome",
@@ -49,11 +58,40 @@ def pulse_problem(config: PulseZneConfig):
     return natives, ham
 
 
-@functools.lru_cache(maxsize=16)
-def trained(config: PulseZneConfig, on_evaluation: Callable[[int, int], None] | None = None) -> TrainedAnsatz:
-    """The noiselessly trained ansatz of ``config`` (molecule, device pair, budget)."""
+#: what a training depends on; a sweep adds the noise it is played under
+TRAIN_FIELDS = ("molecule", "bond_length", "device", "qubit", "target", "layers", "budget")
+SWEEP_FIELDS = (*TRAIN_FIELDS, "noise_scale", "readout")
+
+
+def _only(config: PulseZneConfig, fields: Sequence[str]) -> PulseZneConfig:
+    """``config`` with every field but ``fields`` at its default (a memo key that other fields do not split)."""
+    return PulseZneConfig(**{k: getattr(config, k) for k in fields})
+
+
+_TRAINED: dict[PulseZneConfig, TrainedAnsatz] = {}
+
+
+def trained(
+    config: PulseZneConfig, on_evaluation: Callable[[int, int], None] | None = None, *, recorded: bool = True
+) -> TrainedAnsatz:
+    """The noiselessly trained ansatz of ``config`` (molecule, device pair, layers, budget; not the noise):
+    memoised; the shipped record when it matches (``recorded``), else the disk cache, else trained.
+    ``recorded=False``: trained again from scratch (neither record nor cache read or written; not memoised)."""
+    key = _only(config, TRAIN_FIELDS)
+    if recorded and key in _TRAINED:
+        return _TRAINED[key]
+    natives, ham = pulse_problem(key)
+    tr = trained_ansatz(natives, ham.terms, layers=key.layers, budget=key.budget, on_evaluation=on_evaluation,
+                        recorded=recorded, cache=recorded)  # fmt: skip
+    if recorded:
+        _TRAINED[key] = tr
+    return tr
+
+
+def recorded(config: PulseZneConfig) -> dict | None:
+    """The shipped training that :func:`trained` reads for ``config`` (None: it trains or reads the disk cache)."""
     natives, ham = pulse_problem(config)
-    return trained_ansatz(natives, ham.terms, layers=config.layers, budget=config.budget, on_evaluation=on_evaluation)
+    return recorded_training(train_key(natives, ham.terms, config.layers, config.budget, 0))
 
 
 def played_device(config: PulseZneConfig, device: PulseDevice) -> PulseDevice:
@@ -62,49 +100,86 @@ def played_device(config: PulseZneConfig, device: PulseDevice) -> PulseDevice:
     return noisy if config.readout else noisy.with_readout((0.0,) * noisy.num_qubits, (0.0,) * noisy.num_qubits)
 
 
+#: (config's sweep or training fields, method, lambda, noisy) -> E (Ha); noiseless points are keyed by the training
+#: fields (the other fields at their defaults, so ``noisy`` tells them from the default noise scale's noisy points)
+_POINTS: dict[tuple[PulseZneConfig, str, float, bool], float] = {}
+
+
+def _point_key(
+    config: PulseZneConfig, method: str, factor: float, noisy: bool
+) -> tuple[PulseZneConfig, str, float, bool]:
+    return _only(config, SWEEP_FIELDS if noisy else TRAIN_FIELDS), method, float(factor), noisy
+
+
+def missing_points(config: PulseZneConfig, method: str, factors: Sequence[float], *, noisy: bool) -> list[float]:
+    """The factors of ``factors`` whose ``E(lambda)`` is not memoised yet (cheap)."""
+    return [float(f) for f in factors if _point_key(config, method, f, noisy) not in _POINTS]
+
+
+def energies(
+    config: PulseZneConfig, method: str, factors: Sequence[float], *, noisy: bool,
+    on_point: Callable[[int, int], None] | None = None,
+) -> np.ndarray:  # fmt: skip
+    """``E(lambda)`` (Ha) at ``factors`` by ``method`` of the trained ansatz, played under ``config``'s noise
+    (``noisy``) or noiselessly without readout error; every point memoised, only the missing ones simulated
+    (``on_point(i, n)`` after each of them)."""
+    todo = missing_points(config, method, factors, noisy=noisy)
+    if todo:
+        natives, ham = pulse_problem(config)
+        tr = trained(config)
+        device = played_device(config, natives.device) if noisy else natives.device.noiseless()
+        values = scaled_energies(device, tr.ansatz, tr.x, ham.terms, method, todo, readout=noisy and config.readout,
+                                 on_point=on_point)  # fmt: skip
+        for f, e in zip(todo, values):
+            _POINTS[_point_key(config, method, f, noisy)] = float(e)
+    return np.array([_POINTS[_point_key(config, method, f, noisy)] for f in factors])
+
+
 def _sweep_key(config: PulseZneConfig) -> str:
     key = json.dumps([SWEEP_VERSION, config.molecule, config.bond_length, config.device, config.qubit, config.target,
                       config.noise_scale, config.readout, config.layers, config.budget, FOLD_GRID, STRETCH_GRID])  # fmt: skip
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def _sweep_config(config: PulseZneConfig) -> PulseZneConfig:
-    """The fields a sweep depends on (others at their defaults), so that panel changes reuse it."""
-    keep = ("molecule", "bond_length", "device", "qubit", "target", "noise_scale", "readout", "layers", "budget")
-    return PulseZneConfig(**{k: getattr(config, k) for k in keep})
+def _remember(key: PulseZneConfig, data: dict) -> dict:
+    """Keep the sweep ``data`` of ``key`` in memory, its points too (the runner's and other views' reuse)."""
+    _SWEEPS[key] = data
+    for method in ("folding", "stretching"):
+        for noisy in (True, False):
+            for f, e in zip(data[method]["scale_factors"], data[method]["noisy" if noisy else "noiseless"]):
+                _POINTS.setdefault(_point_key(key, method, f, noisy), float(e))
+    return data
 
 
 def cached_sweep(config: PulseZneConfig) -> dict | None:
     """The sweep of ``config`` if computed before (memory or disk), else None (cheap)."""
-    key = _sweep_config(config)
+    key = _only(config, SWEEP_FIELDS)
     if key in _SWEEPS:
         return _SWEEPS[key]
     path = cache_dir("pulse_zne") / f"sweep-{_sweep_key(key)}.json"
     if path.exists():
         try:
-            data = json.loads(path.read_text())
-            _SWEEPS[key] = data
-            return data
-        except ValueError:
+            return _remember(key, json.loads(path.read_text()))
+        except (ValueError, KeyError, TypeError):
             return None
     return None
 
 
 _SWEEPS: dict[PulseZneConfig, dict] = {}
+_GRIDS = (("folding", FOLD_GRID), ("stretching", STRETCH_GRID))
 
 
 def sweep(config: PulseZneConfig, on_point: Callable[[int, int], None] | None = None) -> dict:
     """``E(lambda)`` noisy and noiseless for folding on :data:`FOLD_GRID` and stretching on :data:`STRETCH_GRID`,
-    the exact and the trained noiseless energy (Ha), durations (ns); memoised and cached on disk."""
+    the exact and the trained noiseless energy (Ha), durations (ns); memoised and cached on disk.
+    ``on_point(i, n)``: after each of the ``n`` points not memoised before."""
     hit = cached_sweep(config)
     if hit is not None:
         return hit
-    key = _sweep_config(config)
+    key = _only(config, SWEEP_FIELDS)
     natives, ham = pulse_problem(key)
     tr = trained(key)
-    dev = natives.device
-    noisy = played_device(key, dev)
-    total = 2 * (len(FOLD_GRID) + len(STRETCH_GRID))
+    total = sum(len(missing_points(key, m, g, noisy=n)) for m, g in _GRIDS for n in (True, False))
     done = [0]
 
     def tick(_i: int, _n: int) -> None:
@@ -115,21 +190,18 @@ def sweep(config: PulseZneConfig, on_point: Callable[[int, int], None] | None = 
     out = {
         "exact": ham.exact,
         "trained_noiseless": tr.energy,
-        "duration_ns": tr.ansatz.schedule(tr.x).duration * dev.dt,
+        "duration_ns": tr.ansatz.schedule(tr.x).duration * natives.device.dt,
     }
-    for method, grid in (("folding", FOLD_GRID), ("stretching", STRETCH_GRID)):
+    for method, grid in _GRIDS:
         out[method] = {
             "scale_factors": list(grid),
-            "noisy": scaled_energies(noisy, tr.ansatz, tr.x, ham.terms, method, grid, readout=key.readout,
-                                     on_point=tick).tolist(),
-            "noiseless": scaled_energies(dev.noiseless(), tr.ansatz, tr.x, ham.terms, method, grid, readout=False,
-                                         on_point=tick).tolist(),
-        }  # fmt: skip
+            "noisy": energies(key, method, grid, noisy=True, on_point=tick).tolist(),
+            "noiseless": energies(key, method, grid, noisy=False, on_point=tick).tolist(),
+        }
     path = cache_dir("pulse_zne") / f"sweep-{_sweep_key(key)}.json"
     with atomic_write(path, "w", encoding="utf-8") as f:
         json.dump(out, f)
-    _SWEEPS[key] = out
-    return out
+    return _remember(key, out)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -220,4 +292,5 @@ def zne_view(config: PulseZneConfig, data: dict) -> ZneOutcome:
 def clear_caches() -> None:
     """Empty the memory caches (the disk cache stays: delete cache_dir('pulse_zne') to recompute)."""
     _SWEEPS.clear()
-    trained.cache_clear()
+    _POINTS.clear()
+    _TRAINED.clear()

@@ -1,7 +1,8 @@
 """Headless runner of ``pulse-zne``:
 ``workbench run pulse-zne --molecule H2 --device D --scale-factors 1,3,5 --extrapolation richardson --json``.
 
-Trains a one-layer NAPA pulse ansatz noiselessly (COBYLA, cached), plays it under the device's T1/T2 divided by
+Trains a NAPA pulse ansatz noiselessly (COBYLA; the shipped recorded training or the disk cache when either
+matches the setting), plays it under the device's T1/T2 divided by
 ``noise_scale`` and scales the noise by folding ``S (S^R S)^k`` (or stretching), extrapolates to zero noise and
 prints ``{"zne": {"unmitigated_error", "mitigated_error", "reduction", "fallback", ...}, ...}`` (Hartree, against the
 exact ground energy), the reversed-pulse fidelity estimate of the ansatz's schedule and, optionally, gate-level ZNE.
@@ -16,10 +17,10 @@ from workbench.quantum.common.pulse.natives import calibration_warnings
 from workbench.quantum.pulse_zne.claims import PAPER
 from workbench.quantum.pulse_zne.config import PulseZneConfig
 from workbench.quantum.pulse_zne.estimator import nominal_unitary, process_fidelity, return_probability
-from workbench.quantum.pulse_zne.experiment import ZneOutcome, outcome, played_device, pulse_problem, trained
+from workbench.quantum.pulse_zne.experiment import ZneOutcome, energies, outcome, played_device, pulse_problem, trained
 from workbench.quantum.pulse_zne.model import decay_per_fold
 from workbench.quantum.pulse_zne.model import reduction as model_reduction
-from workbench.quantum.pulse_zne.zne import gate_zne, scaled_energies
+from workbench.quantum.pulse_zne.zne import gate_zne
 from workbench.registry import Technique
 from workbench.results import Result
 
@@ -73,15 +74,15 @@ def _model(config: PulseZneConfig, energies: tuple[float, ...]) -> dict[str, Any
 
 
 def run(config: PulseZneConfig) -> PulseZneResult:
-    """Train (or load) the ansatz, scale the noise, extrapolate."""
+    """Train (or read the recorded training of) the ansatz, scale the noise, extrapolate."""
     factors = config.factors()
     natives, ham = pulse_problem(config)
     tr = trained(config)
     dev = natives.device
     noisy = played_device(config, dev)
-    energies = scaled_energies(noisy, tr.ansatz, tr.x, ham.terms, config.method, factors, readout=config.readout)
-    clean = scaled_energies(dev.noiseless(), tr.ansatz, tr.x, ham.terms, config.method, factors, readout=False)
-    zne = outcome(config, energies, clean, exact=ham.exact, trained_noiseless=tr.energy)
+    noisy_e = energies(config, config.method, factors, noisy=True)  # memoised: a sweep's points are reused
+    clean = energies(config, config.method, factors, noisy=False)
+    zne = outcome(config, noisy_e, clean, exact=ham.exact, trained_noiseless=tr.energy)
     schedule = tr.ansatz.schedule(tr.x)
     true_f = process_fidelity(noisy, schedule, nominal_unitary(noisy, schedule)) if config.true_fidelity else None
     return PulseZneResult(

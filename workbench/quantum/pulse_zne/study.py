@@ -3,13 +3,18 @@ misleads, echo decay, and the ZNE sweeps (the paper's claims: :mod:`workbench.qu
 
 The sweeps and their extrapolation are the experiment's (:mod:`workbench.quantum.pulse_zne.experiment`, shared with
 the runner): ``sweep`` (heavy, cached on disk), ``cached_sweep`` (cheap) and ``zne_view`` are re-exported here for
-the panel. :func:`clear_caches` empties the memory caches.
+the panel; :func:`training_view` says where the trained ansatz came from (the shipped record of
+:mod:`workbench.quantum.pulse_zne.record`, or trained here) and optionally trains it again to compare.
+:func:`clear_caches` empties the memory caches.
 """
 
 from __future__ import annotations
 
 import cmath
 import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,6 +39,7 @@ from workbench.quantum.pulse_zne.estimator import (
     return_probability,
 )
 from workbench.quantum.pulse_zne.experiment import FOLD_GRID, STRETCH_GRID, ZneOutcome, cached_sweep, sweep, zne_view
+from workbench.quantum.pulse_zne.zne import RECORDED_TRAINING
 
 __all__ = [
     "FOLD_GRID",
@@ -42,6 +48,9 @@ __all__ = [
     "cached_sweep",
     "ZneOutcome",
     "zne_view",
+    "TrainingView",
+    "training_view",
+    "recorded_command",
     "reversal_exactness",
     "estimator_validity",
     "bare_cr_echo",
@@ -50,6 +59,46 @@ __all__ = [
     "calibration_notes",
     "clear_caches",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingView:
+    """The trained ansatz every sweep plays: its noiseless and the exact energy (Ha), COBYLA evaluations, where it
+    came from (``source``: the shipped record and its command, or trained here), and with a retraining the
+    differences of the retrained one from it (``retrained_*``; None without)."""
+
+    energy: float
+    exact: float
+    evaluations: int
+    duration_ns: float
+    source: str
+    retrained_energy_diff: float | None = None
+    retrained_max_abs_dx: float | None = None
+
+
+def training_view(
+    config: PulseZneConfig, *, retrain: bool = False, on_evaluation: Callable[[int, int], None] | None = None
+) -> TrainingView:
+    """The trained ansatz of ``config`` (:func:`experiment.trained`); ``retrain``: train it again from scratch
+    (``config.budget`` evaluations, ``on_evaluation(i, n)`` after each; about a CPU-minute at the defaults) and
+    compare with the one the sweeps use."""
+    tr = experiment.trained(config)
+    natives, ham = experiment.pulse_problem(config)
+    shipped = experiment.recorded(config)
+    source = (f"the recorded training in {RECORDED_TRAINING.name} ({recorded_command()})" if shipped is not None
+              else "trained here (or read from the disk cache of an earlier training)")  # fmt: skip
+    diff = dx = None
+    if retrain:
+        fresh = experiment.trained(config, on_evaluation, recorded=False)
+        diff, dx = abs(fresh.energy - tr.energy), float(np.max(np.abs(fresh.x - tr.x)))
+    return TrainingView(energy=tr.energy, exact=ham.exact, evaluations=tr.evaluations,
+                        duration_ns=tr.ansatz.schedule(tr.x).duration * natives.device.dt, source=source,
+                        retrained_energy_diff=diff, retrained_max_abs_dx=dx)  # fmt: skip
+
+
+def recorded_command() -> str:
+    """The command that wrote the shipped trainings (from the file itself)."""
+    return json.loads(RECORDED_TRAINING.read_text())["command"]
 
 
 def _test_pulse(amp: float = 0.13, phase: float = 0.3, detuning: float = 0.0) -> Schedule:

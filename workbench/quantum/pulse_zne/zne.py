@@ -5,8 +5,9 @@ gate-level ZNE with mitiq as the baseline.
   leakage, and measures every Pauli term with the device's readout confusion (NAPA's measurement, reused);
 - :func:`scaled_energies` gives ``E(lambda)`` for folding (``S (S^R S)^k``) or stretching (the ansatz rebuilt
   with every amplitude and DRAG beta divided by ``c``, played ``c`` times slower);
-- :func:`trained_ansatz` trains a one-layer :class:`PulseAnsatz` noiselessly with COBYLA (cached as JSON under
-  ``cache_dir("pulse_zne")``);
+- :func:`trained_ansatz` trains a :class:`PulseAnsatz` noiselessly with COBYLA (cached as JSON under
+  ``cache_dir("pulse_zne")``; a training recorded in the shipped :data:`RECORDED_TRAINING` by
+  ``python -m workbench.quantum.pulse_zne.record`` is read from there when its key matches);
 - :func:`gate_zne` is the gate-level baseline: a hardware-efficient circuit for the same Hamiltonian, folded by
   mitiq (``fold_global``), transpiled to rz/sx/x/ecr, compiled to the same calibrated pulses and simulated here.
 """
@@ -18,6 +19,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.optimize
@@ -40,6 +42,9 @@ __all__ = [
     "scaled_energies",
     "TrainedAnsatz",
     "trained_ansatz",
+    "train_key",
+    "recorded_training",
+    "RECORDED_TRAINING",
     "gate_circuit",
     "gate_zne",
 ]
@@ -104,27 +109,55 @@ class TrainedAnsatz:
     evaluations: int
 
 
-def _train_key(natives: NativeGates, terms, layers: int, budget: int, seed: int) -> str:
+#: the shipped trainings (``python -m workbench.quantum.pulse_zne.record`` writes it)
+RECORDED_TRAINING = Path(__file__).with_name("trained_ansatz.json")
+
+
+def train_key(natives: NativeGates, terms, layers: int, budget: int, seed: int) -> str:
+    """What a training depends on (device, its calibrated pulses, Hamiltonian, layers, budget, seed), hashed; the
+    amplitudes rounded to 1e-9 so that a calibration equal up to the last bits on another CPU keeps the key."""
     d = natives.device
-    key = json.dumps([d.name, d.qubits, d.levels, natives.x[0].amp, natives.ecr[(0, 1)].amp, terms, layers, budget,
-                      seed])  # fmt: skip
+    key = json.dumps([d.name, d.qubits, d.levels, round(natives.x[0].amp, 9), round(natives.ecr[(0, 1)].amp, 9), terms,
+                      layers, budget, seed])  # fmt: skip
     return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def recorded_training(key: str) -> dict | None:
+    """The shipped training of :func:`train_key` ``key`` (``{"x", "energy", "evaluations", "first_losses", ...}``),
+    or None when none matches (another setting, or the calibration or Hamiltonian changed since it was recorded)."""
+    if not RECORDED_TRAINING.is_file():
+        return None
+    records = json.loads(RECORDED_TRAINING.read_text())["records"]
+    return next((r for r in records if r["key"] == key), None)
+
+
+def _load(ansatz: PulseAnsatz, path: Path | None, key: str, recorded: bool) -> TrainedAnsatz | None:
+    """The shipped record (if ``recorded``), else the disk cache at ``path`` (if given), else None."""
+    data = recorded_training(key) if recorded else None
+    if data is None and path is not None and path.exists():
+        try:
+            data = json.loads(path.read_text())
+        except ValueError:
+            data = None  # damaged: train again
+    if data is None or not {"x", "energy", "evaluations"} <= set(data):
+        return None
+    return TrainedAnsatz(ansatz, np.array(data["x"]), float(data["energy"]), int(data["evaluations"]))
 
 
 def trained_ansatz(
     natives: NativeGates, terms, *, layers: int = 1, budget: int = 200, seed: int = 0,
-    on_evaluation: Callable[[int, int], None] | None = None,
+    on_evaluation: Callable[[int, int], None] | None = None, on_loss: Callable[[float], None] | None = None,
+    cache: bool = True, recorded: bool = True,
 ) -> TrainedAnsatz:  # fmt: skip
     """COBYLA (``rhobeg`` 0.1, ``budget`` evaluations, noiseless, no readout error) on the ansatz's [0, 1]
-    parameters from ``initial(seed)``; cached under ``cache_dir("pulse_zne")``."""
+    parameters from ``initial(seed)``; read from the shipped record (``recorded``) or the disk cache (``cache``)
+    when there, else trained (and cached when ``cache``). ``on_loss``: each evaluation's energy (Ha)."""
     ansatz = PulseAnsatz(natives, layers)
-    path = cache_dir("pulse_zne") / f"train-{_train_key(natives, terms, layers, budget, seed)}.json"
-    if path.exists():
-        try:
-            data = json.loads(path.read_text())
-            return TrainedAnsatz(ansatz, np.array(data["x"]), float(data["energy"]), int(data["evaluations"]))
-        except (ValueError, KeyError):
-            pass  # damaged: train again
+    key = train_key(natives, terms, layers, budget, seed)
+    path = cache_dir("pulse_zne") / f"train-{key}.json"
+    hit = _load(ansatz, path if cache else None, key, recorded)
+    if hit is not None:
+        return hit
     clean = natives.device.noiseless()
     count = [0]
 
@@ -132,14 +165,18 @@ def trained_ansatz(
         count[0] += 1
         if on_evaluation:
             on_evaluation(count[0], budget)
-        return energy_at(clean, ansatz.schedule(np.clip(x, 0, 1)), terms, readout=False)
+        e = energy_at(clean, ansatz.schedule(np.clip(x, 0, 1)), terms, readout=False)
+        if on_loss:
+            on_loss(e)
+        return e
 
     res = scipy.optimize.minimize(loss, ansatz.initial(seed), method="COBYLA",
                                   options={"rhobeg": 0.1, "maxiter": budget})  # fmt: skip
     x = np.clip(res.x, 0, 1)
     e = energy_at(clean, ansatz.schedule(x), terms, readout=False)
-    with atomic_write(path, "w", encoding="utf-8") as f:
-        json.dump({"x": x.tolist(), "energy": e, "evaluations": count[0]}, f)
+    if cache:
+        with atomic_write(path, "w", encoding="utf-8") as f:
+            json.dump({"x": x.tolist(), "energy": e, "evaluations": count[0]}, f)
     return TrainedAnsatz(ansatz, x, e, count[0])
 
 
