@@ -135,3 +135,40 @@ class GnnpipeConfig(Config):
                 f"gpus={self.gpus} is more than layers={self.layers}: a GNNPipe stage needs at least "
                 f"one layer, so valid gpus are 2..{self.layers}"
             )
+
+
+# ----------------------------------------------------------------------------------------------- view configs
+@dataclass(frozen=True, kw_only=True)
+class StudySettings:
+    """The notebook's sweeps (:func:`workbench.graphs.gnnpipe.study.studies`): accuracy over ``seeds`` (GNNPipe
+    with and without ``warmup`` epochs), full-graph accuracy of both models at ``depths`` (layers), and GNNPipe's
+    accuracy per chunk count in ``chunks`` and order in ``orders`` over ``sweep_seeds``. Defaults: the notebook's."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    warmup: int = 10
+    depths: tuple[int, ...] = (2, 8, 16, 32)
+    chunks: tuple[int, ...] = (2, 4, 8)
+    orders: tuple[str, ...] = ("fixed", "shuffled")
+    sweep_seeds: tuple[int, ...] = (0, 1)
+
+    def __post_init__(self) -> None:
+        for name, low in (("seeds", 0), ("depths", 1), ("chunks", 1), ("sweep_seeds", 0)):
+            values = getattr(self, name)
+            if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < low for v in values):
+                raise ValueError(
+                    f"{name}={values!r} is not allowed: valid values are non-empty tuples of integers >= {low}"
+                )
+        bad = [o for o in self.orders if o not in CHUNK_ORDERS]
+        if not self.orders or bad:
+            raise ValueError(f"orders={self.orders!r} is not allowed: valid values are tuples of {CHUNK_ORDERS}")
+        if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
+            raise ValueError(f"warmup={self.warmup!r} is not allowed: valid values are integers >= 0 (epochs)")
+
+
+#: the setting the notebook trains at its defaults (its parameters cell), whose sweeps ship recorded
+NOTEBOOK_SETTING = dict(dataset="cora", model="gcnii", layers=16, hidden=32, workers=4, chunks=4, epochs=60, warmup=0,
+                        eval_every=5)  # fmt: skip
+#: the quick form of the recording command (``python -m workbench.graphs.gnnpipe.study --quick OUT``)
+QUICK_SETTING = dict(dataset="cora", model="gcnii", layers=4, hidden=8, workers=2, chunks=2, epochs=3, warmup=0,
+                     eval_every=3)  # fmt: skip
+QUICK_STUDY = StudySettings(seeds=(0, 1), warmup=1, depths=(2, 4), chunks=(1, 2), sweep_seeds=(0,))

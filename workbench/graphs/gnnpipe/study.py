@@ -2,21 +2,34 @@
 panel's view, accuracy over seeds and the chunk sweep, on top of the orchestration both the runner and this
 module call (:mod:`workbench.graphs.gnnpipe.experiment`: real runs, the check, bytes over depth, the crossover,
 accuracy over depth, the paper-scale MODEL), whose entry points the panel and notebook reach through here.
+:func:`studies` gives the notebook's three sweeps: recorded at its defaults (``studies_default.json``, written by
+``python -m workbench.graphs.gnnpipe.study``), trained here at any other setting.
 :func:`clear_caches` empties every memo (this module's and the experiment's).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import logging
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from workbench.graphs.gnnpipe import experiment
-from workbench.graphs.gnnpipe.config import GnnpipeConfig
+from workbench.graphs.gnnpipe.config import (
+    NOTEBOOK_SETTING,
+    QUICK_SETTING,
+    QUICK_STUDY,
+    GnnpipeConfig,
+    StudySettings,
+)
 from workbench.graphs.gnnpipe.experiment import (
     METHODS,
     CheckOutcome,
@@ -43,6 +56,12 @@ __all__ = [
     "gnnpipe_view",
     "accuracy_over_seeds",
     "chunk_sweep",
+    "Studies",
+    "STUDIES_FILE",
+    "study_key",
+    "run_studies",
+    "recorded_studies",
+    "studies",
     "clear_caches",
     # the experiment's entry points the panel and the notebook call (defined in .experiment)
     "METHODS",
@@ -57,6 +76,8 @@ __all__ = [
     "hybrid_note",
     "paper_scale",
 ]
+
+log = logging.getLogger(__name__)
 
 _VIEWS: dict[tuple, Any] = {}
 
@@ -215,3 +236,113 @@ def chunk_sweep(
                 }
             )
     return rows
+
+
+# ----------------------------------------------------------------------------------------------- recorded sweeps
+#: the notebook's sweeps at its defaults, recorded by ``python -m workbench.graphs.gnnpipe.study`` (about 9
+#: CPU-minutes of real training) and shipped, so that Run All at the defaults reads them instead of retraining
+STUDIES_FILE = Path(__file__).with_name("studies_default.json")
+STUDIES_VERSION = 1
+RECORD_COMMAND = "python -m workbench.graphs.gnnpipe.study"
+#: config fields that change no number of the sweeps (run limits, data location, the model mode's inputs)
+_NEUTRAL_FIELDS = ("mode", "timeout_s", "data_dir", "paper_graph", "gpus")
+
+
+@dataclass(frozen=True)
+class Studies:
+    """The notebook's three sweeps: ``seeds`` (:func:`accuracy_over_seeds`), ``depth`` (:func:`depth_accuracy`),
+    ``chunks`` (:func:`chunk_sweep`); ``source`` says where they come from (recorded: the command and date)."""
+
+    seeds: dict[str, dict[str, Any]]
+    depth: list[dict[str, Any]]
+    chunks: list[dict[str, Any]]
+    source: str
+
+
+def study_key(cfg: GnnpipeConfig, settings: StudySettings) -> dict[str, Any]:
+    """Everything that decides the sweeps' numbers, as plain JSON (a recorded file answers only an equal key)."""
+    fields = {k: v for k, v in cfg.to_flat_dict().items() if k not in _NEUTRAL_FIELDS}
+    return {"version": STUDIES_VERSION, "config": fields, "study": json.loads(json.dumps(dataclasses.asdict(settings)))}
+
+
+def run_studies(
+    cfg: GnnpipeConfig, settings: StudySettings, progress: Callable[[int, int, str], None] | None = None
+) -> Studies:
+    """Train the three sweeps for real (memoised runs, shared between them); ``progress(done, total, what)``."""
+    total = 3
+
+    def step(i: int, what: str) -> None:
+        if progress:
+            progress(i, total, what)
+
+    step(0, "accuracy over seeds")
+    seeds = accuracy_over_seeds(cfg, settings.seeds, settings.warmup)
+    step(1, "accuracy over depth")
+    depth = depth_accuracy(cfg, settings.depths)
+    step(2, "chunk sweep")
+    chunks = chunk_sweep(cfg, settings.chunks, settings.orders, settings.sweep_seeds)
+    step(3, "done")
+    return Studies(seeds, depth, chunks, "trained here")
+
+
+def _to_json(cfg: GnnpipeConfig, settings: StudySettings, out: Studies) -> dict[str, Any]:
+    return {
+        "key": study_key(cfg, settings),
+        "command": RECORD_COMMAND,
+        "date": date.today().isoformat(),
+        "seeds": out.seeds,
+        "depth": out.depth,
+        "chunks": out.chunks,
+    }
+
+
+def recorded_studies(cfg: GnnpipeConfig, settings: StudySettings, path: Path = STUDIES_FILE) -> Studies | None:
+    """The recorded sweeps at exactly this setting (``path``: by default the shipped file), None when there are
+    none (no file, or one recorded at another setting)."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    if data.get("key") != study_key(cfg, settings):
+        return None
+    return Studies(data["seeds"], data["depth"], data["chunks"], f"recorded by `{data['command']}` on {data['date']}")
+
+
+def studies(
+    cfg: GnnpipeConfig,
+    settings: StudySettings,
+    *,
+    run: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Studies:
+    """The sweeps: the recorded ones when this setting was recorded and ``run`` is False, else trained here."""
+    found = None if run else recorded_studies(cfg, settings)
+    return found if found is not None else run_studies(cfg, settings, progress)
+
+
+def record(path: Path, *, quick: bool = False) -> Studies:
+    """Train the sweeps at the notebook's defaults (``quick``: the small setting of the test) and write them,
+    atomically, to ``path``."""
+    from workbench.atomic import atomic_write
+
+    cfg = GnnpipeConfig(**(QUICK_SETTING if quick else NOTEBOOK_SETTING))
+    settings = QUICK_STUDY if quick else StudySettings()
+    out = run_studies(cfg, settings, lambda i, n, what: log.info("sweep %d/%d: %s", i, n, what))
+    with atomic_write(path, "w") as f:
+        f.write(json.dumps(_to_json(cfg, settings, out), indent=1) + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m workbench.graphs.gnnpipe.study [--quick] [OUT]``: record the notebook's sweeps to OUT (default:
+    the shipped ``studies_default.json``); ``--quick``: the test's small setting."""
+    logging.basicConfig(level=logging.INFO)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    quick = "--quick" in argv
+    rest = [a for a in argv if a != "--quick"]
+    record(Path(rest[0]) if rest else STUDIES_FILE, quick=quick)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
