@@ -5,7 +5,7 @@ Usage (from the repository root)::
     python -m benchmarks.run               # full run, about 10 minutes on 2 cores
     python -m benchmarks.run --quick       # tiny sizes, about 20 s (what tests/test_benchmarks.py runs)
     python -m benchmarks.run --out other.md
-    python -m benchmarks.run --only quest  # one group: records its claim figures, leaves BENCHMARKS.md alone
+    python -m benchmarks.run --only quest  # one group: records its claim figures, replaces its sections in place
 
 Figures that claims cite (``Section.data["claims"]``: key -> value) are merged into ``benchmarks/recorded.json``
 with the command and the date (``workbench.claims.recorded`` reads them); a quick run records nothing.
@@ -72,6 +72,49 @@ def render(sections: Sequence[Section], *, machine_section: Section, quick: bool
     return "\n".join(head) + "\n\n" + "\n\n".join(body) + "\n"
 
 
+def _blocks(text: str) -> list[str]:
+    """``text`` cut before every ``## `` heading (the first block is the title and the preamble)."""
+    blocks: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line.startswith("## "):
+            blocks.append([])
+        blocks[-1].append(line)
+    return ["\n".join(b).strip("\n") for b in blocks]
+
+
+def splice(text: str, sections: Sequence[Section], *, note: str) -> str:
+    """``text`` (a BENCHMARKS.md) with each of ``sections`` replacing the block of the same title (or appended),
+    ``note`` under its heading, and its summary rows replacing the summary rows of the same label (or added)."""
+    blocks = _blocks(text)
+    for section in sections:
+        lines = section.markdown().splitlines()
+        fresh = "\n".join([lines[0], "", f"_{note}_", *lines[1:]])
+        at = [i for i, b in enumerate(blocks) if b.splitlines()[0] == lines[0]]
+        if at:
+            blocks[at[0]] = fresh
+        else:
+            blocks.append(fresh)
+    labels = {label: value for s in sections for label, value in s.summary}
+    for i, block in enumerate(blocks):
+        if block.startswith("## Summary"):
+            rows = block.splitlines()
+            seen = set()
+            for j, row in enumerate(rows):
+                cells = [c.strip() for c in row.strip("|").split("|")] if row.startswith("| ") else []
+                if cells and cells[0] in labels:
+                    rows[j] = (
+                        Table(headers=("headline", "value"), rows=((cells[0], labels[cells[0]]),))
+                        .markdown()
+                        .splitlines()[-1]
+                    )
+                    seen.add(cells[0])
+            extra = [(k, v) for k, v in labels.items() if k not in seen]
+            if extra:
+                rows += Table(headers=("headline", "value"), rows=tuple(extra)).markdown().splitlines()[2:]
+            blocks[i] = "\n".join(rows)
+    return "\n\n".join(blocks) + "\n"
+
+
 def record(sections: Sequence[Section], *, command: str, path: Path | None = None) -> dict[str, float]:
     """Merge the sections' claim figures (``data["claims"]``) into ``recorded.json``; returns what was added."""
     from workbench.atomic import atomic_write
@@ -100,7 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("BENCHMARKS.md"), help="Markdown file to write")
     parser.add_argument(
         "--only", action="append", default=[], metavar="GROUP",
-        help="run only this group (repeatable): records its claim figures, writes no Markdown",
+        help="run only this group (repeatable): records its claim figures and replaces its sections (and their "
+        "summary rows) in --out, each marked as re-run alone",
     )  # fmt: skip
     args_list = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(args_list)
@@ -129,6 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         added = record(sections, command=command_line(args_list))
         log.info("recorded %d claim figures: %s", len(added), ", ".join(added))
     if args.only:
+        if not args.quick and args.out.is_file():
+            note = f"Re-run alone on {datetime.date.today().isoformat()} by `{command_line(args_list)}` (load average at the end {machine.load_average()}); the machine header is the last full run's."
+            args.out.write_text(splice(args.out.read_text(), sections, note=note))
+            log.info("replaced %d sections of %s", len(sections), args.out)
         return 0
     machine_section = machine.section(
         info, command=command_line(args_list), wall_s=wall, quick=args.quick, group_seconds=timings
