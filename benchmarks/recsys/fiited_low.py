@@ -60,8 +60,15 @@ def low_section(plan: dict) -> Section:
 
 def run(*, quick: bool) -> list[Section]:
     """The low budgets (quick: one seed, one budget, tiny data; nothing recorded)."""
+    import torch
+
     log.info("fiited low budgets (%s)", "quick" if quick else "full")
-    return [low_section(QUICK if quick else FULL)]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as fiited_sweep.run: a second thread mostly spins on shared cores
+    try:
+        return [low_section(QUICK if quick else FULL)]
+    finally:
+        torch.set_num_threads(threads)
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ def test_oracle_auc_from_sklearn_equals_brute_force_pairs():
     diff = pos[:, None] - neg[None, :]
     brute = (np.sum(diff > 0) + 0.5 * np.sum(diff == 0)) / diff.size
     assert auc == pytest.approx(brute, abs=1e-12)
-    assert 0.65 < auc < 0.95
+    assert 0.65 < auc < 0.999  # the planted signal is strong (pair term std 6): near-separable, not perfect
 
 
 def test_cached_file_round_trips_and_a_corrupt_one_is_refused(tmp_path):

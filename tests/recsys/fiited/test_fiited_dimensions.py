@@ -28,13 +28,14 @@ WIDTHS = (1, 16)
 
 
 def test_uniform_tables_lose_auc_as_their_width_falls(curve):
-    """Measured here on 2026-12-02 (seed 0): 1 / 4 / 16 floats per id AUC 0.7707 / 0.7713 / 0.7720, full 0.7761,
-    planted model 0.9041. The curve falls monotonically but by less than the declared 0.01 accuracy tolerance: on
-    this data the DLRM is limited by what it can learn from 14,400 training rows (it overfits after 1-2 epochs),
-    not by the width of its table (issue #27, open)."""
+    """Measured here on 2026-12-02 (seed 0, lr 0.02, teacher width 4, pair term std 6): 1 / 4 / 16 floats per id AUC
+    0.8491 / 0.8521 / 0.8637, full 0.8678, planted model 0.9828 (issue #27; at teacher width 8 and pair std 2 the
+    1-float table lost only 0.0054). The 1-float table loses more than the declared accuracy tolerance."""
+    from workbench.claims import TOLERANCES
+
     one, sixteen = curve.auc[:, 0]
     assert one < sixteen < curve.full_auc  # monotone: 1 < 16 floats per id < the full 64
-    assert curve.diff[0].mean < -0.003  # paired with the full table of the same seed
+    assert curve.diff[0].mean < -TOLERANCES["accuracy"].abs  # paired with the full table of the same seed
     assert curve.oracle_auc is not None and curve.full_auc < curve.oracle_auc
 
 

@@ -7,7 +7,7 @@ What the figures rest on:
 - The accuracy figures come from real training runs (5 seeds per budget, budgets 0.02, 0.1 and 0.5 of the full table
   for every method, ``benchmarks/recsys/fiited_sweep.py``; 0.005 and 0.01 for FIITED and hashing, the only tables
   that go below one float per id, ``benchmarks/recsys/fiited_low.py``) on synthetic Criteo-shaped data whose
-  teacher gives hot ids up to 8 dimensions of information and rare ids none beyond a scalar. "Negligible accuracy
+  teacher gives hot ids up to 4 dimensions of information and rare ids none beyond a scalar. "Negligible accuracy
   drop" is the declared accuracy tolerance (:data:`workbench.claims.TOLERANCES`), applied to the paired
   difference to the full table of the same seed. The runs cost minutes, so the measures read the figures the
   benchmarks record (``python -m benchmarks.run --only fiited_sweep --only fiited_low``).
@@ -50,7 +50,7 @@ DATA = Assumption(
     sourced=False,
     choices=("synthetic Criteo-shaped, 20,000 rows, 5 seeds",),
     why="the paper's public data sets are not named in the abstracts; one recorded sweep (not varied): chunk 16 "
-    "of d = 64, load factor 0.8, teacher widths up to 8 graded by frequency",
+    "of d = 64, load factor 0.8, teacher widths up to 4 graded by frequency (pair term std 6), Adagrad lr 0.02",
 )
 ROWS = (1e6, 1e7, 1e8, 1e9)  # table sizes of the one-chunk MODEL (ids per table)
 #: budgets below the main sweep's 0.02, run for the tables that can go there (benchmarks/recsys/fiited_low.py)

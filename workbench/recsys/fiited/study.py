@@ -41,16 +41,18 @@ PANEL_BUDGETS = (0.02, 0.1, 0.5)
 PANEL_SEEDS = (0, 1, 2)
 PANEL_VOCAB_SCALE = 0.0002  # the benchmark's data: few enough ids per row that the full table learns
 PANEL_BATCH = 256
+PANEL_LR = 0.02  # the benchmark's learning rate (benchmarks/recsys/fiited_sweep.py's docstring says why)
 
 
 # ---- the panel's view ---------------------------------------------------------------------------------------
 def panel_config(view: FiitedViewConfig) -> FiitedConfig:
-    """The training config behind a panel view: the benchmark's synthetic data (vocabulary scale, batch),
-    defaults otherwise."""
+    """The training config behind a panel view: the benchmark's synthetic data (vocabulary scale), batch and
+    learning rate, defaults otherwise."""
     return FiitedConfig(
         rows=view.rows,
         vocab_scale=PANEL_VOCAB_SCALE,
         batch_size=PANEL_BATCH,
+        lr=PANEL_LR,
         baselines="none",
         skew=view.skew,
         schedule=view.schedule,
