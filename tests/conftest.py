@@ -38,17 +38,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:  # a browser test is a slow test
         if item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
-    # longest first, each file's tests kept together and in order: files with a ``heavy`` test, then files with a
-    # slow one, then the rest. The two xdist workers take files from this queue (``--no-loadscope-reorder``), so
-    # the long files start early, the many short ones fill the end, and neither worker is left alone with a
-    # minutes-long file at the end of the run
-    rank: dict = {}
-    first: dict = {}
-    for i, item in enumerate(items):
-        r = 0 if item.get_closest_marker("heavy") else 1 if item.get_closest_marker("slow") else 2
-        rank[item.path] = min(rank.get(item.path, 2), r)
-        first.setdefault(item.path, i)
-    items.sort(key=lambda item: (rank[item.path], first[item.path]))
 
 
 def require_shared_data() -> Path:

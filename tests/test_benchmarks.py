@@ -27,7 +27,7 @@ TITLES = (
     "Panel redraw latency",
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # every benchmark group, quick: minutes
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -110,7 +110,6 @@ def evaluated():
 
 
 @pytest.mark.slow
-@pytest.mark.heavy  # its fixture evaluates every claim: minutes
 def test_every_claim_evaluates_with_a_computed_verdict(evaluated):
     for ev in evaluated:
         assert ev.verdict.status in STATUSES

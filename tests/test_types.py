@@ -10,7 +10,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
-@pytest.mark.heavy
 def test_mypy_clean(monkeypatch: pytest.MonkeyPatch) -> None:
     api = pytest.importorskip("mypy.api")
     monkeypatch.chdir(ROOT)  # mypy reads pyproject.toml and resolves `files` from the working directory

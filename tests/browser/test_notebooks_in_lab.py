@@ -42,7 +42,7 @@ from browser_helpers import (
 from workbench.registry import catalogue, get_technique
 from workbench.report import apply_overrides, parameter_names
 
-pytestmark = [pytest.mark.browser, pytest.mark.heavy]  # every notebook in JupyterLab: minutes
+pytestmark = pytest.mark.browser
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SMOKE_DIR = "_smoke"  # under the server's root: the smoke-parameter copies the tests open
