@@ -91,6 +91,19 @@ def parameter_names(nb: nbformat.NotebookNode) -> list[str]:
     return names
 
 
+def parameter_values(nb: nbformat.NotebookNode) -> dict[str, Any]:
+    """The literal values assigned in the notebook's ``parameters`` cell (name -> value; non-literals left out)."""
+    index = _parameters_cell(nb)
+    values: dict[str, Any] = {}
+    for node in ast.parse(nb.cells[index].source).body if index is not None else ():
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    return values
+
+
 def apply_overrides(nb: nbformat.NotebookNode, overrides: dict[str, Any]) -> nbformat.NotebookNode:
     """A copy of ``nb`` with an injected cell assigning ``overrides`` after its parameters cell."""
     if not overrides:
@@ -132,15 +145,7 @@ def notebook_config(nb: nbformat.NotebookNode, name: str, overrides: dict[str, A
     fields = {s.name for s in config_cls.specs()}
     if not any(k.lower() in fields for k in overrides):
         return None
-    index = _parameters_cell(nb)
-    values: dict[str, Any] = {}
-    for node in ast.parse(nb.cells[index].source).body if index is not None else ():
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                values[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                continue
-    values.update(overrides)
+    values = {**parameter_values(nb), **overrides}
     mapped = {k.lower(): v for k, v in values.items() if k.lower() in fields}
     try:
         return config_cls.from_dict(mapped)

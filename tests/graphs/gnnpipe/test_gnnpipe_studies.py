@@ -5,10 +5,10 @@ fresh run of the sweeps; a setting not recorded trains for real."""
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from workbench.graphs.gnnpipe.config import NOTEBOOK_SETTING, QUICK_SETTING, QUICK_STUDY, GnnpipeConfig, StudySettings
@@ -20,16 +20,14 @@ from workbench.graphs.gnnpipe.study import (
     studies,
     study_key,
 )
+from workbench.report import parameter_values
 
 NOTEBOOK = Path(__file__).resolve().parents[3] / "notebooks" / "graphs" / "gnnpipe.ipynb"
 
 
 def _notebook_parameters() -> dict:
     """The notebook's parameters cell (tagged ``parameters``) as name -> literal value."""
-    nb = json.loads(NOTEBOOK.read_text())
-    cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
-    tree = ast.parse("".join(cell["source"]))
-    return {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)}
+    return parameter_values(nbformat.read(NOTEBOOK, as_version=4))
 
 
 def _shape(value):

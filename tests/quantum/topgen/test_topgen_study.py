@@ -117,15 +117,15 @@ def test_shipped_study_run_is_current(tmp_path):
 
 def _notebook_configs():
     """The task configs the notebook's cell builds from its parameters cell (at its defaults)."""
-    import json
     from pathlib import Path
 
+    import nbformat
+
     from workbench.quantum.topgen.config import TopgenConfig
+    from workbench.report import parameter_values
 
     path = Path(__file__).resolve().parents[3] / "notebooks" / "quantum" / "topgen.ipynb"
-    cells = json.loads(path.read_text())["cells"]
-    params: dict = {}
-    exec("".join(next(c["source"] for c in cells if "parameters" in c["metadata"].get("tags", ()))), params)
+    params = parameter_values(nbformat.read(path, as_version=4))
     return [
         TopgenConfig(
             task=task,
